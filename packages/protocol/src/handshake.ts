@@ -1,0 +1,12 @@
+/** Path of the session endpoint on the edge's apex host. */
+export const SESSION_PATH = '/_svc/session';
+/** The `Upgrade` token that turns the HTTP/1.1 connection into a session. */
+export const SESSION_UPGRADE = 'svc-mux/1';
+/** Request header carrying the agent's version (for GET /v1/tunnels and compatibility). */
+export const AGENT_VERSION_HEADER = 'x-svc-agent-version';
+/** Response header the edge puts on the 101, naming its protocol revision. */
+export const PROTOCOL_HEADER = 'x-svc-protocol';
+/** Default heartbeat interval; the session ends after three silent intervals. */
+export const HEARTBEAT_INTERVAL_MS = 2000;
+/** Heartbeat silences tolerated before a session is declared dead. */
+export const HEARTBEAT_MISSES = 3;

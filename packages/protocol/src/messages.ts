@@ -1,0 +1,58 @@
+/**
+ * Control messages (JSON, stream 0) and stream metadata. One type per direction, each
+ * variant with a one-line comment, as the whole protocol should fit on one screen.
+ */
+
+/** Agent → edge. */
+export type AgentMessage =
+  /** Ask for a public hostname; `subdomain`/`domain` pin it, `hostname` reclaims one after a reconnect. */
+  | { type: 'bind'; requestId: number; subdomain?: string; domain?: string; hostname?: string; local: string }
+  /** Release a tunnel bound on this session (clean exit). */
+  | { type: 'unbind'; tunnelId: string };
+
+/** Edge → agent. */
+export type EdgeMessage =
+  /** Sent once after the upgrade: who we are and how often we ping. */
+  | { type: 'hello'; sessionId: string; serverVersion: string; heartbeatMs: number }
+  /** The bind succeeded: the tunnel is live at `url`. */
+  | { type: 'bound'; requestId: number; tunnelId: string; hostname: string; url: string }
+  /** The bind failed; `code` is from the error catalog, `message` is for the terminal. */
+  | { type: 'bindError'; requestId: number; code: string; message: string }
+  /** A live tunnel was released by the server (API delete, domain removed, taken over). */
+  | { type: 'released'; tunnelId: string; code: string; message: string }
+  /** The whole session is refused or ended (token revoked…); the socket closes next. */
+  | { type: 'fatal'; code: string; message: string };
+
+/** OPEN metadata of a visitor request stream (edge → agent). */
+export interface RequestHead {
+  /** HTTP method. */
+  m: string;
+  /** Path and query, as the visitor sent them. */
+  p: string;
+  /** Header pairs, flat: [name, value, name, value…], hop-by-hop headers already removed. */
+  h: string[];
+  /** Tunnel id the request is for (one session carries many tunnels). */
+  t: string;
+  /** 1 when a request body follows on the stream; absent when the OPEN frame ended it. */
+  b?: 1;
+  /** Present when the visitor asked for a protocol upgrade (WebSocket…): bytes flow raw after the 101. */
+  u?: 1;
+}
+
+/** HEADERS metadata of a response (agent → edge). */
+export interface ResponseHead {
+  /** Status code. */
+  s: number;
+  /** Header pairs, flat, as the origin sent them. */
+  h: string[];
+}
+
+/** Reset codes a stream may carry besides CANCEL. */
+export const ResetCode = {
+  /** The agent could not connect to the local service. */
+  UPSTREAM_UNREACHABLE: 'UPSTREAM_UNREACHABLE',
+  /** The local service failed mid-response. */
+  UPSTREAM_ERROR: 'UPSTREAM_ERROR',
+  /** The visitor went away, or the request was aborted. */
+  CANCEL: 'CANCEL',
+} as const;

@@ -1,0 +1,259 @@
+import { EventEmitter } from 'node:events';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import {
+  FLAG_ACK,
+  FLAG_END,
+  FrameDecoder,
+  FrameType,
+  FRAME_HEADER_BYTES,
+  ProtocolError,
+  encodeFrame,
+  encodeHeader,
+  type Frame,
+} from './frame.js';
+import { MuxStream, type StreamTransport } from './mux-stream.js';
+
+/** Default per-stream flow-control window: enough for bulk speed on loopback, bounded per slow visitor. */
+export const INITIAL_STREAM_WINDOW = 1024 * 1024;
+/** Payloads up to this size are copied into the header buffer: one write instead of two. */
+const COALESCE_BELOW = 4096;
+
+export interface MuxOptions {
+  /** `dialer` opens odd stream ids (the agent), `acceptor` even ones (the edge). */
+  role: 'dialer' | 'acceptor';
+  /** Per-stream window in bytes (default INITIAL_STREAM_WINDOW). Both sides must agree. */
+  window?: number;
+  /** Called for every stream the peer opens; absent means the peer may not open streams. */
+  onStream?: (stream: MuxStream) => void;
+  /** Called for every control message on stream 0. */
+  onControl?: (message: unknown) => void;
+}
+
+/**
+ * A session: many streams and a control channel over one socket.
+ *
+ * Ordering: frames are written in call order. Writes made in the same tick are corked and
+ * leave in one writev at the end of the tick, so a head, its body and its END cost one
+ * syscall, and no write ever waits for a later tick to coalesce.
+ *
+ * Events: 'close' (error | undefined) once, after every stream has been destroyed.
+ */
+export class Mux extends EventEmitter implements StreamTransport {
+  private readonly streams = new Map<number, MuxStream>();
+  private readonly decoder: FrameDecoder;
+  private readonly window: number;
+  private nextStreamId: number;
+  private corked = false;
+  private drainWaiters: Array<() => void> = [];
+  private closed = false;
+  private heartbeat: NodeJS.Timeout | undefined;
+  private heardFromPeer = true;
+  /** Round-trip time of the last answered ping, in milliseconds. */
+  lastPingRttMs: number | undefined;
+
+  constructor(
+    private readonly socket: Socket | Duplex,
+    private readonly options: MuxOptions,
+  ) {
+    super();
+    this.window = options.window ?? INITIAL_STREAM_WINDOW;
+    this.nextStreamId = options.role === 'dialer' ? 1 : 2;
+    this.decoder = new FrameDecoder((frame) => this.onFrame(frame));
+    socket.on('data', (chunk: Buffer) => {
+      this.heardFromPeer = true;
+      try {
+        this.decoder.push(chunk);
+      } catch (error) {
+        this.destroy(error as Error);
+      }
+    });
+    socket.on('drain', () => this.flushDrainWaiters());
+    socket.on('error', (error) => this.destroy(error));
+    socket.on('close', () => this.destroy());
+    socket.on('end', () => this.destroy());
+  }
+
+  /** Number of open streams. */
+  get streamCount(): number {
+    return this.streams.size;
+  }
+
+  /** Whether the session has ended. */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Opens a stream carrying `meta` (JSON-serialisable); with `end`, no body follows. */
+  open(meta: unknown, end = false): MuxStream {
+    if (this.closed) throw new ProtocolError('session is closed');
+    const id = this.nextStreamId;
+    this.nextStreamId += 2;
+    const stream = new MuxStream(this, id, meta, this.window);
+    this.streams.set(id, stream);
+    this.sendFrame(FrameType.OPEN, end ? FLAG_END : 0, id, Buffer.from(JSON.stringify(meta)));
+    if (end) stream.end();
+    return stream;
+  }
+
+  /** Sends a control message on stream 0. */
+  sendControl(message: unknown): void {
+    this.sendFrame(FrameType.CONTROL, 0, 0, Buffer.from(JSON.stringify(message)));
+  }
+
+  /**
+   * Sends a PING every `intervalMs` and ends the session when nothing at all was heard
+   * from the peer for `timeoutMs`. Any frame counts as a sign of life, so a busy session
+   * is never killed for a ping stuck behind bulk data.
+   */
+  startHeartbeat(intervalMs: number, timeoutMs: number): void {
+    let silentMs = 0;
+    this.heartbeat = setInterval(() => {
+      silentMs = this.heardFromPeer ? 0 : silentMs + intervalMs;
+      this.heardFromPeer = false;
+      if (silentMs >= timeoutMs) {
+        this.destroy(new ProtocolError(`no heartbeat from peer for ${silentMs} ms`));
+        return;
+      }
+      const stamp = Buffer.allocUnsafe(8);
+      stamp.writeDoubleBE(performance.now(), 0);
+      this.sendFrame(FrameType.PING, 0, 0, stamp);
+    }, intervalMs);
+    this.heartbeat.unref();
+  }
+
+  /** Graceful close: tells the peer why, then ends the socket after pending writes. */
+  close(reason = 'closing'): void {
+    if (this.closed) return;
+    this.sendFrame(FrameType.GOAWAY, 0, 0, Buffer.from(reason));
+    this.uncork();
+    this.socket.end();
+    this.destroy();
+  }
+
+  /** Ends the session at once; every open stream is reset. */
+  destroy(error?: Error): void {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    const streams = [...this.streams.values()];
+    this.streams.clear();
+    for (const stream of streams) stream.onReset('SESSION_CLOSED');
+    this.flushDrainWaiters();
+    if (!this.socket.destroyed) {
+      if (error) this.socket.destroy();
+      else this.socket.end();
+    }
+    this.emit('close', error);
+  }
+
+  // ---- StreamTransport ----
+
+  /** @internal */
+  sendFrame(type: number, flags: number, stream: number, payload?: Buffer): void {
+    if (this.closed) return;
+    if (!this.corked) {
+      this.corked = true;
+      this.socket.cork();
+      process.nextTick(() => this.uncork());
+    }
+    const length = payload ? payload.length : 0;
+    if (payload && length > COALESCE_BELOW) {
+      this.socket.write(encodeHeader(type, flags, stream, length));
+      this.socket.write(payload);
+    } else {
+      this.socket.write(encodeFrame(type, flags, stream, payload));
+    }
+  }
+
+  /** @internal */
+  whenWritable(callback: () => void): void {
+    if (this.closed || !this.socket.writableNeedDrain) callback();
+    else this.drainWaiters.push(callback);
+  }
+
+  /** @internal */
+  forget(stream: number): void {
+    this.streams.delete(stream);
+  }
+
+  // ---- incoming frames ----
+
+  private onFrame(frame: Frame): void {
+    if (frame.stream === 0) return this.onSessionFrame(frame);
+    if (frame.type === FrameType.OPEN) return this.onOpen(frame);
+    const stream = this.streams.get(frame.stream);
+    // Frames for a stream we already closed are normal after a reset race: drop them.
+    if (!stream) return;
+    switch (frame.type) {
+      case FrameType.DATA:
+        return stream.onData(frame.payload, frame.flags);
+      case FrameType.HEADERS:
+        return stream.onHeaders(parseJson(frame.payload), frame.flags);
+      case FrameType.WINDOW:
+        return stream.onWindow(frame.payload.readUInt32BE(0));
+      case FrameType.RESET:
+        return stream.onReset(frame.payload.toString('utf8') || 'CANCEL');
+      default:
+        throw new ProtocolError(`unexpected frame type ${frame.type} on stream ${frame.stream}`);
+    }
+  }
+
+  private onSessionFrame(frame: Frame): void {
+    switch (frame.type) {
+      case FrameType.CONTROL:
+        this.options.onControl?.(parseJson(frame.payload));
+        return;
+      case FrameType.PING:
+        if (frame.flags & FLAG_ACK) {
+          if (frame.payload.length === 8) this.lastPingRttMs = performance.now() - frame.payload.readDoubleBE(0);
+        } else {
+          this.sendFrame(FrameType.PING, FLAG_ACK, 0, Buffer.from(frame.payload));
+        }
+        return;
+      case FrameType.GOAWAY:
+        this.emit('goaway', frame.payload.toString('utf8'));
+        return;
+      default:
+        throw new ProtocolError(`unexpected frame type ${frame.type} on stream 0`);
+    }
+  }
+
+  private onOpen(frame: Frame): void {
+    const peerParity = this.options.role === 'dialer' ? 0 : 1;
+    if (frame.stream % 2 !== peerParity || this.streams.has(frame.stream)) {
+      throw new ProtocolError(`invalid stream id ${frame.stream} in OPEN`);
+    }
+    if (!this.options.onStream) {
+      this.sendFrame(FrameType.RESET, 0, frame.stream, Buffer.from('REFUSED'));
+      return;
+    }
+    const stream = new MuxStream(this, frame.stream, parseJson(frame.payload), this.window);
+    this.streams.set(frame.stream, stream);
+    this.options.onStream(stream);
+    if (frame.flags & FLAG_END) stream.onRemoteEnd();
+  }
+
+  private uncork(): void {
+    if (!this.corked) return;
+    this.corked = false;
+    this.socket.uncork();
+  }
+
+  private flushDrainWaiters(): void {
+    const waiters = this.drainWaiters;
+    this.drainWaiters = [];
+    for (const waiter of waiters) waiter();
+  }
+}
+
+/** Header bytes on the wire per frame; exported for the benchmark's accounting. */
+export const FRAME_OVERHEAD = FRAME_HEADER_BYTES;
+
+function parseJson(payload: Buffer): unknown {
+  try {
+    return JSON.parse(payload.toString('utf8'));
+  } catch {
+    throw new ProtocolError('malformed JSON in frame');
+  }
+}

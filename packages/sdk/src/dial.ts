@@ -1,0 +1,65 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { Socket } from 'node:net';
+import {
+  AGENT_VERSION_HEADER,
+  ErrorCode,
+  Messages,
+  SESSION_PATH,
+  SESSION_UPGRADE,
+  SVC_VERSION,
+  SvcError,
+} from '@svcrouter/protocol';
+
+/** Where and how to dial the edge. */
+export interface DialOptions {
+  /** Edge base URL, `http://…` or `https://…`. */
+  serverUrl: string;
+  /** Agent token, sent as a Bearer credential and never logged. */
+  token: string;
+  /** Extra CA certificates (PEM) to trust for an https edge, e.g. a dev CA. */
+  ca?: string | Buffer;
+  /** Gives up on a dial that has not upgraded after this long. */
+  timeoutMs?: number;
+}
+
+/**
+ * Dials the edge and upgrades the HTTP/1.1 connection to a tunnel session.
+ * Resolves with the raw socket (TCP_NODELAY on); rejects with SvcError TOKEN_INVALID on 401,
+ * or a plain Error for network failures (callers retry those).
+ */
+export function dialSession(options: DialOptions): Promise<Socket> {
+  const url = new URL(SESSION_PATH, options.serverUrl);
+  const transport = url.protocol === 'https:' ? https : http;
+  return new Promise((resolve, reject) => {
+    const request = transport.request(url, {
+      method: 'GET',
+      headers: {
+        connection: 'Upgrade',
+        upgrade: SESSION_UPGRADE,
+        authorization: `Bearer ${options.token}`,
+        [AGENT_VERSION_HEADER]: SVC_VERSION,
+      },
+      ca: options.ca,
+      agent: false,
+      timeout: options.timeoutMs ?? 10_000,
+    });
+    request.on('upgrade', (response, socket, head) => {
+      socket.setNoDelay(true);
+      socket.setKeepAlive(true, 10_000);
+      if (head.length > 0) socket.unshift(head);
+      resolve(socket as Socket);
+    });
+    request.on('response', (response) => {
+      response.resume();
+      if (response.statusCode === 401) {
+        reject(new SvcError(ErrorCode.TOKEN_INVALID, Messages.TOKEN_INVALID));
+      } else {
+        reject(new Error(`edge refused the session: HTTP ${response.statusCode}`));
+      }
+    });
+    request.on('timeout', () => request.destroy(new Error(`timed out connecting to ${url.origin}`)));
+    request.on('error', reject);
+    request.end();
+  });
+}

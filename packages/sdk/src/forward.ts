@@ -1,0 +1,155 @@
+import { EventEmitter } from 'node:events';
+import { ErrorCode, SvcError, type MuxStream } from '@svcrouter/protocol';
+import { AgentSession, type BindRequest, type Bound, type SessionTunnel } from './agent-session.js';
+import { parseLocalTarget, type LocalTarget } from './local-target.js';
+import { OriginProxy, type RequestLog } from './origin-proxy.js';
+
+/** Default edge address: the embedded `svc-server` on this machine. */
+export const DEFAULT_SERVER_URL = 'http://localhost:8080';
+
+/** Options of forward(). */
+export interface ForwardOptions {
+  /** Local service: a port, `host:port` or an http(s) URL. */
+  addr: string | number;
+  /** Agent token (`svc_…`). */
+  token: string;
+  /** Edge URL (default DEFAULT_SERVER_URL). */
+  serverUrl?: string;
+  /** Pin the subdomain; without it the edge picks a fresh random name. */
+  subdomain?: string;
+  /** Bind on a verified custom domain instead of the shared domain. */
+  domain?: string;
+  /** Extra CA (PEM) to trust when the edge URL is https with a dev certificate. */
+  ca?: string | Buffer;
+  /** Reconnect after a lost connection (default true). */
+  reconnect?: boolean;
+}
+
+/**
+ * A live tunnel. Events:
+ * - 'request' (RequestLog) after each visitor request completes;
+ * - 'reconnecting' ({attempt, delayMs, reason}) when the edge connection was lost;
+ * - 'reconnected' (url) when the tunnel is live again, under the same hostname;
+ * - 'end' (SvcError | undefined) once, when the tunnel is gone for good (undefined after close()).
+ */
+export class Tunnel extends EventEmitter implements SessionTunnel {
+  url = '';
+  hostname = '';
+  id = '';
+  readonly bindRequest: BindRequest;
+  private ended = false;
+
+  constructor(
+    private readonly session: AgentSession,
+    readonly target: LocalTarget,
+    private readonly proxy: OriginProxy,
+    request: BindRequest,
+  ) {
+    super();
+    this.bindRequest = { ...request };
+  }
+
+  /** Closes the tunnel: the edge serves its hostname as offline from now on. */
+  async close(): Promise<void> {
+    if (this.ended) return;
+    this.session.release(this.id);
+    this.finish(undefined);
+    await this.proxy.close();
+  }
+
+  /** @internal */
+  handleStream(stream: MuxStream): void {
+    this.proxy.handle(stream);
+  }
+
+  /** @internal */
+  onBound(bound: Bound): void {
+    this.id = bound.tunnelId;
+    this.url = bound.url;
+    this.hostname = bound.hostname;
+    // Reconnects ask for exactly this hostname back, whatever picked it first.
+    this.bindRequest.hostname = bound.hostname;
+  }
+
+  /** @internal */
+  onReconnecting(attempt: number, delayMs: number, reason: string): void {
+    this.emit('reconnecting', { attempt, delayMs, reason });
+  }
+
+  /** @internal */
+  onRebound(bound: Bound): void {
+    this.onBound(bound);
+    this.emit('reconnected', bound.url);
+  }
+
+  /** @internal */
+  onEnded(error: SvcError): void {
+    void this.proxy.close();
+    this.finish(error);
+  }
+
+  private finish(error: SvcError | undefined): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.emit('end', error);
+  }
+}
+
+/**
+ * Exposes a local service through the edge and resolves once the tunnel is live.
+ * Rejects with SvcError: TOKEN_INVALID, TUNNEL_LIMIT, BANDWIDTH_LIMIT, NAME_TAKEN, NAME_INVALID,
+ * DOMAIN_NOT_VERIFIED… with the message to show the user.
+ */
+export async function forward(options: ForwardOptions): Promise<Tunnel> {
+  const target = parseLocalTarget(options.addr);
+  if (typeof target === 'string') throw new SvcError(ErrorCode.NAME_INVALID, target);
+  const session = new AgentSession(
+    { serverUrl: options.serverUrl ?? DEFAULT_SERVER_URL, token: options.token, ca: options.ca },
+    options.reconnect ?? true,
+  );
+  await session.connect();
+  return bindOn(session, target, options);
+}
+
+/**
+ * Binds several tunnels over one edge connection (one session), as an agent serving many
+ * local services does. The returned tunnels share reconnects.
+ */
+export async function forwardMany(
+  common: Omit<ForwardOptions, 'addr' | 'subdomain' | 'domain'>,
+  tunnels: Array<Pick<ForwardOptions, 'addr' | 'subdomain' | 'domain'>>,
+): Promise<Tunnel[]> {
+  const session = new AgentSession(
+    { serverUrl: common.serverUrl ?? DEFAULT_SERVER_URL, token: common.token, ca: common.ca },
+    common.reconnect ?? true,
+  );
+  await session.connect();
+  const result: Tunnel[] = [];
+  for (const spec of tunnels) {
+    const target = parseLocalTarget(spec.addr);
+    if (typeof target === 'string') throw new SvcError(ErrorCode.NAME_INVALID, target);
+    result.push(await bindOn(session, target, spec));
+  }
+  return result;
+}
+
+async function bindOn(
+  session: AgentSession,
+  target: LocalTarget,
+  options: Pick<ForwardOptions, 'subdomain' | 'domain'>,
+): Promise<Tunnel> {
+  const request: BindRequest = { local: target.hostPort };
+  if (options.subdomain !== undefined) request.subdomain = options.subdomain;
+  if (options.domain !== undefined) request.domain = options.domain;
+  let tunnel: Tunnel | undefined;
+  const proxy = new OriginProxy(target, (log: RequestLog) => tunnel?.emit('request', log));
+  tunnel = new Tunnel(session, target, proxy, request);
+  try {
+    tunnel.onBound(await session.bind(request, tunnel));
+  } catch (error) {
+    await proxy.close();
+    if (session.tunnelCount === 0) session.close();
+    throw error;
+  }
+  return tunnel;
+}

@@ -1,0 +1,19 @@
+/** TLS certificates for the edge: dev CA, certificate cache and the SNI resolver. */
+export {
+  CertificateCache,
+  MAX_CACHED_CERTIFICATES,
+  REFRESH_BEFORE_EXPIRY_MS,
+  type CachedCertificate,
+  type CertificateCacheOptions,
+  type CertificateLoader,
+} from "./certificate-cache.js";
+export {
+  DEV_CA_SUBJECT,
+  DEV_CA_VALIDITY_DAYS,
+  LEAF_VALIDITY_DAYS,
+  loadOrCreateDevCa,
+  type DevCa,
+  type PemCertificate,
+} from "./dev-ca.js";
+export { isValidHostname, MAX_HOSTNAME_LENGTH, normalizeHostname } from "./hostname.js";
+export { createSniResolver, type SniCallback, type SniResolver, type SniResolverOptions } from "./sni-resolver.js";

@@ -1,0 +1,148 @@
+import assert from 'node:assert/strict';
+import { hostname } from 'node:os';
+import { describe, it } from 'node:test';
+import { DEFAULT_PLANS, loadConfig } from './config.js';
+
+const CWD = '/srv/svc';
+
+describe('loadConfig defaults', () => {
+  const config = loadConfig({}, CWD);
+
+  it('fills every documented default', () => {
+    assert.deepEqual(config, {
+      sharedDomain: 'localhost',
+      httpPort: 8080,
+      httpsPort: 8443,
+      host: '::',
+      dataDir: '/srv/svc/svc-data',
+      databaseUrl: undefined,
+      tlsCert: undefined,
+      tlsKey: undefined,
+      acmeDirectory: 'https://acme-v02.api.letsencrypt.org/directory',
+      acmeEmail: undefined,
+      dnsServers: ['1.1.1.1', '8.8.8.8'],
+      plans: {
+        free: { tunnels: 10, domains: 2, bandwidthBytes: 53687091200 },
+        pro: { tunnels: 1000, domains: 25, bandwidthBytes: 1099511627776 },
+      },
+      publicHttpsPort: undefined,
+      heartbeatMs: 2000,
+      logLevel: 'info',
+      nodeId: hostname(),
+    });
+  });
+
+  it('is frozen, nested objects included', () => {
+    assert.ok(Object.isFrozen(config));
+    assert.ok(Object.isFrozen(config.plans));
+    assert.ok(Object.isFrozen(config.plans.free));
+    assert.ok(Object.isFrozen(config.dnsServers));
+  });
+
+  it('treats empty variables as unset', () => {
+    assert.deepEqual(loadConfig({ SVC_HTTP_PORT: '', SVC_DATABASE_URL: '', SVC_PLANS: '' }, CWD), config);
+  });
+});
+
+describe('loadConfig values', () => {
+  it('reads every variable', () => {
+    const c = loadConfig(
+      {
+        SVC_SHARED_DOMAIN: 'Tunnels.Example.COM',
+        SVC_HTTP_PORT: '0',
+        SVC_HTTPS_PORT: '0',
+        SVC_BIND_HOST: '127.0.0.1',
+        SVC_DATA_DIR: 'data',
+        SVC_DATABASE_URL: 'postgresql://svc:secret@127.0.0.1:5432/svc',
+        SVC_TLS_CERT: 'tls/cert.pem',
+        SVC_TLS_KEY: '/etc/tls/key.pem',
+        SVC_ACME_DIRECTORY: 'https://127.0.0.1:14000/dir',
+        SVC_ACME_EMAIL: 'ops@example.com',
+        SVC_DNS_SERVERS: '127.0.0.1:5353, [::1]:5353,9.9.9.9',
+        SVC_PUBLIC_HTTPS_PORT: '443',
+        SVC_HEARTBEAT_MS: '50',
+        SVC_LOG_LEVEL: 'debug',
+        SVC_NODE_ID: 'edge-1',
+      },
+      CWD,
+    );
+    assert.equal(c.sharedDomain, 'tunnels.example.com');
+    assert.equal(c.httpPort, 0);
+    assert.equal(c.httpsPort, 0);
+    assert.equal(c.host, '127.0.0.1');
+    assert.equal(c.dataDir, '/srv/svc/data');
+    assert.equal(c.databaseUrl, 'postgresql://svc:secret@127.0.0.1:5432/svc');
+    assert.equal(c.tlsCert, '/srv/svc/tls/cert.pem');
+    assert.equal(c.tlsKey, '/etc/tls/key.pem');
+    assert.equal(c.acmeDirectory, 'https://127.0.0.1:14000/dir');
+    assert.equal(c.acmeEmail, 'ops@example.com');
+    assert.deepEqual(c.dnsServers, ['127.0.0.1:5353', '[::1]:5353', '9.9.9.9']);
+    assert.equal(c.publicHttpsPort, 443);
+    assert.equal(c.heartbeatMs, 50);
+    assert.equal(c.logLevel, 'debug');
+    assert.equal(c.nodeId, 'edge-1');
+  });
+
+  it('merges SVC_PLANS over the defaults field by field', () => {
+    const c = loadConfig({ SVC_PLANS: '{"free":{"tunnels":3,"bandwidthBytes":1073741824}}' }, CWD);
+    assert.deepEqual(c.plans.free, { tunnels: 3, domains: 2, bandwidthBytes: 1073741824 });
+    assert.deepEqual(c.plans.pro, DEFAULT_PLANS.pro);
+  });
+});
+
+describe('loadConfig errors name the variable', () => {
+  const cases: Array<[Record<string, string>, string]> = [
+    [{ SVC_HTTP_PORT: '80a' }, 'invalid SVC_HTTP_PORT: expected an integer 0-65535'],
+    [{ SVC_HTTP_PORT: '65536' }, 'invalid SVC_HTTP_PORT: expected an integer 0-65535'],
+    [{ SVC_HTTP_PORT: '-1' }, 'invalid SVC_HTTP_PORT: expected an integer 0-65535'],
+    [{ SVC_HTTP_PORT: ' 8080' }, 'invalid SVC_HTTP_PORT: expected an integer 0-65535'],
+    [{ SVC_HTTPS_PORT: '1.5' }, 'invalid SVC_HTTPS_PORT: expected an integer 0-65535'],
+    [{ SVC_PUBLIC_HTTPS_PORT: '0' }, 'invalid SVC_PUBLIC_HTTPS_PORT: expected an integer 1-65535'],
+    [{ SVC_SHARED_DOMAIN: 'exa mple.com' }, 'invalid SVC_SHARED_DOMAIN: expected a hostname'],
+    [{ SVC_SHARED_DOMAIN: '-bad.example.com' }, 'invalid SVC_SHARED_DOMAIN: expected a hostname'],
+    [{ SVC_SHARED_DOMAIN: 'example.com.' }, 'invalid SVC_SHARED_DOMAIN: expected a hostname'],
+    [{ SVC_SHARED_DOMAIN: 'localhost:8080' }, 'invalid SVC_SHARED_DOMAIN: expected a hostname'],
+    [{ SVC_BIND_HOST: 'not an ip' }, 'invalid SVC_BIND_HOST: expected an IP address'],
+    [{ SVC_DATABASE_URL: 'mysql://db/svc' }, 'invalid SVC_DATABASE_URL: expected a postgres:// or postgresql:// URL'],
+    [{ SVC_DATABASE_URL: 'svc.sqlite' }, 'invalid SVC_DATABASE_URL: expected a postgres:// or postgresql:// URL'],
+    [{ SVC_TLS_CERT: 'cert.pem' }, 'invalid SVC_TLS_KEY: expected SVC_TLS_CERT and SVC_TLS_KEY to be set together'],
+    [{ SVC_TLS_KEY: 'key.pem' }, 'invalid SVC_TLS_CERT: expected SVC_TLS_CERT and SVC_TLS_KEY to be set together'],
+    [{ SVC_ACME_DIRECTORY: 'ftp://acme/dir' }, 'invalid SVC_ACME_DIRECTORY: expected an http(s) URL'],
+    [{ SVC_ACME_EMAIL: 'ops' }, 'invalid SVC_ACME_EMAIL: expected an email address'],
+    [{ SVC_DNS_SERVERS: '1.1.1.1,dns.google' }, 'invalid SVC_DNS_SERVERS: expected a comma-separated list'],
+    [{ SVC_DNS_SERVERS: '1.1.1.1:0' }, 'invalid SVC_DNS_SERVERS: expected a comma-separated list'],
+    [{ SVC_DNS_SERVERS: '1.1.1.1,' }, 'invalid SVC_DNS_SERVERS: expected a comma-separated list'],
+    [{ SVC_PLANS: '{free:' }, 'invalid SVC_PLANS: expected JSON such as {"free":{"tunnels":3}}'],
+    [{ SVC_PLANS: '{"free":{"tunnels":-1}}' }, 'invalid SVC_PLANS: expected a non-negative integer at free.tunnels'],
+    [{ SVC_PLANS: '{"free":{"tunnels":2.5}}' }, 'invalid SVC_PLANS: expected a non-negative integer at free.tunnels'],
+    [{ SVC_PLANS: '{"pro":{"domains":"25"}}' }, 'invalid SVC_PLANS: expected a non-negative integer at pro.domains'],
+    [{ SVC_PLANS: '{"team":{"tunnels":5}}' }, 'invalid SVC_PLANS: expected only free/pro with tunnels/domains/bandwidthBytes (unknown: team)'],
+    [{ SVC_PLANS: '{"free":{"tunnel":5}}' }, 'invalid SVC_PLANS: expected only free/pro with tunnels/domains/bandwidthBytes (unknown: tunnel)'],
+    [{ SVC_PLANS: '[1]' }, 'invalid SVC_PLANS: expected JSON such as {"free":{"tunnels":3}}'],
+    [{ SVC_PLANS: '{"free":5}' }, 'invalid SVC_PLANS: expected JSON such as {"free":{"tunnels":3}} (bad value at free)'],
+    [{ SVC_HEARTBEAT_MS: '5' }, 'invalid SVC_HEARTBEAT_MS: expected an integer 10-600000'],
+    [{ SVC_LOG_LEVEL: 'verbose' }, 'invalid SVC_LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent'],
+    [{ SVC_NODE_ID: 'edge 1' }, 'invalid SVC_NODE_ID: expected 1-100 characters'],
+  ];
+  for (const [env, message] of cases) {
+    it(`${Object.entries(env)[0]?.join('=')} -> ${message}`, () => {
+      assert.throws(() => loadConfig(env, CWD), (err: Error) => {
+        assert.ok(err.message.startsWith(message), `got: ${err.message}`);
+        return true;
+      });
+    });
+  }
+
+  it('reports every bad variable at once', () => {
+    assert.throws(() => loadConfig({ SVC_HTTP_PORT: 'x', SVC_LOG_LEVEL: 'loud' }, CWD), {
+      message: 'invalid SVC_HTTP_PORT: expected an integer 0-65535; invalid SVC_LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent',
+    });
+  });
+
+  it('never echoes the value of a bad variable', () => {
+    assert.throws(() => loadConfig({ SVC_DATABASE_URL: 'mysql://root:hunter2@db/svc' }, CWD), (err: Error) => {
+      assert.ok(!err.message.includes('hunter2'));
+      return true;
+    });
+  });
+});

@@ -1,0 +1,245 @@
+import { isIP } from 'node:net';
+import { hostname as osHostname } from 'node:os';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+
+// svc-server's configuration: parsed once at boot from SVC_* variables,
+// frozen, and passed down as a plain object. Defaults live in DEFAULTS,
+// validation in the per-variable checks below. An empty variable counts as
+// unset. Error messages name the variable and never echo its value (it may
+// hold a password).
+
+/** Limits of one plan. */
+export interface PlanLimits {
+  /** Concurrent online tunnels. */
+  tunnels: number;
+  /** Custom domains. */
+  domains: number;
+  /** Monthly transfer, in bytes. */
+  bandwidthBytes: number;
+}
+
+export type PlanName = 'free' | 'pro';
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface ServerConfig {
+  /** SVC_SHARED_DOMAIN. Default `localhost`. Lower-cased; tunnels are `<sub>.<sharedDomain>`, the API is at the apex. */
+  readonly sharedDomain: string;
+  /** SVC_HTTP_PORT. Default 8080; 0 picks a free port (tests). */
+  readonly httpPort: number;
+  /** SVC_HTTPS_PORT. Default 8443; 0 picks a free port (tests). */
+  readonly httpsPort: number;
+  /**
+   * SVC_BIND_HOST. Default `::`: every interface, IPv6 and IPv4 (dual-stack), so
+   * `localhost` works whether it resolves to 127.0.0.1 or ::1. Set `0.0.0.0` on
+   * hosts without IPv6, or `127.0.0.1` to stay private.
+   */
+  readonly host: string;
+  /** SVC_DATA_DIR. Default `./svc-data`, resolved to an absolute path: SQLite file, certificates, dev CA. */
+  readonly dataDir: string;
+  /** SVC_DATABASE_URL. Default unset (SQLite in dataDir); a postgres:// or postgresql:// URL selects PostgreSQL. */
+  readonly databaseUrl: string | undefined;
+  /** SVC_TLS_CERT. Default unset (a dev CA and wildcard are generated). Absolute path to the shared-domain wildcard certificate (PEM); set together with tlsKey. */
+  readonly tlsCert: string | undefined;
+  /** SVC_TLS_KEY. Default unset. Absolute path to the private key (PEM) of tlsCert; set together with tlsCert. */
+  readonly tlsKey: string | undefined;
+  /** SVC_ACME_DIRECTORY. Default Let's Encrypt production; Pebble's URL in tests. */
+  readonly acmeDirectory: string;
+  /** SVC_ACME_EMAIL. Default unset (ACME account without contact). */
+  readonly acmeEmail: string | undefined;
+  /** SVC_DNS_SERVERS. Default `1.1.1.1,8.8.8.8`. Resolvers for TXT verification: `ip`, `ip:port` or `[ipv6]:port`. */
+  readonly dnsServers: readonly string[];
+  /** SVC_PLANS. Default SPEC §8 limits; JSON such as `{"free":{"tunnels":3}}` is merged over them per field. */
+  readonly plans: Readonly<Record<PlanName, Readonly<PlanLimits>>>;
+  /**
+   * SVC_PUBLIC_HTTPS_PORT. Default unset: the HTTPS port actually bound (httpsPort,
+   * or the port the OS chose when that is 0). The port written in public URLs;
+   * set 443 behind a port-forwarding proxy so URLs carry no port.
+   */
+  readonly publicHttpsPort: number | undefined;
+  /** SVC_HEARTBEAT_MS. Default 2000: interval of edge-agent heartbeats. */
+  readonly heartbeatMs: number;
+  /** SVC_LOG_LEVEL. Default `info`; one of fatal, error, warn, info, debug, trace, silent. */
+  readonly logLevel: LogLevel;
+  /** SVC_NODE_ID. Default the OS hostname. Names this edge node in the shared tunnel table; unique per node. */
+  readonly nodeId: string;
+}
+
+/** Plan limits of SPEC §8, before SVC_PLANS overrides. */
+export const DEFAULT_PLANS: Readonly<Record<PlanName, Readonly<PlanLimits>>> = Object.freeze({
+  free: Object.freeze({ tunnels: 10, domains: 2, bandwidthBytes: 53_687_091_200 }),
+  pro: Object.freeze({ tunnels: 1000, domains: 25, bandwidthBytes: 1_099_511_627_776 }),
+});
+
+/** Every default, in one place. */
+export const DEFAULTS = Object.freeze({
+  sharedDomain: 'localhost',
+  httpPort: 8080,
+  httpsPort: 8443,
+  host: '::',
+  dataDir: './svc-data',
+  acmeDirectory: 'https://acme-v02.api.letsencrypt.org/directory',
+  dnsServers: Object.freeze(['1.1.1.1', '8.8.8.8']),
+  heartbeatMs: 2000,
+  logLevel: 'info' as LogLevel,
+});
+
+const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const MIN_HEARTBEAT_MS = 10;
+const MAX_HEARTBEAT_MS = 600_000;
+const HOSTNAME_LABEL_RE = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+const EMAIL_RE = /^[^\s@"'<>]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$/;
+const NODE_ID_RE = /^[A-Za-z0-9._-]{1,100}$/;
+
+type Check<T> = (raw: string) => { ok: true; value: T } | { ok: false; expected: string };
+const ok = <T>(value: T) => ({ ok: true, value }) as const;
+const expected = (what: string) => ({ ok: false, expected: what }) as const;
+
+// One variable: unset or empty gives the fallback; otherwise the check decides.
+function envVar<T>(fallback: T, check: Check<T>) {
+  return z
+    .string()
+    .optional()
+    .transform((raw, ctx): T => {
+      if (raw === undefined || raw === '') return fallback;
+      const result = check(raw);
+      if (result.ok) return result.value;
+      ctx.addIssue({ code: 'custom', message: `expected ${result.expected}` });
+      return z.NEVER;
+    });
+}
+
+const integer =
+  (min: number, max: number): Check<number> =>
+  (raw) => {
+    const n = Number(raw);
+    return /^\d+$/.test(raw) && n >= min && n <= max ? ok(n) : expected(`an integer ${min}-${max}`);
+  };
+
+const hostname: Check<string> = (raw) => {
+  const host = raw.toLowerCase();
+  const valid = host.length <= 253 && host.split('.').every((label) => HOSTNAME_LABEL_RE.test(label));
+  return valid ? ok(host) : expected('a hostname such as localhost or tunnels.example.com');
+};
+
+const bindHost: Check<string> = (raw) =>
+  isIP(raw) !== 0 || hostname(raw).ok ? ok(raw) : expected('an IP address such as :: or 0.0.0.0, or a hostname');
+
+const httpUrl: Check<string> = (raw) => {
+  const url = URL.canParse(raw) ? new URL(raw) : undefined;
+  return url && (url.protocol === 'https:' || url.protocol === 'http:') ? ok(raw) : expected('an http(s) URL');
+};
+
+const postgresUrl: Check<string> = (raw) =>
+  /^postgres(ql)?:\/\//i.test(raw) && URL.canParse(raw) ? ok(raw) : expected('a postgres:// or postgresql:// URL');
+
+const oneOf =
+  <T extends string>(values: readonly T[]): Check<T> =>
+  (raw) => {
+    const value = values.find((v) => v === raw);
+    return value !== undefined ? ok(value) : expected(`one of ${values.join(', ')}`);
+  };
+
+const matching =
+  (re: RegExp, what: string): Check<string> =>
+  (raw) =>
+    re.test(raw) ? ok(raw) : expected(what);
+
+// Node's dns.Resolver#setServers accepts exactly these shapes.
+function isDnsServer(entry: string): boolean {
+  if (isIP(entry) !== 0) return true;
+  const m = /^\[([^\]]+)\]:(\d{1,5})$/.exec(entry) ?? /^([^:]+):(\d{1,5})$/.exec(entry);
+  const port = Number(m?.[2]);
+  return m !== null && isIP(m[1] ?? '') !== 0 && port >= 1 && port <= 65535;
+}
+
+const dnsServers: Check<readonly string[]> = (raw) => {
+  const entries = raw.split(',').map((s) => s.trim());
+  return entries.every(isDnsServer)
+    ? ok(Object.freeze(entries))
+    : expected('a comma-separated list of IP addresses, each optionally with :port ([ipv6]:port)');
+};
+
+const limit = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
+const planOverride = z.strictObject({ tunnels: limit.optional(), domains: limit.optional(), bandwidthBytes: limit.optional() });
+const plansOverride = z.strictObject({ free: planOverride.optional(), pro: planOverride.optional() });
+
+const plans: Check<ServerConfig['plans']> = (raw) => {
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    return expected('JSON such as {"free":{"tunnels":3}}');
+  }
+  const parsed = plansOverride.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.join('.') ?? '';
+    if (issue?.code === 'unrecognized_keys') {
+      return expected(`only free/pro with tunnels/domains/bandwidthBytes (unknown: ${issue.keys.join(', ')})`);
+    }
+    if (where.includes('.')) return expected(`a non-negative integer at ${where}`);
+    return expected(`JSON such as {"free":{"tunnels":3}}${where ? ` (bad value at ${where})` : ''}`);
+  }
+  const merge = (name: PlanName) => Object.freeze({ ...DEFAULT_PLANS[name], ...dropUndefined(parsed.data[name] ?? {}) });
+  return ok(Object.freeze({ free: merge('free'), pro: merge('pro') }));
+};
+
+function dropUndefined<T extends object>(obj: T): Partial<T> {
+  return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+const ENV_SCHEMA = z.object({
+  SVC_SHARED_DOMAIN: envVar(DEFAULTS.sharedDomain, hostname),
+  SVC_HTTP_PORT: envVar(DEFAULTS.httpPort, integer(0, 65535)),
+  SVC_HTTPS_PORT: envVar(DEFAULTS.httpsPort, integer(0, 65535)),
+  SVC_BIND_HOST: envVar(DEFAULTS.host, bindHost),
+  SVC_DATA_DIR: envVar(DEFAULTS.dataDir, ok),
+  SVC_DATABASE_URL: envVar<string | undefined>(undefined, postgresUrl),
+  SVC_TLS_CERT: envVar<string | undefined>(undefined, ok),
+  SVC_TLS_KEY: envVar<string | undefined>(undefined, ok),
+  SVC_ACME_DIRECTORY: envVar(DEFAULTS.acmeDirectory, httpUrl),
+  SVC_ACME_EMAIL: envVar<string | undefined>(undefined, matching(EMAIL_RE, 'an email address')),
+  SVC_DNS_SERVERS: envVar(DEFAULTS.dnsServers, dnsServers),
+  SVC_PLANS: envVar(DEFAULT_PLANS, plans),
+  SVC_PUBLIC_HTTPS_PORT: envVar<number | undefined>(undefined, integer(1, 65535)),
+  SVC_HEARTBEAT_MS: envVar(DEFAULTS.heartbeatMs, integer(MIN_HEARTBEAT_MS, MAX_HEARTBEAT_MS)),
+  SVC_LOG_LEVEL: envVar(DEFAULTS.logLevel, oneOf(LOG_LEVELS)),
+  SVC_NODE_ID: envVar<string | undefined>(undefined, matching(NODE_ID_RE, '1-100 characters of A-Z a-z 0-9 . _ -')),
+});
+
+/**
+ * Parses SVC_* variables into a frozen ServerConfig; relative paths resolve
+ * against `cwd`. Throws an Error such as `invalid SVC_HTTP_PORT: expected an
+ * integer 0-65535`, one `; `-separated entry per bad variable.
+ */
+export function loadConfig(env: Record<string, string | undefined>, cwd: string = process.cwd()): ServerConfig {
+  const parsed = ENV_SCHEMA.safeParse(env);
+  if (!parsed.success) {
+    throw new Error(parsed.error.issues.map((i) => `invalid ${String(i.path[0])}: ${i.message}`).join('; '));
+  }
+  const e = parsed.data;
+  if ((e.SVC_TLS_CERT === undefined) !== (e.SVC_TLS_KEY === undefined)) {
+    const missing = e.SVC_TLS_CERT === undefined ? 'SVC_TLS_CERT' : 'SVC_TLS_KEY';
+    throw new Error(`invalid ${missing}: expected SVC_TLS_CERT and SVC_TLS_KEY to be set together`);
+  }
+  return Object.freeze({
+    sharedDomain: e.SVC_SHARED_DOMAIN,
+    httpPort: e.SVC_HTTP_PORT,
+    httpsPort: e.SVC_HTTPS_PORT,
+    host: e.SVC_BIND_HOST,
+    dataDir: resolve(cwd, e.SVC_DATA_DIR),
+    databaseUrl: e.SVC_DATABASE_URL,
+    tlsCert: e.SVC_TLS_CERT === undefined ? undefined : resolve(cwd, e.SVC_TLS_CERT),
+    tlsKey: e.SVC_TLS_KEY === undefined ? undefined : resolve(cwd, e.SVC_TLS_KEY),
+    acmeDirectory: e.SVC_ACME_DIRECTORY,
+    acmeEmail: e.SVC_ACME_EMAIL,
+    dnsServers: e.SVC_DNS_SERVERS,
+    plans: e.SVC_PLANS,
+    publicHttpsPort: e.SVC_PUBLIC_HTTPS_PORT,
+    heartbeatMs: e.SVC_HEARTBEAT_MS,
+    logLevel: e.SVC_LOG_LEVEL,
+    nodeId: e.SVC_NODE_ID ?? osHostname(),
+  });
+}

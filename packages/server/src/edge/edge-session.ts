@@ -1,0 +1,92 @@
+import type { Logger } from 'pino';
+import {
+  ErrorCode,
+  Mux,
+  SvcError,
+  type AgentMessage,
+  type EdgeMessage,
+} from '@svcrouter/protocol';
+import type { Binding } from './router.js';
+
+/** What a session asks of the edge for its control messages. */
+export interface SessionHandlers {
+  bind(session: EdgeSession, message: Extract<AgentMessage, { type: 'bind' }>): Promise<Binding>;
+  unbind(session: EdgeSession, binding: Binding, clean: boolean): void;
+}
+
+/**
+ * One connected agent: its multiplexed connection, who it authenticated as, and the
+ * tunnels bound on it. Long-lived state, hence a class.
+ */
+export class EdgeSession {
+  readonly bindings = new Map<string, Binding>();
+  private ended = false;
+
+  constructor(
+    readonly id: string,
+    readonly accountId: string,
+    readonly keyId: string,
+    readonly agentIp: string,
+    readonly agentVersion: string,
+    readonly mux: Mux,
+    private readonly handlers: SessionHandlers,
+    private readonly log: Logger,
+  ) {}
+
+  /** Whether the connection has ended. */
+  get isClosed(): boolean {
+    return this.ended || this.mux.isClosed;
+  }
+
+  /** Sends a control message to the agent. */
+  send(message: EdgeMessage): void {
+    this.mux.sendControl(message);
+  }
+
+  /** Handles one control message from the agent. Never throws: failures become bindError. */
+  onControl(message: AgentMessage): void {
+    if (message?.type === 'bind' && typeof message.requestId === 'number') {
+      this.handlers.bind(this, message).then(
+        (binding) => {
+          if (this.isClosed) return this.handlers.unbind(this, binding, false);
+          this.bindings.set(binding.tunnelId, binding);
+          this.send({ type: 'bound', requestId: message.requestId, tunnelId: binding.tunnelId, hostname: binding.hostname, url: binding.url });
+        },
+        (error: unknown) => {
+          const failure = error instanceof SvcError ? error : new SvcError(ErrorCode.INTERNAL, 'the edge could not bind the tunnel');
+          if (!(error instanceof SvcError)) this.log.error({ err: error }, 'bind failed');
+          this.send({ type: 'bindError', requestId: message.requestId, code: failure.code, message: failure.message });
+        },
+      );
+    } else if (message?.type === 'unbind' && typeof message.tunnelId === 'string') {
+      const binding = this.bindings.get(message.tunnelId);
+      if (!binding) return;
+      this.bindings.delete(message.tunnelId);
+      this.handlers.unbind(this, binding, true);
+    }
+  }
+
+  /** Tells the agent one tunnel is gone (deleted, taken over) and forgets it. */
+  release(tunnelId: string, code: string, text: string): Binding | undefined {
+    const binding = this.bindings.get(tunnelId);
+    if (!binding) return undefined;
+    this.bindings.delete(tunnelId);
+    if (!this.isClosed) this.send({ type: 'released', tunnelId, code, message: text });
+    return binding;
+  }
+
+  /** Ends the session with a reason the agent prints (token revoked…). */
+  fatal(code: string, text: string): void {
+    if (!this.isClosed) this.send({ type: 'fatal', code, message: text });
+    this.mux.close(code);
+  }
+
+  /** Called once when the connection is gone: every binding goes offline. */
+  onClosed(): void {
+    if (this.ended) return;
+    this.ended = true;
+    const bindings = [...this.bindings.values()];
+    this.bindings.clear();
+    for (const binding of bindings) this.handlers.unbind(this, binding, false);
+  }
+}

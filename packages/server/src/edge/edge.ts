@@ -1,0 +1,189 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import { ErrorCode, SESSION_PATH } from '@svcrouter/protocol';
+import type { Store } from '../store/index.js';
+import { Binder, type BinderDeps } from './binder.js';
+import type { EdgeSession } from './edge-session.js';
+import { isIpHost, normalizeHost } from './host.js';
+import { badRequestPage, bandwidthPage, offlinePage, rawResponse } from './pages.js';
+import { proxyRequest, sendPage, type Exchange, type ExchangeObserver } from './proxy.js';
+import { Router, type Binding } from './router.js';
+import { acceptSession, clientIp, isSessionUpgrade, type Authenticate } from './session-acceptor.js';
+import { proxyUpgrade } from './upgrade.js';
+
+type VisitorRequest = IncomingMessage | Http2ServerRequest;
+type VisitorResponse = ServerResponse | Http2ServerResponse;
+
+/** Serves requests for the apex host (REST API, dashboard, health). */
+export type ApexHandler = (req: VisitorRequest, res: VisitorResponse) => void;
+
+export interface EdgeDeps extends Omit<BinderDeps, 'router'> {
+  store: Store;
+  authenticate: Authenticate;
+  heartbeatMs: number;
+  log: Logger;
+  /** Requests whose Host is the apex (shared domain itself, or an IP address). */
+  apex: ApexHandler;
+  /** Sees every finished exchange routed to a tunnel hostname (inspector, metering). */
+  observe?: ExchangeObserver;
+}
+
+/**
+ * The edge: routes visitors by Host to live bindings, accepts agent sessions, and owns the
+ * in-memory routing state of this node. Listeners (HTTP, HTTPS) hand it requests.
+ *
+ * Host routing order: apex → live binding → offline page. Hosts are lower-cased, the port and
+ * a trailing dot dropped, before any lookup.
+ */
+export class Edge {
+  readonly router = new Router();
+  readonly sessions = new Set<EdgeSession>();
+  private readonly binder: Binder;
+  private readonly observe: ExchangeObserver;
+
+  constructor(private readonly deps: EdgeDeps) {
+    this.binder = new Binder({ ...deps, router: this.router });
+    this.observe = deps.observe ?? (() => undefined);
+  }
+
+  /** Whether a normalised host is the apex (API and dashboard), not a tunnel. */
+  isApex(host: string): boolean {
+    return host === this.deps.sharedDomain || isIpHost(host);
+  }
+
+  /** Handles one visitor request (HTTP/1.1 or HTTP/2). */
+  handleRequest(req: VisitorRequest, res: VisitorResponse, secure: boolean): void {
+    const host = normalizeHost((req.headers[':authority'] as string | undefined) ?? req.headers.host);
+    if (!host) {
+      sendPage(res, badRequestPage('A Host header is required.'));
+      return;
+    }
+    if (this.isApex(host)) return this.deps.apex(req, res);
+    const exchange = this.newExchange(req, host);
+    const binding = this.router.resolve(host);
+    if (!binding || binding.session.isClosed) {
+      exchange.status = sendPage(res, offlinePage(host));
+      return this.finish(exchange);
+    }
+    exchange.binding = binding;
+    if (this.deps.isOverBandwidth?.(binding.accountId)) {
+      exchange.status = sendPage(res, bandwidthPage());
+      return this.finish(exchange);
+    }
+    proxyRequest(req, res, binding, exchange, secure, this.observe);
+  }
+
+  /** Handles an HTTP/1.1 `Upgrade` request: an agent session on the apex, or a visitor's. */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, secure: boolean): void {
+    socket.on('error', () => socket.destroy());
+    const host = normalizeHost(req.headers.host);
+    if (!host) {
+      socket.end(rawResponse(badRequestPage('A Host header is required.')));
+      return;
+    }
+    if (this.isApex(host)) {
+      const path = (req.url ?? '').split('?')[0];
+      if (path === SESSION_PATH && isSessionUpgrade(req)) {
+        void acceptSession(req, socket, head, {
+          authenticate: this.deps.authenticate,
+          handlers: {
+            bind: (session, message) => this.binder.bind(session, message),
+            unbind: (session, binding, clean) => this.unbind(binding, clean),
+          },
+          heartbeatMs: this.deps.heartbeatMs,
+          log: this.deps.log,
+          onOpen: (session) => this.sessions.add(session),
+          onClose: (session) => this.sessions.delete(session),
+        });
+        return;
+      }
+      socket.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+      return;
+    }
+    const exchange = this.newExchange(req, host);
+    const binding = this.router.resolve(host);
+    if (!binding || binding.session.isClosed) {
+      const page = offlinePage(host);
+      exchange.status = page.status;
+      socket.end(rawResponse(page));
+      return this.finish(exchange);
+    }
+    exchange.binding = binding;
+    if (this.deps.isOverBandwidth?.(binding.accountId)) {
+      const page = bandwidthPage();
+      exchange.status = page.status;
+      socket.end(rawResponse(page));
+      return this.finish(exchange);
+    }
+    proxyUpgrade(req, socket, head, binding, exchange, secure, this.observe);
+  }
+
+  /**
+   * Releases a tunnel deleted through the API: the agent is told (it prints a line and exits),
+   * and the hostname is free at once. Returns whether a live binding was found on this node.
+   */
+  releaseTunnel(tunnelId: string, reason: string): boolean {
+    const binding = this.router.byTunnelId(tunnelId);
+    if (!binding) return false;
+    binding.session.release(tunnelId, ErrorCode.TUNNEL_RELEASED, reason);
+    this.router.remove(binding);
+    return true;
+  }
+
+  /** Ends every session authenticated with a revoked key. Returns how many. */
+  dropSessionsOfKey(keyId: string, message: string): number {
+    let dropped = 0;
+    for (const session of this.sessions) {
+      if (session.keyId !== keyId) continue;
+      session.fatal(ErrorCode.TOKEN_INVALID, message);
+      dropped++;
+    }
+    return dropped;
+  }
+
+  /** Live tunnel count of an account on this node. */
+  liveTunnels(accountId: string): number {
+    return this.router.countForAccount(accountId);
+  }
+
+  /** Closes every agent session (server shutdown); agents will reconnect elsewhere or later. */
+  close(): void {
+    for (const session of this.sessions) session.mux.close('server shutting down');
+  }
+
+  private unbind(binding: Binding, clean: boolean): void {
+    const wasLive = this.router.remove(binding);
+    if (!wasLive && this.router.byTunnelId(binding.tunnelId)) return;
+    const store = this.deps.store;
+    // A clean exit of a random-named tunnel frees its row; pinned names and lost connections
+    // stay listed as offline so the owner sees them and can reconnect to the same name.
+    const update = clean && !binding.pinned ? store.tunnels.delete(binding.accountId, binding.tunnelId) : store.tunnels.setOffline(binding.tunnelId);
+    update.catch((error: unknown) => this.deps.log.error({ err: error, tunnelId: binding.tunnelId }, 'could not record tunnel offline'));
+    this.deps.log.info({ tunnelId: binding.tunnelId, hostname: binding.hostname, clean }, 'tunnel unbound');
+  }
+
+  private newExchange(req: VisitorRequest, host: string): Exchange {
+    const userAgent = req.headers['user-agent'];
+    return {
+      binding: undefined,
+      host,
+      method: req.method ?? 'GET',
+      path: req.url ?? '/',
+      status: 0,
+      startedAt: performance.now(),
+      durationMs: 0,
+      bytesIn: 0,
+      bytesOut: 0,
+      ip: clientIp(req),
+      userAgent: typeof userAgent === 'string' ? userAgent : '',
+      proto: `HTTP/${req.httpVersion}`,
+    };
+  }
+
+  private finish(exchange: Exchange): void {
+    exchange.durationMs = performance.now() - exchange.startedAt;
+    this.observe(exchange);
+  }
+}

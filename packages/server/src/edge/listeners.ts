@@ -1,0 +1,97 @@
+import http from 'node:http';
+import http2 from 'node:http2';
+import type { AddressInfo, Socket } from 'node:net';
+import tls from 'node:tls';
+import type { Edge } from './edge.js';
+
+/** Pending-connection queue per listener: a short backlog shows up as multi-second p99 under bursts. */
+export const LISTEN_BACKLOG = 2048;
+/** Largest request head a visitor may send (Node answers 431 above it). */
+export const MAX_HEADER_BYTES = 32 * 1024;
+
+export interface EdgeListeners {
+  httpPort: number;
+  httpsPort: number;
+  close(): Promise<void>;
+}
+
+export interface ListenOptions {
+  host: string;
+  httpPort: number;
+  httpsPort: number;
+  SNICallback: tls.TlsOptions['SNICallback'];
+  /** Certificate for handshakes without SNI (clients dialling an IP address). */
+  defaultCertificate: { certPem: string; keyPem: string };
+}
+
+/**
+ * Starts the public listeners: plain HTTP, and TLS where ALPN picks HTTP/2 or HTTP/1.1 per
+ * connection. Both HTTP/1.1 servers handle `Upgrade` (agents and visitors' WebSockets);
+ * HTTP/2 visitors get the same routing through the compatibility API.
+ */
+export async function startListeners(edge: Edge, options: ListenOptions): Promise<EdgeListeners> {
+  const plain = createHttp1(edge, false);
+  const secure1 = createHttp1(edge, true);
+  const secure2 = http2.createServer({ maxSessionMemory: 64 });
+  secure2.on('request', (req, res) => edge.handleRequest(req, res, true));
+  secure2.on('sessionError', () => undefined);
+
+  const tlsServer = tls.createServer({
+    SNICallback: options.SNICallback,
+    cert: options.defaultCertificate.certPem,
+    key: options.defaultCertificate.keyPem,
+    ALPNProtocols: ['h2', 'http/1.1'],
+    minVersion: 'TLSv1.2',
+  });
+  tlsServer.on('secureConnection', (socket: tls.TLSSocket) => {
+    if (socket.alpnProtocol === 'h2') secure2.emit('connection', socket);
+    else secure1.emit('connection', socket);
+  });
+  // Failed handshakes (unknown SNI, scanners) are routine: drop them quietly.
+  tlsServer.on('tlsClientError', (_error, socket) => socket.destroy());
+
+  await listen(plain, options.host, options.httpPort);
+  await listen(tlsServer, options.host, options.httpsPort);
+  const sockets = new Set<Socket>();
+  for (const server of [plain, tlsServer]) {
+    server.on('connection', (socket: Socket) => {
+      sockets.add(socket);
+      socket.once('close', () => sockets.delete(socket));
+    });
+  }
+  return {
+    httpPort: (plain.address() as AddressInfo).port,
+    httpsPort: (tlsServer.address() as AddressInfo).port,
+    async close() {
+      const closing = [plain, tlsServer].map((server) => new Promise<void>((resolve) => server.close(() => resolve())));
+      for (const socket of sockets) socket.destroy();
+      secure1.closeAllConnections();
+      plain.closeAllConnections();
+      await Promise.all(closing);
+    },
+  };
+}
+
+function createHttp1(edge: Edge, secure: boolean): http.Server {
+  const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES, requireHostHeader: false });
+  server.on('request', (req, res) => edge.handleRequest(req, res, secure));
+  server.on('upgrade', (req, socket, head) => edge.handleUpgrade(req, socket, head, secure));
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable || error.code === 'ECONNRESET') return socket.destroy();
+    const status = error.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';
+    socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
+  });
+  // Keep-alive sockets idle longer than typical client pools, so reuse does not race a close.
+  server.keepAliveTimeout = 65_000;
+  return server;
+}
+
+function listen(server: http.Server | tls.Server, host: string, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ host, port, backlog: LISTEN_BACKLOG }, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}

@@ -1,0 +1,63 @@
+import { Messages } from '@svcrouter/protocol';
+
+/** A small page the edge answers with itself (offline, 502, 429…). */
+export interface EdgePage {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+function page(status: number, title: string, detail: string): EdgePage {
+  const body = `<!doctype html>
+<html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
+<style>body{font-family:system-ui,sans-serif;max-width:40rem;margin:4rem auto;padding:0 1rem;color:#222}h1{font-size:1.4rem}p{color:#555}</style>
+</head><body><h1>${escapeHtml(title)}</h1><p>${escapeHtml(detail)}</p><p><small>svcRouter</small></p></body></html>
+`;
+  return {
+    status,
+    headers: {
+      'content-type': 'text/html; charset=utf-8',
+      'content-length': String(Buffer.byteLength(body)),
+      'cache-control': 'no-store',
+      'x-svc-error': title,
+    },
+    body,
+  };
+}
+
+/** 404: no agent is bound to this hostname (as ngrok answers). */
+export function offlinePage(host: string): EdgePage {
+  return page(404, Messages.TUNNEL_OFFLINE, `No agent is connected for ${host}. Start one with \`svc http <port>\`, or check the hostname.`);
+}
+
+/** 502: the agent is there but could not reach the local service. */
+export function unreachablePage(host: string, local: string): EdgePage {
+  return page(502, 'Bad Gateway', `The svcRouter agent for ${host} could not reach ${local}. Is your local service running on that port?`);
+}
+
+/** 502: the agent or the local service failed before a response started. */
+export function upstreamErrorPage(host: string, reason: string): EdgePage {
+  return page(502, 'Bad Gateway', `The tunnel for ${host} failed before the response started (${reason}).`);
+}
+
+/** 429: the account's monthly transfer quota is used up. */
+export function bandwidthPage(): EdgePage {
+  return page(429, Messages.BANDWIDTH_LIMIT, 'This tunnel\'s account has used its monthly transfer quota. It resets at the start of next month (UTC).');
+}
+
+/** 400: a request the edge cannot route (no Host). */
+export function badRequestPage(reason: string): EdgePage {
+  return page(400, 'Bad Request', reason);
+}
+
+/** Serialises a page as a raw HTTP/1.1 response, for sockets taken over by an upgrade. */
+export function rawResponse(edgePage: EdgePage): string {
+  const reason = { 400: 'Bad Request', 404: 'Not Found', 429: 'Too Many Requests', 502: 'Bad Gateway' }[edgePage.status] ?? 'Error';
+  const lines = [`HTTP/1.1 ${edgePage.status} ${reason}`, 'connection: close'];
+  for (const [name, value] of Object.entries(edgePage.headers)) lines.push(`${name}: ${value}`);
+  return `${lines.join('\r\n')}\r\n\r\n${edgePage.body}`;
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}

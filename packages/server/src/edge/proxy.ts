@@ -1,0 +1,214 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import {
+  HOP_BY_HOP,
+  INTERNAL_HEADER_PREFIX,
+  ResetCode,
+  StreamResetError,
+  type MuxStream,
+  type RequestHead,
+  type ResponseHead,
+} from '@svcrouter/protocol';
+import { offlinePage, unreachablePage, upstreamErrorPage, type EdgePage } from './pages.js';
+import type { Binding } from './router.js';
+
+type VisitorRequest = IncomingMessage | Http2ServerRequest;
+type VisitorResponse = ServerResponse | Http2ServerResponse;
+
+/** What the edge learns about each proxied request (for the inspector and metering). */
+export interface Exchange {
+  binding: Binding | undefined;
+  host: string;
+  method: string;
+  path: string;
+  status: number;
+  startedAt: number;
+  durationMs: number;
+  bytesIn: number;
+  bytesOut: number;
+  ip: string;
+  userAgent: string;
+  proto: string;
+}
+
+/** Observes finished exchanges; must be cheap and never throw (it runs on the request path). */
+export type ExchangeObserver = (exchange: Exchange) => void;
+
+/** Headers the edge sets itself; visitors' copies are replaced, never passed through. */
+const EDGE_SET = new Set(['x-forwarded-proto', 'x-forwarded-host', 'expect']);
+
+/**
+ * Builds the request head sent to the agent: hop-by-hop and internal headers removed,
+ * X-Forwarded-For appended to, X-Forwarded-Proto and -Host set by us. One pass, no copies
+ * beyond the output array, since this runs for every request.
+ */
+export function requestHead(
+  req: VisitorRequest,
+  binding: Binding,
+  host: string,
+  ip: string,
+  secure: boolean,
+  upgrade: boolean,
+): RequestHead {
+  const raw = req.rawHeaders;
+  const out: string[] = [];
+  let forwardedFor = '';
+  let named: Set<string> | undefined;
+  let hasHost = false;
+  let originalHost = '';
+  for (let i = 0; i < raw.length; i += 2) {
+    const lower = raw[i]!.toLowerCase();
+    if (lower === 'connection') {
+      for (const token of raw[i + 1]!.split(',')) (named ??= new Set()).add(token.trim().toLowerCase());
+    }
+  }
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    const value = raw[i + 1]!;
+    const lower = name.toLowerCase();
+    if (lower.charCodeAt(0) === 58 /* ':' pseudo-header (HTTP/2) */) {
+      if (lower === ':authority') originalHost = value;
+      continue;
+    }
+    if (lower === 'host') {
+      hasHost = true;
+      originalHost = value;
+      out.push(name, value);
+      continue;
+    }
+    if (upgrade && (lower === 'upgrade' || lower === 'connection')) {
+      out.push(name, value);
+      continue;
+    }
+    if (HOP_BY_HOP.has(lower) || EDGE_SET.has(lower) || named?.has(lower)) continue;
+    if (lower.startsWith(INTERNAL_HEADER_PREFIX)) continue;
+    if (lower === 'x-forwarded-for') {
+      forwardedFor = forwardedFor ? `${forwardedFor}, ${value}` : value;
+      continue;
+    }
+    out.push(name, value);
+  }
+  if (!hasHost) out.push('host', originalHost || host);
+  out.push(
+    'x-forwarded-for',
+    forwardedFor ? `${forwardedFor}, ${ip}` : ip,
+    'x-forwarded-proto',
+    secure ? 'https' : 'http',
+    'x-forwarded-host',
+    originalHost || host,
+  );
+  const head: RequestHead = { m: req.method ?? 'GET', p: req.url ?? '/', h: out, t: binding.tunnelId };
+  if (upgrade) head.u = 1;
+  return head;
+}
+
+/** Whether a visitor request carries a body (so the stream stays open for it). */
+export function hasRequestBody(req: VisitorRequest): boolean {
+  const headers = req.headers;
+  if (headers['transfer-encoding'] !== undefined) return true;
+  const length = headers['content-length'];
+  if (length !== undefined) return length !== '0';
+  // HTTP/2: a body exists unless the HEADERS frame ended the stream.
+  if (req.httpVersionMajor === 2) return !(req as Http2ServerRequest).stream.endAfterHeaders;
+  return false;
+}
+
+/** Response headers safe to give the visitor: hop-by-hop ones removed (HTTP/2 forbids them). */
+export function responseHeaders(raw: readonly string[]): string[] {
+  const out: string[] = [];
+  let named: Set<string> | undefined;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i]!.toLowerCase() === 'connection') {
+      for (const token of raw[i + 1]!.split(',')) (named ??= new Set()).add(token.trim().toLowerCase());
+    }
+  }
+  for (let i = 0; i < raw.length; i += 2) {
+    const lower = raw[i]!.toLowerCase();
+    if (HOP_BY_HOP.has(lower) || named?.has(lower)) continue;
+    out.push(raw[i]!, raw[i + 1]!);
+  }
+  return out;
+}
+
+/** Sends one of the edge's own pages. */
+export function sendPage(res: VisitorResponse, page: EdgePage): number {
+  if (res.headersSent) {
+    res.destroy();
+    return page.status;
+  }
+  (res as ServerResponse).writeHead(page.status, page.headers);
+  res.end(page.body);
+  return page.status;
+}
+
+/**
+ * Proxies one visitor request over the binding's session: opens a stream, streams the body
+ * up, waits for the response head, streams the body down. Backpressure is end to end: a slow
+ * visitor stops reading the stream, which stops returning credit, which pauses the agent,
+ * which pauses the origin. Calls `done` exactly once with the exchange's outcome.
+ */
+export function proxyRequest(
+  req: VisitorRequest,
+  res: VisitorResponse,
+  binding: Binding,
+  exchange: Exchange,
+  secure: boolean,
+  done: ExchangeObserver,
+): void {
+  const withBody = hasRequestBody(req);
+  let stream: MuxStream;
+  try {
+    stream = binding.session.mux.open(requestHead(req, binding, exchange.host, exchange.ip, secure, false), !withBody);
+  } catch {
+    exchange.status = sendPage(res, offlinePage(exchange.host));
+    return finish();
+  }
+  let finished = false;
+  function finish(): void {
+    if (finished) return;
+    finished = true;
+    exchange.durationMs = performance.now() - exchange.startedAt;
+    done(exchange);
+  }
+
+  if (withBody) {
+    req.on('data', (chunk: Buffer) => {
+      exchange.bytesIn += chunk.length;
+    });
+    req.pipe(stream);
+  }
+  stream.on('headers', (meta: ResponseHead) => {
+    exchange.status = meta.s;
+    try {
+      (res as ServerResponse).writeHead(meta.s, responseHeaders(meta.h) as unknown as Record<string, string>);
+    } catch {
+      stream.reset(ResetCode.UPSTREAM_ERROR);
+      exchange.status = sendPage(res, upstreamErrorPage(exchange.host, 'invalid response headers'));
+      return;
+    }
+    stream.on('data', (chunk: Buffer) => {
+      exchange.bytesOut += chunk.length;
+    });
+    stream.pipe(res as ServerResponse);
+  });
+  stream.on('error', (error: Error) => {
+    if (res.headersSent) {
+      res.destroy();
+      return finish();
+    }
+    const code = error instanceof StreamResetError ? error.code : 'CANCEL';
+    exchange.status = sendPage(
+      res,
+      code === ResetCode.UPSTREAM_UNREACHABLE
+        ? unreachablePage(exchange.host, binding.local)
+        : upstreamErrorPage(exchange.host, code === 'SESSION_CLOSED' ? 'the agent disconnected' : 'the local service failed'),
+    );
+    finish();
+  });
+  res.on('finish', finish);
+  res.on('close', () => {
+    // The visitor left before the response completed: tell the agent to stop the origin.
+    if (!res.writableFinished) stream.reset(ResetCode.CANCEL);
+    finish();
+  });
+}

@@ -1,0 +1,62 @@
+import type { EdgeSession } from './edge-session.js';
+
+/** A live binding: a public hostname served by one tunnel on one agent session. */
+export interface Binding {
+  tunnelId: string;
+  accountId: string;
+  hostname: string;
+  /** Public URL, e.g. `https://abc.localhost:8443`. */
+  url: string;
+  /** The agent's local address (`localhost:3000`), shown on the 502 page. */
+  local: string;
+  /** Whether the agent chose the name (kept when the agent leaves) or got a random one. */
+  pinned: boolean;
+  session: EdgeSession;
+}
+
+/**
+ * Routing table of this edge node: hostname → live binding, in memory, so the request path
+ * never touches the store. Hostnames are stored normalised (lower-case, no port).
+ */
+export class Router {
+  private readonly byHost = new Map<string, Binding>();
+  private readonly byTunnel = new Map<string, Binding>();
+
+  /** The binding serving `host`, or undefined when no agent is bound. */
+  resolve(host: string): Binding | undefined {
+    return this.byHost.get(host);
+  }
+
+  /** The live binding of a tunnel id. */
+  byTunnelId(tunnelId: string): Binding | undefined {
+    return this.byTunnel.get(tunnelId);
+  }
+
+  /** Adds or replaces the binding for its hostname. */
+  add(binding: Binding): void {
+    const previous = this.byHost.get(binding.hostname);
+    if (previous) this.byTunnel.delete(previous.tunnelId);
+    this.byHost.set(binding.hostname, binding);
+    this.byTunnel.set(binding.tunnelId, binding);
+  }
+
+  /** Removes exactly this binding; a newer binding for the same hostname is left alone. */
+  remove(binding: Binding): boolean {
+    if (this.byHost.get(binding.hostname) !== binding) return false;
+    this.byHost.delete(binding.hostname);
+    if (this.byTunnel.get(binding.tunnelId) === binding) this.byTunnel.delete(binding.tunnelId);
+    return true;
+  }
+
+  /** Number of live bindings. */
+  get size(): number {
+    return this.byHost.size;
+  }
+
+  /** Live bindings of one account. */
+  countForAccount(accountId: string): number {
+    let count = 0;
+    for (const binding of this.byHost.values()) if (binding.accountId === accountId) count++;
+    return count;
+  }
+}

@@ -1,0 +1,83 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { ResetCode, StreamResetError, type ResponseHead } from '@svcrouter/protocol';
+import { rawResponse, unreachablePage, upstreamErrorPage } from './pages.js';
+import type { Exchange, ExchangeObserver } from './proxy.js';
+import { requestHead, responseHeaders } from './proxy.js';
+import type { Binding } from './router.js';
+
+/**
+ * Proxies a visitor's `Upgrade` request (WebSocket or any other protocol): the head goes up
+ * as a stream marked as an upgrade; after the origin's 101 the stream carries raw bytes both
+ * ways until either side closes. A non-101 answer is passed through and the socket closed.
+ */
+export function proxyUpgrade(
+  req: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+  binding: Binding,
+  exchange: Exchange,
+  secure: boolean,
+  done: ExchangeObserver,
+): void {
+  let finished = false;
+  const finish = (): void => {
+    if (finished) return;
+    finished = true;
+    exchange.durationMs = performance.now() - exchange.startedAt;
+    done(exchange);
+  };
+  let stream;
+  try {
+    stream = binding.session.mux.open(requestHead(req, binding, exchange.host, exchange.ip, secure, true));
+  } catch {
+    socket.destroy();
+    return finish();
+  }
+  const tunnel = stream;
+  socket.on('error', () => tunnel.reset(ResetCode.CANCEL));
+  socket.on('close', () => {
+    tunnel.reset(ResetCode.CANCEL);
+    finish();
+  });
+  if (head.length > 0) tunnel.write(head);
+
+  tunnel.on('headers', (meta: ResponseHead) => {
+    exchange.status = meta.s;
+    const lines = [`HTTP/1.1 ${meta.s} ${meta.s === 101 ? 'Switching Protocols' : 'Upstream Response'}`];
+    const headers = meta.s === 101 ? meta.h : responseHeaders(meta.h);
+    for (let i = 0; i < headers.length; i += 2) {
+      const name = headers[i]!;
+      const value = headers[i + 1]!;
+      if (/[\r\n]/.test(name) || /[\r\n]/.test(value)) continue;
+      lines.push(`${name}: ${value}`);
+    }
+    if (meta.s !== 101) lines.push('connection: close');
+    socket.write(`${lines.join('\r\n')}\r\n\r\n`);
+    tunnel.on('data', (chunk: Buffer) => {
+      exchange.bytesOut += chunk.length;
+    });
+    socket.on('data', (chunk: Buffer) => {
+      exchange.bytesIn += chunk.length;
+    });
+    tunnel.pipe(socket);
+    if (meta.s === 101) socket.pipe(tunnel);
+  });
+  tunnel.on('error', (error: Error) => {
+    if (exchange.status !== 0) {
+      socket.destroy();
+      return finish();
+    }
+    const code = error instanceof StreamResetError ? error.code : 'CANCEL';
+    const page =
+      code === ResetCode.UPSTREAM_UNREACHABLE
+        ? unreachablePage(exchange.host, binding.local)
+        : upstreamErrorPage(exchange.host, 'the local service failed');
+    exchange.status = page.status;
+    socket.end(rawResponse(page));
+    finish();
+  });
+  tunnel.on('close', () => {
+    if (!socket.destroyed) socket.end();
+  });
+}

@@ -1,0 +1,82 @@
+#!/usr/bin/env node
+import { pino } from 'pino';
+import { SVC_VERSION } from '@svcrouter/protocol';
+import { runAccountCommand } from './cli/account-command.js';
+import { printWelcome } from './cli/welcome.js';
+import { loadConfig, type ServerConfig } from './config.js';
+import { startServer } from './server.js';
+
+// Composition root: the only module that reads process.env, parses argv and owns signals.
+
+const USAGE = `Usage:
+  svc-server start                                              edge + REST API + dashboard
+  svc-server account create --email E [--name N] [--plan free|pro]  create an account, print its token once
+  svc-server account plan --email E --plan free|pro             change an account's plan
+  svc-server version                                            print the version
+
+Configuration is read from SVC_* environment variables; see the README.`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command = 'start', ...rest] = argv;
+  if (command === 'version' || command === '--version') {
+    process.stdout.write(`svc-server ${SVC_VERSION}\n`);
+    return 0;
+  }
+  if (command === 'help' || command === '--help' || command === '-h') {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  let config: ServerConfig;
+  try {
+    config = loadConfig(process.env);
+  } catch (error) {
+    process.stderr.write(`svc-server: ${(error as Error).message}\n`);
+    return 2;
+  }
+  if (command === 'account') return runAccountCommand(rest, config, process.stdout, process.stderr);
+  if (command !== 'start') {
+    process.stderr.write(`${USAGE}\n`);
+    return 2;
+  }
+  return start(config);
+}
+
+async function start(config: ServerConfig): Promise<number> {
+  // Logs go to stderr as JSON; stdout is for what a person reads (URLs, the first token).
+  const log = pino(
+    {
+      level: config.logLevel,
+      base: { service: 'svc-server' },
+      redact: { paths: ['authorization', '*.authorization', 'headers.authorization', 'token', '*.token'], censor: '[redacted]' },
+    },
+    pino.destination(2),
+  );
+  let server;
+  try {
+    server = await startServer(config, log);
+  } catch (error) {
+    const err = error as NodeJS.ErrnoException;
+    const hint = err.code === 'EADDRINUSE' ? ' (is another svc-server running? set SVC_HTTP_PORT / SVC_HTTPS_PORT)' : '';
+    process.stderr.write(`svc-server: cannot start: ${err.message}${hint}\n`);
+    return 1;
+  }
+  await printWelcome(server, config, process.stdout);
+  return new Promise<number>((resolve) => {
+    const stop = (signal: string): void => {
+      log.info({ signal }, 'shutting down');
+      server.close().then(
+        () => resolve(0),
+        (error: unknown) => {
+          log.error({ err: error }, 'shutdown failed');
+          resolve(1);
+        },
+      );
+    };
+    process.once('SIGINT', () => stop('SIGINT'));
+    process.once('SIGTERM', () => stop('SIGTERM'));
+  });
+}
+
+const code = await main(process.argv.slice(2));
+process.exitCode = code;
+setImmediate(() => process.exit(code)).unref();

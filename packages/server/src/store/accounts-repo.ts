@@ -1,0 +1,62 @@
+import type { Kysely } from 'kysely';
+import { newId } from './ids.js';
+import { accountFromRow } from './rows.js';
+import type { Database } from './schema.js';
+import type { AccountRepo } from './store.js';
+import { isUniqueViolation, StoreConflictError } from './store-conflict-error.js';
+
+/** The accounts repo over a Kysely database (either engine). */
+export function createAccountRepo(db: Kysely<Database>, now: () => number): AccountRepo {
+  return {
+    async create(input) {
+      const row = {
+        id: newId('acc'),
+        email: input.email.toLowerCase(),
+        name: input.name,
+        plan: input.plan,
+        created_at: now(),
+      };
+      // Insert and catch the unique violation rather than check first: a
+      // check-then-insert would race with a second process doing the same.
+      try {
+        await db.insertInto('accounts').values(row).execute();
+      } catch (err) {
+        if (isUniqueViolation(err)) throw new StoreConflictError(`an account with email ${row.email} already exists`);
+        throw err;
+      }
+      return accountFromRow(row);
+    },
+
+    async byId(id) {
+      const row = await db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
+      return row && accountFromRow(row);
+    },
+
+    async byEmail(email) {
+      const row = await db
+        .selectFrom('accounts')
+        .selectAll()
+        .where('email', '=', email.toLowerCase())
+        .executeTakeFirst();
+      return row && accountFromRow(row);
+    },
+
+    async setPlan(id, plan) {
+      const row = await db
+        .updateTable('accounts')
+        .set({ plan })
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirst();
+      return row && accountFromRow(row);
+    },
+
+    async count() {
+      const row = await db
+        .selectFrom('accounts')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow();
+      return Number(row.n);
+    },
+  };
+}

@@ -1,0 +1,138 @@
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, PostgresDialect, sql, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import { createAccountRepo } from './accounts-repo.js';
+import { createKeyRepo } from './keys-repo.js';
+import { migrateToLatest } from './migrations.js';
+import type { Database } from './schema.js';
+import type { Store } from './store.js';
+import { createTunnelRepo } from './tunnels-repo.js';
+
+// This is the only file that knows which engine is in use; everything it
+// runs beyond plain Kysely queries (pragmas, BEGIN IMMEDIATE, type parsers)
+// is engine-specific on purpose.
+
+/** Name of the SQLite database file inside the data dir. */
+export const SQLITE_FILE = 'svc.sqlite';
+/** How long a SQLite statement waits for another process's write lock. */
+const SQLITE_BUSY_TIMEOUT_MS = 5000;
+/** Pause between attempts to switch a contended fresh file to WAL. */
+const WAL_RETRY_MS = 20;
+/** Connections per process to PostgreSQL. */
+const PG_POOL_MAX = 10;
+
+export interface OpenStoreOptions {
+  /** `postgres://` or `postgresql://` selects PostgreSQL; anything else (or unset) selects SQLite. */
+  databaseUrl?: string | undefined;
+  /** Holds `svc.sqlite` when SQLite is used; created if missing. */
+  dataDir: string;
+  /** Clock for createdAt/updatedAt; tests pass a ticking fake. Default Date.now. */
+  now?: () => number;
+  /** Receives errors of idle PostgreSQL connections (the next query fails too). Default: ignored. */
+  onPoolError?: (err: Error) => void;
+}
+
+/** True for the URLs that select the PostgreSQL engine. */
+export function isPostgresUrl(url: string | undefined): url is string {
+  return url !== undefined && /^postgres(ql)?:\/\//i.test(url);
+}
+
+/** Opens the store (PostgreSQL or SQLite, per options) and applies pending migrations. */
+export async function openStore(opts: OpenStoreOptions): Promise<Store> {
+  const now = opts.now ?? Date.now;
+  const db = isPostgresUrl(opts.databaseUrl)
+    ? await openPostgres(opts.databaseUrl, opts.onPoolError ?? (() => {}))
+    : await openSqlite(opts.dataDir);
+  return {
+    accounts: createAccountRepo(db, now),
+    keys: createKeyRepo(db, now),
+    tunnels: createTunnelRepo(db, now),
+    close: () => db.destroy(),
+  };
+}
+
+async function openSqlite(dataDir: string): Promise<Kysely<Database>> {
+  await mkdir(dataDir, { recursive: true });
+  const raw = new BetterSqlite3(join(dataDir, SQLITE_FILE), { timeout: SQLITE_BUSY_TIMEOUT_MS });
+  let db: Kysely<Database> | undefined;
+  try {
+    // busy_timeout first: the pragmas below may already contend with another process.
+    raw.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
+    // WAL lets the running server and `svc-server account create` read and
+    // write the same file at once; NORMAL sync is durable at checkpoints and
+    // is the recommended pairing with WAL.
+    await enableWal(raw);
+    raw.pragma('synchronous = NORMAL');
+    raw.pragma('foreign_keys = ON');
+    db = new Kysely<Database>({ dialect: new SqliteDialect({ database: raw }) });
+    // Kysely runs SQLite migrations outside any transaction (its adapter
+    // claims no transactional DDL), so two processes opening a fresh file
+    // would both run 001. BEGIN IMMEDIATE takes the write lock up front,
+    // waiting up to busy_timeout; the later process then finds 001 recorded.
+    // Kysely's SQLite driver uses this same single connection, so the
+    // migrator's statements run inside this transaction.
+    raw.exec('BEGIN IMMEDIATE');
+    try {
+      await migrateToLatest(db);
+      raw.exec('COMMIT');
+    } finally {
+      if (raw.inTransaction) raw.exec('ROLLBACK');
+    }
+    return db;
+  } catch (err) {
+    if (db) await db.destroy();
+    else raw.close();
+    throw err;
+  }
+}
+
+// Switching a fresh file to WAL upgrades a read lock to a write lock. When
+// two processes do that at once SQLite answers SQLITE_BUSY at once instead of
+// calling the busy handler (waiting could deadlock), so retry here, for as
+// long as busy_timeout would have waited. Once the file is in WAL mode (the
+// mode is persistent) the pragma is a no-op and never contends.
+async function enableWal(raw: BetterSqlite3.Database): Promise<void> {
+  const deadline = Date.now() + SQLITE_BUSY_TIMEOUT_MS;
+  for (;;) {
+    let mode: unknown;
+    try {
+      mode = raw.pragma('journal_mode = WAL', { simple: true });
+    } catch (err) {
+      const busy = err instanceof BetterSqlite3.SqliteError && err.code === 'SQLITE_BUSY';
+      if (!busy || Date.now() >= deadline) throw err;
+      await delay(WAL_RETRY_MS);
+      continue;
+    }
+    // Some filesystems (network mounts) cannot do WAL; two processes would then block each other.
+    if (mode !== 'wal') throw new Error(`SQLite could not switch to WAL mode (journal_mode is ${String(mode)})`);
+    return;
+  }
+}
+
+async function openPostgres(url: string, onPoolError: (err: Error) => void): Promise<Kysely<Database>> {
+  // pg returns int8 (bigint, our ms timestamps and counts) as strings by
+  // default. Every value we store stays far below 2^53, so Number is exact.
+  // The parser is process-wide; nothing else in the server relies on strings.
+  pg.types.setTypeParser(pg.types.builtins.INT8, (v: string) => Number(v));
+  const pool = new pg.Pool({ connectionString: url, max: PG_POOL_MAX });
+  // Without a listener, an idle connection dropped by the server would crash the process.
+  pool.on('error', onPoolError);
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  try {
+    // Tables go to the first schema of the search_path (`public` unless the
+    // URL says otherwise, e.g. `?options=-c search_path=svc`).
+    const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db);
+    const schema = rows[0]?.schema;
+    if (!schema) throw new Error('PostgreSQL has no current schema: the search_path names no existing schema');
+    // Kysely's PostgreSQL adapter holds an advisory lock while migrating, so
+    // several nodes starting together apply each migration once.
+    await migrateToLatest(db, schema);
+    return db;
+  } catch (err) {
+    await db.destroy();
+    throw err;
+  }
+}

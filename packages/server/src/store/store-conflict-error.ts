@@ -1,0 +1,18 @@
+/** Thrown when a write would break a uniqueness rule (email taken, hostname online elsewhere). */
+export class StoreConflictError extends Error {
+  readonly code = 'STORE_CONFLICT';
+
+  constructor(message: string) {
+    super(message);
+    this.name = 'StoreConflictError';
+  }
+}
+
+// better-sqlite3 reports SQLITE_CONSTRAINT_UNIQUE / _PRIMARYKEY; pg reports SQLSTATE 23505.
+const UNIQUE_CODES = new Set(['SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY', '23505']);
+
+/** True when a driver error is a unique-constraint violation, on either engine. */
+export function isUniqueViolation(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null || !('code' in err)) return false;
+  return typeof err.code === 'string' && UNIQUE_CODES.has(err.code);
+}

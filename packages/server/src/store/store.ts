@@ -1,0 +1,124 @@
+// The store's public contract. Every method is async and returns plain
+// objects; "not found" is `undefined`, never an exception. Only broken
+// invariants (a duplicate email, a hostname held online by someone else)
+// throw, as StoreConflictError.
+
+/** Plan names, as stored in accounts.plan. */
+export const PLANS = ['free', 'pro'] as const;
+export type Plan = (typeof PLANS)[number];
+
+/** Tunnel status values, as stored in tunnels.status. */
+export type TunnelStatus = 'online' | 'offline';
+
+export interface Account {
+  id: string;
+  /** Stored lower-cased, so lookups are case-insensitive. */
+  email: string;
+  name: string;
+  plan: Plan;
+  createdAt: number;
+}
+
+export interface KeyRecord {
+  id: string;
+  accountId: string;
+  description: string;
+  /** First characters of the token, shown in listings. */
+  prefix: string;
+  /** sha256 hex of the token; the token itself is never stored. */
+  tokenHash: string;
+  createdAt: number;
+  lastUsedAt: number | undefined;
+  revokedAt: number | undefined;
+}
+
+export interface Tunnel {
+  id: string;
+  accountId: string;
+  /** Stored lower-cased. */
+  hostname: string;
+  status: TunnelStatus;
+  /** The agent asked for this name (SVC_SUBDOMAIN / SVC_DOMAIN) rather than a random one. */
+  pinned: boolean;
+  localAddr: string;
+  agentVersion: string;
+  agentIp: string;
+  /** The edge node holding the agent session. */
+  nodeId: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface NewAccount {
+  email: string;
+  name: string;
+  plan: Plan;
+}
+
+export interface NewKey {
+  accountId: string;
+  description: string;
+  prefix: string;
+  tokenHash: string;
+}
+
+export interface TunnelBinding {
+  accountId: string;
+  hostname: string;
+  pinned: boolean;
+  localAddr: string;
+  agentVersion: string;
+  agentIp: string;
+  nodeId: string;
+}
+
+export interface AccountRepo {
+  /** Creates an account; throws StoreConflictError when the email is taken. */
+  create(input: NewAccount): Promise<Account>;
+  byId(id: string): Promise<Account | undefined>;
+  byEmail(email: string): Promise<Account | undefined>;
+  /** Changes the plan; undefined when there is no such account. */
+  setPlan(id: string, plan: Plan): Promise<Account | undefined>;
+  count(): Promise<number>;
+}
+
+export interface KeyRepo {
+  insert(input: NewKey): Promise<KeyRecord>;
+  /** Finds a key by token hash, revoked or not (the caller decides). */
+  byTokenHash(tokenHash: string): Promise<KeyRecord | undefined>;
+  /** Non-revoked keys of the account, newest first. */
+  listForAccount(accountId: string): Promise<KeyRecord[]>;
+  /** Revokes one of the account's own keys; false when not found, another account's, or already revoked. */
+  revoke(accountId: string, id: string): Promise<boolean>;
+  countActive(accountId: string): Promise<number>;
+  /** Records a use of the key; never moves lastUsedAt backwards. */
+  touch(id: string, atMs: number): Promise<void>;
+}
+
+export interface TunnelRepo {
+  /**
+   * Marks the hostname online for the account. Same account: the row (and its
+   * id) is reused. Another account's offline row is taken over (deleted, fresh
+   * row). Another account's online row: StoreConflictError.
+   */
+  upsertOnline(input: TunnelBinding): Promise<Tunnel>;
+  setOffline(id: string): Promise<void>;
+  /** Account-scoped: another account's tunnel is undefined. */
+  byId(accountId: string, id: string): Promise<Tunnel | undefined>;
+  byHostname(hostname: string): Promise<Tunnel | undefined>;
+  /** All the account's tunnels, newest first. */
+  listForAccount(accountId: string): Promise<Tunnel[]>;
+  /** Deletes one of the account's tunnels and returns it; undefined when not found or not theirs. */
+  delete(accountId: string, id: string): Promise<Tunnel | undefined>;
+  countOnline(accountId: string): Promise<number>;
+  /** At node start: rows a crashed process left online become offline. Returns how many. */
+  markAllOfflineForNode(nodeId: string): Promise<number>;
+}
+
+export interface Store {
+  accounts: AccountRepo;
+  keys: KeyRepo;
+  tunnels: TunnelRepo;
+  /** Closes the database connection(s); the store is unusable afterwards. */
+  close(): Promise<void>;
+}

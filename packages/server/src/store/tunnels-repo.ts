@@ -1,0 +1,134 @@
+import type { Kysely } from 'kysely';
+import { newId } from './ids.js';
+import { tunnelFromRow } from './rows.js';
+import type { Database } from './schema.js';
+import type { Tunnel, TunnelBinding, TunnelRepo } from './store.js';
+import { isUniqueViolation, StoreConflictError } from './store-conflict-error.js';
+
+// upsertOnline retries when it loses a race for a hostname (a concurrent
+// insert or takeover between its statements). Each retry re-reads the truth,
+// so a small bound is enough; exceeding it means sustained contention.
+const UPSERT_ATTEMPTS = 5;
+
+/** The tunnels repo over a Kysely database (either engine). */
+export function createTunnelRepo(db: Kysely<Database>, now: () => number): TunnelRepo {
+  async function byHostname(hostname: string): Promise<Tunnel | undefined> {
+    const row = await db
+      .selectFrom('tunnels')
+      .selectAll()
+      .where('hostname', '=', hostname.toLowerCase())
+      .executeTakeFirst();
+    return row && tunnelFromRow(row);
+  }
+
+  // Built from single atomic statements instead of a transaction: each
+  // statement is safe on its own under concurrency (SQLite WAL with a second
+  // process, or several PostgreSQL nodes), and the unique index on hostname
+  // is the final arbiter.
+  async function upsertOnline(input: TunnelBinding): Promise<Tunnel> {
+    const hostname = input.hostname.toLowerCase();
+    for (let attempt = 0; attempt < UPSERT_ATTEMPTS; attempt++) {
+      const at = now();
+      const fields = {
+        status: 'online',
+        pinned: input.pinned ? 1 : 0,
+        local_addr: input.localAddr,
+        agent_version: input.agentVersion,
+        agent_ip: input.agentIp,
+        node_id: input.nodeId,
+        updated_at: at,
+      };
+      // 1. The account already has this hostname: keep its id so API links stay valid.
+      const reused = await db
+        .updateTable('tunnels')
+        .set(fields)
+        .where('hostname', '=', hostname)
+        .where('account_id', '=', input.accountId)
+        .returningAll()
+        .executeTakeFirst();
+      if (reused) return tunnelFromRow(reused);
+
+      // 2. Another account left the name offline: it is free to take.
+      await db
+        .deleteFrom('tunnels')
+        .where('hostname', '=', hostname)
+        .where('account_id', '<>', input.accountId)
+        .where('status', '=', 'offline')
+        .execute();
+
+      // 3. Claim it. A unique violation means someone holds it (or just took it).
+      const row = { id: newId('tun'), account_id: input.accountId, hostname, created_at: at, ...fields };
+      try {
+        await db.insertInto('tunnels').values(row).execute();
+        return tunnelFromRow(row);
+      } catch (err) {
+        if (!isUniqueViolation(err)) throw err;
+      }
+      const holder = await byHostname(hostname);
+      if (holder && holder.accountId !== input.accountId && holder.status === 'online') {
+        throw new StoreConflictError(`hostname ${hostname} is online for another account`);
+      }
+    }
+    throw new StoreConflictError(`hostname ${hostname} is contended; gave up after ${UPSERT_ATTEMPTS} attempts`);
+  }
+
+  return {
+    upsertOnline,
+    byHostname,
+
+    async setOffline(id) {
+      await db.updateTable('tunnels').set({ status: 'offline', updated_at: now() }).where('id', '=', id).execute();
+    },
+
+    async byId(accountId, id) {
+      const row = await db
+        .selectFrom('tunnels')
+        .selectAll()
+        .where('id', '=', id)
+        .where('account_id', '=', accountId)
+        .executeTakeFirst();
+      return row && tunnelFromRow(row);
+    },
+
+    async listForAccount(accountId) {
+      const rows = await db
+        .selectFrom('tunnels')
+        .selectAll()
+        .where('account_id', '=', accountId)
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .execute();
+      return rows.map(tunnelFromRow);
+    },
+
+    async delete(accountId, id) {
+      const row = await db
+        .deleteFrom('tunnels')
+        .where('id', '=', id)
+        .where('account_id', '=', accountId)
+        .returningAll()
+        .executeTakeFirst();
+      return row && tunnelFromRow(row);
+    },
+
+    async countOnline(accountId) {
+      const row = await db
+        .selectFrom('tunnels')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('account_id', '=', accountId)
+        .where('status', '=', 'online')
+        .executeTakeFirstOrThrow();
+      return Number(row.n);
+    },
+
+    async markAllOfflineForNode(nodeId) {
+      const result = await db
+        .updateTable('tunnels')
+        .set({ status: 'offline', updated_at: now() })
+        .where('node_id', '=', nodeId)
+        .where('status', '=', 'online')
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
+  };
+}

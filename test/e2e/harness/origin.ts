@@ -1,0 +1,135 @@
+import { createHash } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer } from 'ws';
+
+/** A real local service for the agent to forward to. */
+export interface TestOrigin {
+  port: number;
+  url: string;
+  /** Requests seen, in order (method, url, headers). */
+  seen: Array<{ method: string; url: string; headers: http.IncomingHttpHeaders; rawHeaders: string[] }>;
+  /** Resolvers for SSE tests: the origin waits for the test before each event. */
+  sse: { next(): void; connected: Promise<void> };
+  close(): Promise<void>;
+}
+
+/** Deterministic byte stream: block i is sha256(seed:i), so both ends can hash without storing. */
+export function patternBlock(index: number): Buffer {
+  return createHash('sha256').update(`svc-e2e:${index}`).digest();
+}
+
+/**
+ * Starts an origin on 127.0.0.1:0 with the routes the e2e tests use:
+ * - `/echo`: JSON of method, url, headers and the sha256 + length of the body;
+ * - `/bytes?n=N`: N bytes of a deterministic pattern, streamed with backpressure;
+ * - `/upload`: consumes the body, answers its sha256 and length;
+ * - `/sse`: server-sent events, one per `sse.next()` call, then ends after `?count=` events;
+ * - `/status/<code>`: that status with a short body;
+ * - `/ws`: WebSocket echo (`ws` library); any other upgrade gets 426.
+ */
+export async function startOrigin(): Promise<TestOrigin> {
+  const seen: TestOrigin['seen'] = [];
+  let releaseEvent: (() => void) | undefined;
+  let markConnected: () => void = () => undefined;
+  const connected = new Promise<void>((resolve) => (markConnected = resolve));
+  const pendingNext: number[] = [];
+  const server = http.createServer((req, res) => {
+    seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, rawHeaders: req.rawHeaders });
+    const url = new URL(req.url ?? '/', 'http://origin');
+    if (url.pathname === '/echo' || url.pathname === '/upload') {
+      const hash = createHash('sha256');
+      let length = 0;
+      req.on('data', (chunk: Buffer) => {
+        hash.update(chunk);
+        length += chunk.length;
+      });
+      req.on('end', () => {
+        const body = JSON.stringify({
+          method: req.method,
+          url: req.url,
+          headers: req.headers,
+          rawHeaders: req.rawHeaders,
+          bodySha256: hash.digest('hex'),
+          bodyLength: length,
+        });
+        res.writeHead(200, { 'content-type': 'application/json', 'x-origin': 'yes', 'set-cookie': ['a=1', 'b=2'] });
+        res.end(body);
+      });
+      return;
+    }
+    if (url.pathname === '/bytes') {
+      const total = Number(url.searchParams.get('n') ?? '0');
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(total) });
+      let sent = 0;
+      let block = 0;
+      const pump = (): void => {
+        while (sent < total) {
+          const chunk = Buffer.concat(Array.from({ length: 2048 }, () => patternBlock(block++)));
+          const piece = chunk.subarray(0, Math.min(chunk.length, total - sent));
+          sent += piece.length;
+          if (!res.write(piece)) return void res.once('drain', pump);
+        }
+        res.end();
+      };
+      pump();
+      return;
+    }
+    if (url.pathname === '/sse') {
+      const count = Number(url.searchParams.get('count') ?? '3');
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      res.flushHeaders();
+      let sent = 0;
+      const send = (): void => {
+        res.write(`data: event ${sent}\n\n`);
+        sent++;
+        if (sent >= count) res.end();
+      };
+      releaseEvent = send;
+      markConnected();
+      while (pendingNext.length > 0 && sent < count) {
+        pendingNext.pop();
+        send();
+      }
+      return;
+    }
+    const status = url.pathname.match(/^\/status\/(\d{3})$/);
+    if (status) {
+      res.writeHead(Number(status[1]), { 'content-type': 'text/plain' });
+      res.end(`status ${status[1]}`);
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end('hello from origin');
+  });
+  const wss = new WebSocketServer({ noServer: true });
+  server.on('upgrade', (req, socket, head) => {
+    if ((req.headers.upgrade ?? '').toLowerCase() !== 'websocket') {
+      socket.end('HTTP/1.1 426 Upgrade Required\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      ws.on('message', (data, isBinary) => ws.send(data, { binary: isBinary }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    port,
+    url: `http://127.0.0.1:${port}`,
+    seen,
+    sse: {
+      next() {
+        if (releaseEvent) releaseEvent();
+        else pendingNext.push(1);
+      },
+      connected,
+    },
+    async close() {
+      for (const client of wss.clients) client.terminate();
+      wss.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
