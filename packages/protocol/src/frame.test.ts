@@ -138,7 +138,7 @@ describe('FrameDecoder', () => {
     assert.equal(chunks.length, 1000);
     const decoded = decodeAll(chunks);
     assert.equal(decoded.length, 2);
-    assert.ok(decoded[0]!.payload.equals(payload));
+    assert.ok(decoded[0]!.payload.equals(payload), 'the 3 MiB payload survives');
     assert.equal(decoded[1]!.payload.toString(), 'tail');
     assert.equal(decoded[1]!.flags, FLAG_END);
   });

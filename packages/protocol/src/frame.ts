@@ -41,7 +41,11 @@ export const FLAG_END = 0x1;
 /** On PING: this is the answer. */
 export const FLAG_ACK = 0x2;
 
-/** One decoded frame. `payload` is a view into the read buffer; copy it to keep it past the callback. */
+/**
+ * One decoded frame. `payload` is a view into the chunk it arrived in (socket chunks are fresh
+ * buffers, never reused, so it may be kept; MuxStream pushes DATA payloads as they are).
+ * Keeping a small view pins its whole chunk; copy if you keep many small payloads for long.
+ */
 export interface Frame {
   type: number;
   flags: number;
@@ -133,6 +137,22 @@ export class FrameDecoder {
   /** Bytes of an incomplete frame held back, waiting for the rest. */
   get bufferedBytes(): number {
     return this.heldBytes;
+  }
+}
+
+/** Encodes JSON metadata as a frame payload (`undefined` travels as `null`); throws if it cannot fit a frame. */
+export function encodeJson(value: unknown): Buffer {
+  const payload = Buffer.from(JSON.stringify(value ?? null));
+  if (payload.length > MAX_FRAME_PAYLOAD) throw new ProtocolError(`JSON payload of ${payload.length} bytes exceeds the limit`);
+  return payload;
+}
+
+/** Decodes a JSON payload from the peer; malformed JSON is a ProtocolError. */
+export function decodeJson(payload: Buffer): unknown {
+  try {
+    return JSON.parse(payload.toString('utf8'));
+  } catch {
+    throw new ProtocolError('malformed JSON in frame');
   }
 }
 

@@ -106,16 +106,29 @@ for (const kind of TRANSPORTS) {
       await Promise.all([once(a, 'headers'), once(b, 'headers')]);
       // Nobody reads `a` while `b` moves its whole body.
       assert.equal(sha256(await collect(b)), sha256(bodies.b));
-      assert.ok(done.has('b'));
+      assert.ok(done.has('b'), 'the sibling writer finished');
       assert.ok(!done.has('a'), 'the writer of the paused stream is held back by its window');
-      assert.ok(a.readableLength <= INITIAL_STREAM_WINDOW);
-      assert.ok(a.receiveBuffered <= INITIAL_STREAM_WINDOW);
+      assert.ok(a.readableLength <= INITIAL_STREAM_WINDOW, 'paused readable buffer within the window');
+      assert.ok(a.receiveBuffered <= INITIAL_STREAM_WINDOW, 'paused stream accounting within the window');
       // Now `a` resumes and completes.
       assert.equal(sha256(await collect(a)), sha256(bodies.a));
       assert.deepEqual(failures, []);
       assert.equal(pair.dialer.streamCount, 0);
       assert.equal(pair.acceptor.streamCount, 0);
     });
+
+    for (const window of [7, 1024]) {
+      test(`a reader asking for more than the ${window}-byte window per read() still gets everything`, async () => {
+        const body = randomBytes(64 * 1024);
+        const pair = await muxPair(kind, { window, dialer: { onStream: serveBodies({ body }, new Set(), []) } });
+        pairs.push(pair);
+        const stream = pair.acceptor.open({ name: 'body' }, true);
+        await once(stream, 'headers');
+        // read(16 KiB) on a full 7-byte buffer returns null, then read() drains it without a _read call.
+        const { digest } = await slowRead(stream, window);
+        assert.equal(digest, sha256(body));
+      });
+    }
 
     for (const [window, size] of [
       [1024, 1 * MiB],

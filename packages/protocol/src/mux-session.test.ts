@@ -81,7 +81,7 @@ for (const kind of TRANSPORTS) {
       const streams = [...opened, ...accepted];
       await Promise.all([...streams.map(closed), once(pair.acceptorSocket, 'close'), once(pair.dialerSocket, 'close')]);
       for (const stream of streams) {
-        assert.ok(stream.errored instanceof StreamResetError);
+        assert.ok(stream.errored instanceof StreamResetError, 'stream failed with StreamResetError');
         assert.equal(stream.errored.code, 'SESSION_CLOSED');
       }
       assert.equal(closes.dialer.length, 1);
@@ -113,7 +113,7 @@ describe('heartbeat over tcp', () => {
     pair.acceptor.startHeartbeat(20, 60);
     pair.dialerSocket.pause(); // the agent stops reading, so it never answers a ping
     const [error] = (await once(pair.acceptor, 'close')) as [Error];
-    assert.ok(error instanceof ProtocolError);
+    assert.ok(error instanceof ProtocolError, 'heartbeat failure is a ProtocolError');
     assert.match(error.message, /heartbeat/);
   });
 
@@ -135,7 +135,7 @@ describe('heartbeat over tcp', () => {
     // Several timeouts' worth of answered pings.
     for (let i = 0; i < 8; i++) {
       const [rtt] = (await once(pair.acceptor, 'pong')) as [number];
-      assert.ok(rtt >= 0);
+      assert.ok(rtt >= 0, 'rtt is a duration');
     }
     assert.equal(pair.acceptor.isClosed, false);
     assert.equal(pair.dialer.isClosed, false);

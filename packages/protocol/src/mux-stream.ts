@@ -1,5 +1,5 @@
 import { Duplex } from 'node:stream';
-import { FLAG_END, FrameType, MAX_DATA_CHUNK } from './frame.js';
+import { FLAG_END, FrameType, MAX_DATA_CHUNK, encodeJson } from './frame.js';
 import { StreamResetError } from './errors.js';
 
 /** What a stream needs from its session; implemented by Mux. */
@@ -12,28 +12,44 @@ export interface StreamTransport {
   forget(stream: number): void;
 }
 
+/** Largest readable buffer a stream keeps before it stops asking for more (never above the window). */
+const READ_HIGH_WATER_MARK = 64 * 1024;
+
 /**
  * One multiplexed stream: a Duplex whose writes become DATA frames and whose reads come
  * from the peer's DATA frames.
  *
  * Flow control (per stream, credit based, as in HTTP/2 and yamux): the sender may have at
- * most `window` bytes unacknowledged; the receiver returns credit with WINDOW frames only
- * when its reader pulls (`_read`), so a slow consumer stops its own producer and never
- * anyone else's, and at most `window` bytes per stream sit in memory on the receiver.
+ * most `window` bytes unacknowledged. The receiver returns credit with WINDOW frames only
+ * for bytes its reader has actually taken out of the buffer, counted a tick after each
+ * `_read` and each `read()` that took bytes (at most one WINDOW frame per stream per tick).
+ * So a slow consumer stops its own producer and never anyone else's, and at most `window`
+ * bytes per stream sit in memory on the receiver.
+ *
+ * Errors: a reset by the peer, a session close and a flow-control violation destroy the
+ * stream with a StreamResetError, so `errored`, `finished()`, `pipeline()` and
+ * `once(stream, …)` all report the cause. Those errors never crash the process when nobody
+ * listens for 'error': the stream carries its own listener for them, because a stream can be
+ * dropped at any moment (an abort storm, a session that dies with hundreds of streams).
+ * Any other error passed to `destroy(error)` behaves as on every Node stream: unhandled, it
+ * is thrown. A local `reset()` is not an error for local listeners: 'close' without 'end'.
  */
 export class MuxStream extends Duplex {
   /** Open metadata sent with OPEN (the request head, for example). */
   readonly meta: unknown;
   /** The peer's HEADERS metadata, once received. */
   headers: unknown;
+  /** Code of the reset that ended the stream (ours or the peer's); undefined if it was not reset. */
+  resetCode: string | undefined;
   private sendWindow: number;
-  private recvAllowance: number;
-  private creditOwed = 0;
+  /** Bytes received and not yet returned as credit; never above `window`. */
+  private unacknowledged = 0;
+  private creditScheduled = false;
+  private headersSent = false;
   private localEnded = false;
   private remoteEnded = false;
   private closedOnWire = false;
   private resumeWrite: (() => void) | undefined;
-  private localResetCode: string | undefined;
 
   constructor(
     private readonly transport: StreamTransport,
@@ -41,19 +57,33 @@ export class MuxStream extends Duplex {
     meta: unknown,
     private readonly window: number,
   ) {
-    super({ allowHalfOpen: true, readableHighWaterMark: Math.min(window, 64 * 1024) });
+    // The high-water mark must not exceed the window, or a full buffer would never ask for more.
+    super({ allowHalfOpen: true, readableHighWaterMark: Math.min(window, READ_HIGH_WATER_MARK) });
     this.meta = meta;
     this.sendWindow = window;
-    this.recvAllowance = window;
+    // Errors the mux raises itself are safe to leave unhandled; any other keeps Node's default.
+    this.on('error', (error) => {
+      if (!(error instanceof StreamResetError) && this.listenerCount('error') === 1) throw error;
+    });
   }
 
-  /** Sends the reply head (HEADERS frame); with `end` the write side closes at once. */
+  /** Bytes received from the peer and not yet acknowledged with credit (at most the window). */
+  get receiveBuffered(): number {
+    return this.unacknowledged;
+  }
+
+  /** Bytes this side may still send before it must wait for credit. */
+  get sendCredit(): number {
+    return this.sendWindow;
+  }
+
+  /** Sends the reply head (HEADERS frame) once; with `end` the write side closes at once. */
   sendHeaders(meta: unknown, end = false): void {
-    if (this.localEnded || this.closedOnWire) return;
-    const payload = Buffer.from(JSON.stringify(meta));
-    this.transport.sendFrame(FrameType.HEADERS, end ? FLAG_END : 0, this.id, payload);
+    if (this.headersSent || this.localEnded || this.closedOnWire) return;
+    this.headersSent = true;
+    if (end) this.localEnded = true; // before end(): FLAG_END here replaces the END frame of _final
+    this.transport.sendFrame(FrameType.HEADERS, end ? FLAG_END : 0, this.id, encodeJson(meta));
     if (end) {
-      this.localEnded = true;
       this.end();
       this.settleIfDone();
     }
@@ -62,23 +92,28 @@ export class MuxStream extends Duplex {
   /** Aborts the stream on both sides with an error code (sent to the peer as RESET). */
   reset(code = 'CANCEL'): void {
     if (this.destroyed) return;
-    // A local reset is not an error for our own listeners: 'close' without 'end' says enough.
-    this.localResetCode = code;
+    this.resetCode = code;
     this.destroy();
   }
 
-  // ---- frames from the peer (called by Mux) ----
+  // ---- called by Mux ----
+
+  /** @internal The OPEN frame carried FLAG_END: nothing will be written on this side. */
+  endOnOpen(): void {
+    this.localEnded = true;
+    this.end();
+  }
 
   /** @internal */
   onData(payload: Buffer, flags: number): void {
     if (this.remoteEnded || this.closedOnWire) return;
     if (payload.length > 0) {
-      if (payload.length > this.recvAllowance) {
-        this.reset('FLOW_CONTROL');
+      if (payload.length > this.window - this.unacknowledged) {
+        this.resetCode = 'FLOW_CONTROL';
+        this.destroy(new StreamResetError('FLOW_CONTROL', false));
         return;
       }
-      this.recvAllowance -= payload.length;
-      this.creditOwed += payload.length;
+      this.unacknowledged += payload.length;
       this.push(payload);
     }
     if (flags & FLAG_END) this.onRemoteEnd();
@@ -86,7 +121,7 @@ export class MuxStream extends Duplex {
 
   /** @internal */
   onHeaders(meta: unknown, flags: number): void {
-    if (this.remoteEnded || this.closedOnWire) return;
+    if (this.remoteEnded || this.closedOnWire || this.headers !== undefined) return;
     this.headers = meta;
     this.emit('headers', meta);
     if (flags & FLAG_END) this.onRemoteEnd();
@@ -94,6 +129,7 @@ export class MuxStream extends Duplex {
 
   /** @internal */
   onWindow(increment: number): void {
+    if (this.closedOnWire) return;
     this.sendWindow += increment;
     const resume = this.resumeWrite;
     if (resume && this.sendWindow > 0) {
@@ -102,17 +138,18 @@ export class MuxStream extends Duplex {
     }
   }
 
-  /** @internal The peer aborted the stream: nothing more will flow either way. */
+  /** @internal The peer aborted the stream, or the session ended: nothing more will flow. */
   onReset(code: string): void {
     if (this.closedOnWire) return;
     this.closedOnWire = true;
+    this.resetCode = code;
     this.transport.forget(this.id);
     this.destroy(new StreamResetError(code, true));
   }
 
-  /** @internal The opening frame said it carries no body. */
+  /** @internal The peer will send no more bytes. */
   onRemoteEnd(): void {
-    if (this.remoteEnded) return;
+    if (this.remoteEnded || this.closedOnWire) return;
     this.remoteEnded = true;
     this.push(null);
     this.settleIfDone();
@@ -120,15 +157,21 @@ export class MuxStream extends Duplex {
 
   // ---- Duplex implementation ----
 
+  /**
+   * Every way of consuming a Readable (read(), flowing mode, pipe, async iteration) goes through
+   * read(). Credit must follow each read that took bytes, not only _read: while a _read is
+   * outstanding Readable does not call it again, so a reader that drains the buffer with plain
+   * read() calls would otherwise never return credit, and a stalled sender would wait forever.
+   */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the signature of Readable.read
+  override read(size?: number): any {
+    const chunk: unknown = super.read(size);
+    if (this.unacknowledged > this.readableLength) this.scheduleCredit();
+    return chunk;
+  }
+
   override _read(): void {
-    // Return credit only when the reader pulls: this is what bounds memory per stream.
-    if (this.creditOwed > 0 && !this.remoteEnded && !this.closedOnWire) {
-      const credit = Buffer.allocUnsafe(4);
-      credit.writeUInt32BE(this.creditOwed, 0);
-      this.recvAllowance += this.creditOwed;
-      this.creditOwed = 0;
-      this.transport.sendFrame(FrameType.WINDOW, 0, this.id, credit);
-    }
+    this.scheduleCredit();
   }
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
@@ -167,11 +210,33 @@ export class MuxStream extends Duplex {
       this.closedOnWire = true;
       this.transport.forget(this.id);
       if (!(this.localEnded && this.remoteEnded)) {
-        const code = this.localResetCode ?? (error instanceof StreamResetError ? error.code : 'CANCEL');
-        this.transport.sendFrame(FrameType.RESET, 0, this.id, Buffer.from(code));
+        this.resetCode ??= error instanceof StreamResetError ? error.code : 'CANCEL';
+        this.transport.sendFrame(FrameType.RESET, 0, this.id, Buffer.from(this.resetCode));
       }
     }
     callback(error);
+  }
+
+  /**
+   * Readable calls _read before it takes the bytes of the current read() out of the buffer,
+   * so the credit is counted a tick later, once they are gone.
+   */
+  private scheduleCredit(): void {
+    if (this.creditScheduled) return;
+    this.creditScheduled = true;
+    process.nextTick(() => this.returnCredit());
+  }
+
+  /** Returns credit for the bytes the reader has taken; bytes still buffered stay charged. */
+  private returnCredit(): void {
+    this.creditScheduled = false;
+    if (this.remoteEnded || this.closedOnWire) return;
+    const taken = this.unacknowledged - this.readableLength;
+    if (taken <= 0) return;
+    this.unacknowledged -= taken;
+    const credit = Buffer.allocUnsafe(4);
+    credit.writeUInt32BE(taken, 0);
+    this.transport.sendFrame(FrameType.WINDOW, 0, this.id, credit);
   }
 
   /** Once both directions have ended on the wire, the session can drop the stream id. */

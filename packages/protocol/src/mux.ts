@@ -8,8 +8,10 @@ import {
   FrameType,
   FRAME_HEADER_BYTES,
   ProtocolError,
+  decodeJson,
   encodeFrame,
   encodeHeader,
+  encodeJson,
   type Frame,
 } from './frame.js';
 import { MuxStream, type StreamTransport } from './mux-stream.js';
@@ -18,15 +20,24 @@ import { MuxStream, type StreamTransport } from './mux-stream.js';
 export const INITIAL_STREAM_WINDOW = 1024 * 1024;
 /** Payloads up to this size are copied into the header buffer: one write instead of two. */
 const COALESCE_BELOW = 4096;
+/** Largest stream id; a session that has used them all must be replaced. */
+const MAX_STREAM_ID = 0xffffffff;
 
 export interface MuxOptions {
   /** `dialer` opens odd stream ids (the agent), `acceptor` even ones (the edge). */
   role: 'dialer' | 'acceptor';
-  /** Per-stream window in bytes (default INITIAL_STREAM_WINDOW). Both sides must agree. */
+  /**
+   * Per-stream window in bytes, 1 to 2^31-1 (default INITIAL_STREAM_WINDOW). It is not
+   * negotiated on the wire: both sides must use the same value, or the larger side's sends
+   * get its streams reset with FLOW_CONTROL.
+   */
   window?: number;
-  /** Called for every stream the peer opens; absent means the peer may not open streams. */
+  /**
+   * Called for every stream the peer opens; absent means the peer may not open streams
+   * (they are reset with REFUSED). An exception thrown here ends the session with it.
+   */
   onStream?: (stream: MuxStream) => void;
-  /** Called for every control message on stream 0. */
+  /** Called for every control message on stream 0, in order. An exception thrown here ends the session. */
   onControl?: (message: unknown) => void;
 }
 
@@ -37,13 +48,22 @@ export interface MuxOptions {
  * leave in one writev at the end of the tick, so a head, its body and its END cost one
  * syscall, and no write ever waits for a later tick to coalesce.
  *
- * Events: 'close' (error | undefined) once, after every stream has been destroyed.
+ * Events:
+ * - 'close' (error | undefined): once, after every open stream was destroyed with SESSION_CLOSED.
+ *   The error is set when the session failed (socket error, protocol violation, heartbeat).
+ * - 'goaway' (reason): the peer is closing the session in an orderly way.
+ * - 'pong' (rttMs): a heartbeat PING was answered.
+ *
+ * Frames are handled synchronously as they are decoded, so callbacks and stream listeners run
+ * inside the socket's 'data' handler; an exception thrown there ends the session with that error.
  */
 export class Mux extends EventEmitter implements StreamTransport {
   private readonly streams = new Map<number, MuxStream>();
   private readonly decoder: FrameDecoder;
   private readonly window: number;
   private nextStreamId: number;
+  /** Highest stream id the peer has opened; its ids only ever grow. */
+  private lastPeerStreamId = 0;
   private corked = false;
   private drainWaiters: Array<() => void> = [];
   private closed = false;
@@ -58,9 +78,13 @@ export class Mux extends EventEmitter implements StreamTransport {
   ) {
     super();
     this.window = options.window ?? INITIAL_STREAM_WINDOW;
+    if (!Number.isInteger(this.window) || this.window < 1 || this.window > 0x7fffffff) {
+      throw new RangeError(`window must be an integer from 1 to 2^31-1, got ${this.window}`);
+    }
     this.nextStreamId = options.role === 'dialer' ? 1 : 2;
     this.decoder = new FrameDecoder((frame) => this.onFrame(frame));
     socket.on('data', (chunk: Buffer) => {
+      if (this.closed) return;
       this.heardFromPeer = true;
       try {
         this.decoder.push(chunk);
@@ -84,21 +108,31 @@ export class Mux extends EventEmitter implements StreamTransport {
     return this.closed;
   }
 
-  /** Opens a stream carrying `meta` (JSON-serialisable); with `end`, no body follows. */
+  /** Per-stream flow-control window of this session, in bytes. */
+  get streamWindow(): number {
+    return this.window;
+  }
+
+  /**
+   * Opens a stream carrying `meta` (JSON-serialisable); with `end`, no body follows.
+   * Throws ProtocolError when the session is closed or its stream ids are used up.
+   */
   open(meta: unknown, end = false): MuxStream {
     if (this.closed) throw new ProtocolError('session is closed');
     const id = this.nextStreamId;
+    if (id > MAX_STREAM_ID) throw new ProtocolError('stream ids exhausted; open a new session');
+    const payload = encodeJson(meta);
     this.nextStreamId += 2;
     const stream = new MuxStream(this, id, meta, this.window);
     this.streams.set(id, stream);
-    this.sendFrame(FrameType.OPEN, end ? FLAG_END : 0, id, Buffer.from(JSON.stringify(meta)));
-    if (end) stream.end();
+    this.sendFrame(FrameType.OPEN, end ? FLAG_END : 0, id, payload);
+    if (end) stream.endOnOpen();
     return stream;
   }
 
-  /** Sends a control message on stream 0. */
+  /** Sends a control message on stream 0 (dropped once the session is closed). */
   sendControl(message: unknown): void {
-    this.sendFrame(FrameType.CONTROL, 0, 0, Buffer.from(JSON.stringify(message)));
+    this.sendFrame(FrameType.CONTROL, 0, 0, encodeJson(message));
   }
 
   /**
@@ -107,6 +141,8 @@ export class Mux extends EventEmitter implements StreamTransport {
    * is never killed for a ping stuck behind bulk data.
    */
   startHeartbeat(intervalMs: number, timeoutMs: number): void {
+    if (this.closed) return;
+    if (this.heartbeat) clearInterval(this.heartbeat);
     let silentMs = 0;
     this.heartbeat = setInterval(() => {
       silentMs = this.heardFromPeer ? 0 : silentMs + intervalMs;
@@ -180,6 +216,7 @@ export class Mux extends EventEmitter implements StreamTransport {
   // ---- incoming frames ----
 
   private onFrame(frame: Frame): void {
+    if (this.closed) return; // a callback closed the session while a chunk was being decoded
     if (frame.stream === 0) return this.onSessionFrame(frame);
     if (frame.type === FrameType.OPEN) return this.onOpen(frame);
     const stream = this.streams.get(frame.stream);
@@ -189,8 +226,9 @@ export class Mux extends EventEmitter implements StreamTransport {
       case FrameType.DATA:
         return stream.onData(frame.payload, frame.flags);
       case FrameType.HEADERS:
-        return stream.onHeaders(parseJson(frame.payload), frame.flags);
+        return stream.onHeaders(decodeJson(frame.payload), frame.flags);
       case FrameType.WINDOW:
+        if (frame.payload.length !== 4) throw new ProtocolError(`WINDOW frame of ${frame.payload.length} bytes`);
         return stream.onWindow(frame.payload.readUInt32BE(0));
       case FrameType.RESET:
         return stream.onReset(frame.payload.toString('utf8') || 'CANCEL');
@@ -201,12 +239,17 @@ export class Mux extends EventEmitter implements StreamTransport {
 
   private onSessionFrame(frame: Frame): void {
     switch (frame.type) {
-      case FrameType.CONTROL:
-        this.options.onControl?.(parseJson(frame.payload));
+      case FrameType.CONTROL: {
+        const message = decodeJson(frame.payload); // malformed JSON is fatal even without a handler
+        this.options.onControl?.(message);
         return;
+      }
       case FrameType.PING:
         if (frame.flags & FLAG_ACK) {
-          if (frame.payload.length === 8) this.lastPingRttMs = performance.now() - frame.payload.readDoubleBE(0);
+          if (frame.payload.length === 8) {
+            this.lastPingRttMs = performance.now() - frame.payload.readDoubleBE(0);
+            this.emit('pong', this.lastPingRttMs);
+          }
         } else {
           this.sendFrame(FrameType.PING, FLAG_ACK, 0, Buffer.from(frame.payload));
         }
@@ -221,17 +264,21 @@ export class Mux extends EventEmitter implements StreamTransport {
 
   private onOpen(frame: Frame): void {
     const peerParity = this.options.role === 'dialer' ? 0 : 1;
-    if (frame.stream % 2 !== peerParity || this.streams.has(frame.stream)) {
+    // Ids only grow, so a reused id (even of a stream already forgotten) is a peer bug.
+    if (frame.stream % 2 !== peerParity || frame.stream <= this.lastPeerStreamId) {
       throw new ProtocolError(`invalid stream id ${frame.stream} in OPEN`);
     }
+    this.lastPeerStreamId = frame.stream;
+    const meta = decodeJson(frame.payload);
     if (!this.options.onStream) {
       this.sendFrame(FrameType.RESET, 0, frame.stream, Buffer.from('REFUSED'));
       return;
     }
-    const stream = new MuxStream(this, frame.stream, parseJson(frame.payload), this.window);
+    const stream = new MuxStream(this, frame.stream, meta, this.window);
     this.streams.set(frame.stream, stream);
-    this.options.onStream(stream);
+    // End the read side before the handler runs, so a handler that resets at once sees a settled stream.
     if (frame.flags & FLAG_END) stream.onRemoteEnd();
+    this.options.onStream(stream);
   }
 
   private uncork(): void {
@@ -249,11 +296,3 @@ export class Mux extends EventEmitter implements StreamTransport {
 
 /** Header bytes on the wire per frame; exported for the benchmark's accounting. */
 export const FRAME_OVERHEAD = FRAME_HEADER_BYTES;
-
-function parseJson(payload: Buffer): unknown {
-  try {
-    return JSON.parse(payload.toString('utf8'));
-  } catch {
-    throw new ProtocolError('malformed JSON in frame');
-  }
-}

@@ -71,7 +71,7 @@ class ChunkingEnd extends Duplex {
   }
 
   override _writev(chunks: Array<{ chunk: Buffer }>, callback: (error?: Error | null) => void): void {
-    this._write(Buffer.concat(chunks.map((c) => c.chunk)), 'buffer', callback);
+    this._write(Buffer.concat(chunks.map((c) => c.chunk)), 'binary', callback);
   }
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
