@@ -13,5 +13,20 @@ export type {
   TunnelStatus,
 } from './store.js';
 export { PLANS } from './store.js';
+export type {
+  AcmeAccount,
+  AcmeAccountRepo,
+  CertificateRepo,
+  CertState,
+  Domain,
+  DomainRepo,
+  DomainState,
+  NewDomain,
+  StoredCertificate,
+} from './domain-records.js';
+export { CERT_STATES, DOMAIN_STATES } from './domain-records.js';
+export type { NewRequestRecord, RequestCursor, RequestQuery, RequestRecord, RequestRepo } from './request-records.js';
+export { MAX_REQUEST_PAGE } from './request-records.js';
+export type { DailyUsage, MonthTotal, UsageDelta, UsageRepo } from './usage-records.js';
 export { StoreConflictError } from './store-conflict-error.js';
 export { openStore, isPostgresUrl, SQLITE_FILE, type OpenStoreOptions } from './open-store.js';

@@ -63,6 +63,127 @@ const MIGRATIONS: readonly NamedMigration[] = [
       await db.schema.dropTable('accounts').execute();
     },
   },
+  {
+    // Inspector records and metered usage. No foreign keys to accounts on purpose: these
+    // rows are written in bulk off the request path, and one vanished account must not
+    // fail (and, for usage, endlessly retry) a whole batch. Deleting an account must
+    // delete its rows here explicitly.
+    name: '002_requests_and_usage',
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('requests')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('account_id', 'text', (c) => c.notNull())
+        // Null when the tunnel row is unknown; kept as plain text since tunnels get deleted.
+        .addColumn('tunnel_id', 'text')
+        .addColumn('timestamp', 'bigint', (c) => c.notNull())
+        .addColumn('method', 'text', (c) => c.notNull())
+        .addColumn('path', 'text', (c) => c.notNull())
+        .addColumn('status', 'integer', (c) => c.notNull())
+        .addColumn('duration_ms', 'bigint', (c) => c.notNull())
+        .addColumn('bytes', 'bigint', (c) => c.notNull())
+        .addColumn('ip', 'text', (c) => c.notNull())
+        .addColumn('user_agent', 'text', (c) => c.notNull())
+        .addColumn('proto', 'text', (c) => c.notNull())
+        .addColumn('host', 'text', (c) => c.notNull())
+        .execute();
+      // The listing (newest first, cursor on timestamp+id) and the per-account cap walk this index.
+      await db.schema
+        .createIndex('requests_account_time_idx')
+        .on('requests')
+        .columns(['account_id', 'timestamp desc', 'id desc'])
+        .execute();
+      // Retention by age deletes across accounts.
+      await db.schema.createIndex('requests_timestamp_idx').on('requests').column('timestamp').execute();
+
+      await db.schema
+        .createTable('usage_monthly')
+        .addColumn('account_id', 'text', (c) => c.notNull())
+        .addColumn('month', 'text', (c) => c.notNull())
+        .addColumn('bytes', 'bigint', (c) => c.notNull())
+        .addColumn('requests', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('usage_monthly_pk', ['account_id', 'month'])
+        .execute();
+      await db.schema
+        .createTable('usage_daily')
+        .addColumn('account_id', 'text', (c) => c.notNull())
+        .addColumn('day', 'text', (c) => c.notNull())
+        .addColumn('bytes', 'bigint', (c) => c.notNull())
+        .addColumn('requests', 'bigint', (c) => c.notNull())
+        .addColumn('peak_tunnels', 'integer', (c) => c.notNull())
+        .addPrimaryKeyConstraint('usage_daily_pk', ['account_id', 'day'])
+        .execute();
+      // Ids of applied usage flushes: a retried flush whose first commit did succeed is
+      // recognised and not applied twice. Pruned by age.
+      await db.schema
+        .createTable('usage_flushes')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('applied_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('usage_flushes_applied_at_idx').on('usage_flushes').column('applied_at').execute();
+    },
+    async down(db: Kysely<any>) {
+      await db.schema.dropTable('usage_flushes').execute();
+      await db.schema.dropTable('usage_daily').execute();
+      await db.schema.dropTable('usage_monthly').execute();
+      await db.schema.dropTable('requests').execute();
+    },
+  },
+  {
+    name: '003_domains_and_certificates',
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('domains')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
+        .addColumn('host', 'text', (c) => c.notNull())
+        .addColumn('state', 'text', (c) => c.notNull().check(sql`state in ('pending', 'verified')`))
+        .addColumn('txt_value', 'text', (c) => c.notNull())
+        .addColumn('verified_at', 'bigint')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('cert_state', 'text', (c) =>
+          c.notNull().defaultTo('none').check(sql`cert_state in ('none', 'pending', 'issued', 'failed')`),
+        )
+        .addColumn('cert_error', 'text')
+        .addColumn('cert_expires_at', 'bigint')
+        .execute();
+      // One row per host per account; other accounts may hold the host pending.
+      await db.schema.createIndex('domains_account_host_uq').on('domains').columns(['account_id', 'host']).unique().execute();
+      // A host is verified on at most one account. Both engines support partial
+      // unique indexes; the value is a literal because DDL takes no parameters.
+      await db.schema
+        .createIndex('domains_verified_host_uq')
+        .on('domains')
+        .column('host')
+        .unique()
+        .where(sql.ref('state'), '=', sql.lit('verified'))
+        .execute();
+      await db.schema.createIndex('domains_host_idx').on('domains').column('host').execute();
+
+      await db.schema
+        .createTable('certificates')
+        .addColumn('host', 'text', (c) => c.primaryKey())
+        .addColumn('cert_pem', 'text', (c) => c.notNull())
+        .addColumn('key_pem', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .addColumn('issued_at', 'bigint', (c) => c.notNull())
+        .execute();
+      // The renewal loop scans by expiry.
+      await db.schema.createIndex('certificates_expires_at_idx').on('certificates').column('expires_at').execute();
+
+      await db.schema
+        .createTable('acme_account')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('key_pem', 'text', (c) => c.notNull())
+        .addColumn('url', 'text')
+        .execute();
+    },
+    async down(db: Kysely<any>) {
+      await db.schema.dropTable('acme_account').execute();
+      await db.schema.dropTable('certificates').execute();
+      await db.schema.dropTable('domains').execute();
+    },
+  },
 ];
 
 /**

@@ -10,6 +10,10 @@ import { migrateToLatest } from './migrations.js';
 import type { Database } from './schema.js';
 import type { Store } from './store.js';
 import { createTunnelRepo } from './tunnels-repo.js';
+import { createRequestRepo } from './requests-repo.js';
+import { createUsageRepo } from './usage-repo.js';
+import { createAcmeAccountRepo, createCertificateRepo } from './certificates-repo.js';
+import { createDomainRepo } from './domains-repo.js';
 
 // This is the only file that knows which engine is in use; everything it
 // runs beyond plain Kysely queries (pragmas, BEGIN IMMEDIATE, type parsers)
@@ -50,6 +54,11 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
     accounts: createAccountRepo(db, now),
     keys: createKeyRepo(db, now),
     tunnels: createTunnelRepo(db, now),
+    requests: createRequestRepo(db),
+    usage: createUsageRepo(db, now),
+    domains: createDomainRepo(db, now),
+    certificates: createCertificateRepo(db),
+    acme: createAcmeAccountRepo(db),
     close: () => db.destroy(),
   };
 }

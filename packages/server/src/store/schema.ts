@@ -38,9 +38,89 @@ export interface TunnelsTable {
   updated_at: number;
 }
 
+/** domains: custom domains; a host may be pending on several accounts, verified on at most one. */
+export interface DomainsTable {
+  id: string;
+  account_id: string;
+  host: string;
+  state: string;
+  txt_value: string;
+  verified_at: number | null;
+  created_at: number;
+  cert_state: string;
+  cert_error: string | null;
+  cert_expires_at: number | null;
+}
+
+/** certificates: ACME certificates by exact TLS servername, with their private keys. */
+export interface CertificatesTable {
+  host: string;
+  cert_pem: string;
+  key_pem: string;
+  expires_at: number;
+  issued_at: number;
+}
+
+/** acme_account: one ACME account key per directory URL. */
+export interface AcmeAccountTable {
+  id: string;
+  key_pem: string;
+  url: string | null;
+}
+
+/** requests: Traffic Inspector records, one per visitor request, written in batches. */
+export interface RequestsTable {
+  /** `req_<12 hex ms><16 hex random>`: sorts by time. */
+  id: string;
+  account_id: string;
+  tunnel_id: string | null;
+  /** When the request arrived, ms since the epoch. */
+  timestamp: number;
+  method: string;
+  path: string;
+  status: number;
+  duration_ms: number;
+  /** Response body bytes. */
+  bytes: number;
+  ip: string;
+  user_agent: string;
+  proto: string;
+  host: string;
+}
+
+/** usage_monthly: metered transfer per account and UTC calendar month (`YYYY-MM`). */
+export interface UsageMonthlyTable {
+  account_id: string;
+  month: string;
+  bytes: number;
+  requests: number;
+}
+
+/** usage_daily: daily rollup per account and UTC day (`YYYY-MM-DD`). */
+export interface UsageDailyTable {
+  account_id: string;
+  day: string;
+  bytes: number;
+  requests: number;
+  peak_tunnels: number;
+}
+
+/** usage_flushes: ids of applied usage flushes, so a retried flush is applied once. */
+export interface UsageFlushesTable {
+  id: string;
+  applied_at: number;
+}
+
 /** The Kysely database type: table name to row shape. */
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   tunnels: TunnelsTable;
+  requests: RequestsTable;
+  usage_monthly: UsageMonthlyTable;
+  usage_daily: UsageDailyTable;
+  usage_flushes: UsageFlushesTable;
+  domains: DomainsTable;
+  certificates: CertificatesTable;
+  acme_account: AcmeAccountTable;
 }

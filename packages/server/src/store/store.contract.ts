@@ -3,6 +3,9 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { Store, TunnelBinding } from './store.js';
 import { StoreConflictError } from './store-conflict-error.js';
+import { runDomainContract } from './domains.contract.js';
+import { runRequestsContract } from './requests.contract.js';
+import { runUsageContract } from './usage.contract.js';
 
 // One behaviour suite for every Store engine (SQLite, PostgreSQL). The suite
 // shares one store per run and keeps tests independent by giving every test
@@ -317,5 +320,9 @@ export function runStoreContract(name: string, open: (now: () => number) => Prom
         assert.ok(lost[0]?.status === 'rejected' && lost[0].reason instanceof StoreConflictError);
       });
     });
+
+    runDomainContract(() => store, () => newAccount());
+    runRequestsContract(() => store, () => newAccount());
+    runUsageContract(() => store, () => newAccount());
   });
 }

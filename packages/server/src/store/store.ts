@@ -3,6 +3,10 @@
 // invariants (a duplicate email, a hostname held online by someone else)
 // throw, as StoreConflictError.
 
+import type { AcmeAccountRepo, CertificateRepo, DomainRepo } from './domain-records.js';
+import type { RequestRepo } from './request-records.js';
+import type { UsageRepo } from './usage-records.js';
+
 /** Plan names, as stored in accounts.plan. */
 export const PLANS = ['free', 'pro'] as const;
 export type Plan = (typeof PLANS)[number];
@@ -119,6 +123,13 @@ export interface Store {
   accounts: AccountRepo;
   keys: KeyRepo;
   tunnels: TunnelRepo;
+  /** Traffic Inspector records. */
+  requests: RequestRepo;
+  /** Metered transfer: monthly totals and daily rollups. */
+  usage: UsageRepo;
+  domains: DomainRepo;
+  certificates: CertificateRepo;
+  acme: AcmeAccountRepo;
   /** Closes the database connection(s); the store is unusable afterwards. */
   close(): Promise<void>;
 }

@@ -1,0 +1,15 @@
+/** Custom domains: host validation, TXT ownership checks, DNS preflight and API views. */
+export { createDnsResolver, DNS_ATTEMPT_TIMEOUT_MS } from './dns-resolver.js';
+export { certificateView, domainView } from './domain-view.js';
+export { MAX_HOST_LENGTH, normalizeCustomHost, type HostCheck, type HostErrorCode } from './host.js';
+export {
+  parseEdgeTarget,
+  preflight,
+  type EdgeTarget,
+  type PreflightOptions,
+  type PreflightResolver,
+  type PreflightResult,
+} from './preflight.js';
+export { PROPAGATION_NOTE, txtFailureMessage, type TxtFailureCode } from './txt-messages.js';
+export { newTxtValue, TXT_RECORD_LABEL, TXT_VALUE_PREFIX, txtRecordName } from './txt-record.js';
+export { verifyTxt, type TxtCheck, type TxtResolver, type VerifyTxtOptions } from './txt-verify.js';

@@ -1,0 +1,66 @@
+// Traffic Inspector records as the store's contract shows them (the `requests` table).
+
+/** A captured visitor request, before it has an id. */
+export interface NewRequestRecord {
+  accountId: string;
+  /** The tunnel that served (or was offline for) the hostname; undefined when unknown. */
+  tunnelId: string | undefined;
+  /** When the request arrived at the edge, ms since the epoch. */
+  timestamp: number;
+  method: string;
+  path: string;
+  /** HTTP status returned to the visitor; 0 when none was (the visitor left first). */
+  status: number;
+  durationMs: number;
+  /** Response body bytes sent to the visitor. */
+  bytes: number;
+  ip: string;
+  userAgent: string;
+  /** HTTP protocol version of the request, e.g. `HTTP/1.1`. */
+  proto: string;
+  /** The hostname requested, lower-cased. */
+  host: string;
+}
+
+/** A stored inspector record. Ids sort by time: `req_<12 hex ms><16 hex random>`. */
+export interface RequestRecord extends NewRequestRecord {
+  id: string;
+}
+
+/** Position of the last record of a page; the next page holds strictly older records. */
+export interface RequestCursor {
+  timestamp: number;
+  id: string;
+}
+
+/** Filters of RequestRepo.list; all optional except `limit`. */
+export interface RequestQuery {
+  host?: string | undefined;
+  tunnelId?: string | undefined;
+  status?: number | undefined;
+  /** Upper-cased before comparing. */
+  method?: string | undefined;
+  /** Only records with timestamp >= since (ms). */
+  since?: number | undefined;
+  /** Only records with timestamp < until (ms). */
+  until?: number | undefined;
+  /** Page size; clamped to 1..MAX_REQUEST_PAGE. */
+  limit: number;
+  /** Only records strictly older than this cursor, in (timestamp, id) order. */
+  before?: RequestCursor | undefined;
+}
+
+/** Largest page RequestRepo.list returns. */
+export const MAX_REQUEST_PAGE = 1000;
+
+export interface RequestRepo {
+  /** Inserts the records in ONE transaction: all or none. Ids are assigned from each timestamp. */
+  insertBatch(records: readonly NewRequestRecord[]): Promise<void>;
+  /** The account's records matching the filters, newest first (timestamp desc, id desc). */
+  list(accountId: string, query: RequestQuery): Promise<RequestRecord[]>;
+  /**
+   * Deletes records with timestamp < olderThanMs (an absolute ms cutoff), then each
+   * account's oldest records beyond its newest maxPerAccount. Returns how many were deleted.
+   */
+  prune(options: { olderThanMs: number; maxPerAccount: number }): Promise<number>;
+}
