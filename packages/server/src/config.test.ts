@@ -29,6 +29,9 @@ describe('loadConfig defaults', () => {
       heartbeatMs: 2000,
       logLevel: 'info',
       nodeId: hostname(),
+      inspectorRetentionDays: 3,
+      inspectorMaxPerAccount: 100000,
+      usageFlushMs: 1000,
     });
   });
 
@@ -63,6 +66,9 @@ describe('loadConfig values', () => {
         SVC_HEARTBEAT_MS: '50',
         SVC_LOG_LEVEL: 'debug',
         SVC_NODE_ID: 'edge-1',
+        SVC_INSPECTOR_RETENTION_DAYS: '7',
+        SVC_INSPECTOR_MAX_PER_ACCOUNT: '500',
+        SVC_USAGE_FLUSH_MS: '250',
       },
       CWD,
     );
@@ -81,6 +87,9 @@ describe('loadConfig values', () => {
     assert.equal(c.heartbeatMs, 50);
     assert.equal(c.logLevel, 'debug');
     assert.equal(c.nodeId, 'edge-1');
+    assert.equal(c.inspectorRetentionDays, 7);
+    assert.equal(c.inspectorMaxPerAccount, 500);
+    assert.equal(c.usageFlushMs, 250);
   });
 
   it('merges SVC_PLANS over the defaults field by field', () => {
@@ -123,6 +132,9 @@ describe('loadConfig errors name the variable', () => {
     [{ SVC_HEARTBEAT_MS: '5' }, 'invalid SVC_HEARTBEAT_MS: expected an integer 10-600000'],
     [{ SVC_LOG_LEVEL: 'verbose' }, 'invalid SVC_LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent'],
     [{ SVC_NODE_ID: 'edge 1' }, 'invalid SVC_NODE_ID: expected 1-100 characters'],
+    [{ SVC_INSPECTOR_RETENTION_DAYS: '0' }, 'invalid SVC_INSPECTOR_RETENTION_DAYS: expected an integer 1-3650'],
+    [{ SVC_INSPECTOR_MAX_PER_ACCOUNT: '1e5' }, 'invalid SVC_INSPECTOR_MAX_PER_ACCOUNT: expected an integer 1-100000000'],
+    [{ SVC_USAGE_FLUSH_MS: '10' }, 'invalid SVC_USAGE_FLUSH_MS: expected an integer 100-60000'],
   ];
   for (const [env, message] of cases) {
     it(`${Object.entries(env)[0]?.join('=')} -> ${message}`, () => {

@@ -64,6 +64,12 @@ export interface ServerConfig {
   readonly logLevel: LogLevel;
   /** SVC_NODE_ID. Default the OS hostname. Names this edge node in the shared tunnel table; unique per node. */
   readonly nodeId: string;
+  /** SVC_INSPECTOR_RETENTION_DAYS. Default 3: captured requests older than this many days are deleted. */
+  readonly inspectorRetentionDays: number;
+  /** SVC_INSPECTOR_MAX_PER_ACCOUNT. Default 100000: newest captured requests kept per account. */
+  readonly inspectorMaxPerAccount: number;
+  /** SVC_USAGE_FLUSH_MS. Default 1000: how often metered usage is written; a crash loses at most about this much metering. */
+  readonly usageFlushMs: number;
 }
 
 /** Plan limits of SPEC §8, before SVC_PLANS overrides. */
@@ -83,6 +89,9 @@ export const DEFAULTS = Object.freeze({
   dnsServers: Object.freeze(['1.1.1.1', '8.8.8.8']),
   heartbeatMs: 2000,
   logLevel: 'info' as LogLevel,
+  inspectorRetentionDays: 3,
+  inspectorMaxPerAccount: 100_000,
+  usageFlushMs: 1000,
 });
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -207,6 +216,9 @@ const ENV_SCHEMA = z.object({
   SVC_HEARTBEAT_MS: envVar(DEFAULTS.heartbeatMs, integer(MIN_HEARTBEAT_MS, MAX_HEARTBEAT_MS)),
   SVC_LOG_LEVEL: envVar(DEFAULTS.logLevel, oneOf(LOG_LEVELS)),
   SVC_NODE_ID: envVar<string | undefined>(undefined, matching(NODE_ID_RE, '1-100 characters of A-Z a-z 0-9 . _ -')),
+  SVC_INSPECTOR_RETENTION_DAYS: envVar(DEFAULTS.inspectorRetentionDays, integer(1, 3650)),
+  SVC_INSPECTOR_MAX_PER_ACCOUNT: envVar(DEFAULTS.inspectorMaxPerAccount, integer(1, 100_000_000)),
+  SVC_USAGE_FLUSH_MS: envVar(DEFAULTS.usageFlushMs, integer(100, 60_000)),
 });
 
 /**
@@ -241,5 +253,8 @@ export function loadConfig(env: Record<string, string | undefined>, cwd: string 
     heartbeatMs: e.SVC_HEARTBEAT_MS,
     logLevel: e.SVC_LOG_LEVEL,
     nodeId: e.SVC_NODE_ID ?? osHostname(),
+    inspectorRetentionDays: e.SVC_INSPECTOR_RETENTION_DAYS,
+    inspectorMaxPerAccount: e.SVC_INSPECTOR_MAX_PER_ACCOUNT,
+    usageFlushMs: e.SVC_USAGE_FLUSH_MS,
   });
 }

@@ -1,12 +1,17 @@
 import { hostname as osHostname } from 'node:os';
 import type { Logger } from 'pino';
-import { createApi, coreRoutes, sendJson } from './api/index.js';
+import { controlPlaneRoutes, createApi, opsRoutes } from './api/index.js';
 import { readFile } from 'node:fs/promises';
 import { createBearerAuthenticator } from './auth/index.js';
 import { createSniResolver, loadOrCreateDevCa, type DevCa } from './certs/index.js';
 import type { ServerConfig } from './config.js';
 import { Edge, startListeners, type Exchange } from './edge/index.js';
+import { Inspector, type CapturedRequest } from './inspector/index.js';
+import { createMetrics, type Metrics } from './metrics/index.js';
 import { openStore, type Store } from './store/index.js';
+import { UsageMeter } from './usage/index.js';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** A running svc-server. */
 export interface RunningServer {
@@ -15,9 +20,15 @@ export interface RunningServer {
   store: Store;
   edge: Edge;
   devCa: DevCa | undefined;
+  /** Transfer metering and quotas (GET /v1/usage: usedBytes / loadUsedBytes). */
+  usage: UsageMeter;
+  /** Traffic Inspector write path; records are read back with store.requests.list. */
+  inspector: Inspector;
+  /** Prometheus metrics; `render()` is the body of GET /metrics. */
+  metrics: Metrics;
   /** Public URL of a tunnel hostname. */
   publicUrl(hostname: string): string;
-  /** Graceful stop: agents are told, listeners closed, the store flushed and closed. */
+  /** Graceful stop: agents are told, listeners closed, usage and inspector flushed, the store closed. */
   close(): Promise<void>;
 }
 
@@ -48,31 +59,76 @@ export async function startServer(config: ServerConfig, log: Logger, hooks: Serv
   });
 
   const authenticate = createBearerAuthenticator(store);
+  let edge: Edge;
+  const usage = new UsageMeter({
+    store,
+    log: log.child({ component: 'usage' }),
+    limitsFor: (plan) => config.plans[plan],
+    accountPlan: async (id) => (await store.accounts.byId(id))?.plan,
+    flushIntervalMs: config.usageFlushMs,
+    liveTunnels: () => tunnelsPerAccount(edge),
+  });
+  const inspector = new Inspector({
+    store,
+    log: log.child({ component: 'inspector' }),
+    retention: { maxAgeMs: config.inspectorRetentionDays * DAY_MS, maxPerAccount: config.inspectorMaxPerAccount },
+  });
+  const metrics = createMetrics({
+    liveSessions: () => edge.sessions.size,
+    liveTunnels: () => edge.router.size,
+    inspector: () => inspector.stats(),
+    usageFlushLagMs: () => usage.flushLagMs(),
+    openStreams: () => {
+      let open = 0;
+      for (const session of edge.sessions) open += session.mux.streamCount;
+      return open;
+    },
+  });
+  // Runs on the request path for every exchange on a tunnel hostname: only in-memory work.
+  const observe = (exchange: Exchange): void => {
+    if (exchange.binding) usage.countRequest(exchange.binding.accountId);
+    metrics.observe(exchange);
+    inspector.capture(inspectorRecord(exchange));
+    hooks.observe?.(exchange);
+  };
+  // Agent sign-in loads the account's plan limit and month total before any bind, so the
+  // Binder's quota check never meets a cold cache after a restart.
+  const authenticateAgent: typeof authenticate = async (authorization) => {
+    const identity = await authenticate(authorization);
+    if (identity) await usage.warm(identity.account.id);
+    return identity;
+  };
   let publicHttpsPort = config.publicHttpsPort ?? config.httpsPort;
   const publicUrl = (hostname: string): string =>
     `https://${hostname}${publicHttpsPort === 443 ? '' : `:${publicHttpsPort}`}`;
 
-  let edge: Edge;
   const api = createApi({
     authenticate,
     log,
-    routes: coreRoutes({
-      store,
-      publicUrl,
-      releaseTunnel: (id, reason) => edge.releaseTunnel(id, reason),
-      isLive: (id) => edge.router.byTunnelId(id) !== undefined,
-    }),
-    fallback(req, res, pathname) {
-      if (pathname === '/healthz') {
-        sendJson(res, 200, { status: 'ok' });
-        return true;
-      }
-      return false;
-    },
+    routes: [
+      ...controlPlaneRoutes({
+        store,
+        publicUrl,
+        releaseTunnel: (id, reason) => edge.releaseTunnel(id, reason),
+        isLive: (id) => edge.router.byTunnelId(id) !== undefined,
+        limitsFor: (plan) => config.plans[plan],
+        liveTunnels: (accountId) => edge.liveTunnels(accountId),
+        meter: { usedBytes: (accountId) => usage.loadUsedBytes(accountId) },
+        dropSessionsOfKey: (keyId, message) => edge.dropSessionsOfKey(keyId, message),
+        onRevoked: (event) => log.info(event, 'key revoked'),
+      }),
+      // Apex only, no token: tunnel hostnames never reach the API (see routes-ops.ts).
+      ...opsRoutes({
+        pingStore: () => store.accounts.byId('acc_readiness_probe'),
+        // Requests only arrive once the listeners are up; close() sets `closed` before closing them.
+        listening: () => !closed,
+        metrics,
+      }),
+    ],
   });
   edge = new Edge({
     store,
-    authenticate,
+    authenticate: authenticateAgent,
     heartbeatMs: config.heartbeatMs,
     log,
     sharedDomain: config.sharedDomain,
@@ -80,8 +136,15 @@ export async function startServer(config: ServerConfig, log: Logger, hooks: Serv
     publicUrl,
     limitsFor: (plan) => config.plans[plan],
     apex: api,
-    observe: hooks.observe,
+    observe,
+    isOverBandwidth: (accountId) => usage.isOverQuota(accountId),
+    meter: (accountId, bytes) => {
+      usage.record(accountId, bytes);
+      return !usage.shouldCutOff(accountId);
+    },
   });
+  usage.start();
+  inspector.start();
 
   const listeners = await startListeners(edge, {
     host: config.host,
@@ -100,13 +163,50 @@ export async function startServer(config: ServerConfig, log: Logger, hooks: Serv
     store,
     edge,
     devCa,
+    usage,
+    inspector,
+    metrics,
     publicUrl,
     async close() {
       if (closed) return;
       closed = true;
-      edge.close();
+      await edge.close();
       await listeners.close();
+      // Destroyed sockets emit 'close' on the next tick; let their exchanges finish first.
+      await new Promise((resolve) => setImmediate(resolve));
+      const flushed = await Promise.allSettled([usage.stop(), inspector.stop()]);
+      for (const result of flushed) {
+        if (result.status === 'rejected') log.error({ err: result.reason }, 'final flush failed');
+      }
       await store.close();
     },
+  };
+}
+
+/** Live tunnels per account on this node (sampled by the meter for the daily peak). */
+function tunnelsPerAccount(edge: Edge): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const session of edge.sessions) {
+    if (session.bindings.size > 0) counts.set(session.accountId, (counts.get(session.accountId) ?? 0) + session.bindings.size);
+  }
+  return counts;
+}
+
+/** The inspector's record of an exchange; the owner is resolved later when no agent was bound. */
+function inspectorRecord(exchange: Exchange): CapturedRequest {
+  const durationMs = Math.round(exchange.durationMs);
+  return {
+    accountId: exchange.binding?.accountId,
+    tunnelId: exchange.binding?.tunnelId,
+    timestamp: Date.now() - durationMs,
+    method: exchange.method,
+    path: exchange.path,
+    status: exchange.status,
+    durationMs,
+    bytes: exchange.bytesOut,
+    ip: exchange.ip,
+    userAgent: exchange.userAgent,
+    proto: exchange.proto,
+    host: exchange.host,
   };
 }

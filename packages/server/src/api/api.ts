@@ -1,43 +1,78 @@
 import type { Logger } from 'pino';
-import type { Authenticate } from '../edge/session-acceptor.js';
+import { z } from 'zod';
+import { SVC_VERSION } from '@svcrouter/protocol';
+import type { Identity } from '../auth/index.js';
+import { definePublicRoute } from './define-route.js';
+import { ApiErrorCode } from './errors.js';
 import { ApiError, sendJson, type ApiRequest, type ApiResponse } from './http-io.js';
-import { matchRoute, type Route } from './router.js';
+import { buildOpenApi, type JsonObject, type OpenApiInfo } from './openapi.js';
+import { matchRoute, type AnyRoute, type PublicRoute } from './router.js';
 
+/** Resolves an `Authorization` header value to the caller; undefined for missing, malformed or revoked tokens. */
+export type Authenticate = (authorization: string | undefined) => Promise<Identity | undefined>;
+
+/** What the front door needs. */
 export interface ApiDeps {
   authenticate: Authenticate;
-  routes: Route[];
+  /** The route table: authenticated routes, and public ones (`public: true`) such as health checks. */
+  routes: readonly AnyRoute[];
   log: Logger;
-  /** Non-/v1 apex paths (health, metrics, dashboard); answers true when it handled the request. */
+  /** Non-/v1 apex paths no route claims (dashboard); answers true when it handled the request. */
   fallback?(req: ApiRequest, res: ApiResponse, pathname: string): boolean;
+  /** OpenAPI info; default title "svcRouter API" and the server version. */
+  info?: OpenApiInfo;
 }
 
-const UNAUTHORIZED = { error: 'unauthorized' };
+/** Path of the OpenAPI document; public, so tools can read it before they hold a token. */
+export const OPENAPI_PATH = '/v1/openapi.json';
+
+const UNAUTHORIZED = { error: ApiErrorCode.UNAUTHORIZED };
 
 /**
- * The REST API's front door: authentication, routing, and the single place where errors
- * become responses. Handlers throw ApiError for expected failures; anything else is logged
- * once here and answered as a plain 500 without details.
+ * The REST API's front door: public routes, authentication, routing, and the single place
+ * where errors become responses. Handlers throw ApiError for expected failures; anything else
+ * is logged once here and answered as a plain 500 without details.
+ *
+ * Order: a public route answers without credentials; any other /v1 path needs a valid token
+ * before it is routed, so an unauthenticated caller cannot probe which paths or ids exist.
  */
 export function createApi(deps: ApiDeps): (req: ApiRequest, res: ApiResponse) => void {
+  const table: AnyRoute[] = [...deps.routes];
+  let document: JsonObject | undefined;
+  table.push(openApiRoute(() => (document ??= buildOpenApi(table, deps.info ?? { title: 'svcRouter API', version: SVC_VERSION }))));
+
   return (req, res) => {
-    void handle(req, res).catch((error: unknown) => respondError(res, error));
+    const started = performance.now();
+    const entry: { accountId?: string } = {};
+    res.once('finish', () => {
+      // Path only: never headers (Authorization) and never the query string.
+      const path = (req.url ?? '/').split('?')[0];
+      deps.log.debug({ method: req.method, path, status: res.statusCode, ms: Math.round(performance.now() - started), ...entry }, 'api request');
+    });
+    void handle(req, res, entry).catch((error: unknown) => respondError(res, error));
   };
 
-  async function handle(req: ApiRequest, res: ApiResponse): Promise<void> {
+  async function handle(req: ApiRequest, res: ApiResponse, entry: { accountId?: string }): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://apex');
-    if (!url.pathname.startsWith('/v1/') && url.pathname !== '/v1') {
+    // HEAD is GET without a body (Node drops the body of a HEAD answer).
+    const method = req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET');
+    const match = matchRoute(table, method, url.pathname);
+    if (match.kind === 'found' && match.route.public) {
+      return match.route.handler({ req, res, params: match.params, query: url.searchParams });
+    }
+    if (url.pathname !== '/v1' && !url.pathname.startsWith('/v1/')) {
+      if (match.kind === 'method-not-allowed') throw methodNotAllowed(res, req.method, match.allowed);
       if (deps.fallback?.(req, res, url.pathname)) return;
-      throw new ApiError(404, 'not_found', `no route for ${req.method} ${url.pathname}`);
+      throw new ApiError(404, ApiErrorCode.NOT_FOUND, `no route for ${req.method} ${url.pathname}`);
     }
     const identity = await deps.authenticate(req.headers.authorization);
     if (!identity) return sendJson(res, 401, UNAUTHORIZED);
-    const match = matchRoute(deps.routes, req.method ?? 'GET', url.pathname);
-    if (match.kind === 'not-found') throw new ApiError(404, 'not_found', `no route for ${req.method} ${url.pathname}`);
-    if (match.kind === 'method-not-allowed') {
-      res.setHeader('allow', match.allowed.join(', '));
-      throw new ApiError(405, 'method_not_allowed', `${req.method} is not allowed here; use ${match.allowed.join(' or ')}`);
-    }
-    await match.route.handler({ req, res, account: identity.account, key: identity.key, params: match.params, query: url.searchParams });
+    entry.accountId = identity.account.id;
+    if (match.kind === 'not-found') throw new ApiError(404, ApiErrorCode.NOT_FOUND, `no route for ${req.method} ${url.pathname}`);
+    if (match.kind === 'method-not-allowed') throw methodNotAllowed(res, req.method, match.allowed);
+    const ctx = { req, res, params: match.params, query: url.searchParams };
+    if (match.route.public) return match.route.handler(ctx);
+    await match.route.handler({ ...ctx, account: identity.account, key: identity.key });
   }
 
   function respondError(res: ApiResponse, error: unknown): void {
@@ -50,6 +85,26 @@ export function createApi(deps: ApiDeps): (req: ApiRequest, res: ApiResponse) =>
       return;
     }
     deps.log.error({ err: error }, 'api handler failed');
-    sendJson(res, 500, { error: 'internal', message: 'the server could not complete the request' });
+    sendJson(res, 500, { error: ApiErrorCode.INTERNAL, message: 'the server could not complete the request' });
   }
+}
+
+function methodNotAllowed(res: ApiResponse, method: string | undefined, allowed: string[]): ApiError {
+  res.setHeader('allow', allowed.join(', '));
+  return new ApiError(405, ApiErrorCode.METHOD_NOT_ALLOWED, `${method} is not allowed here; use ${allowed.join(' or ')}`);
+}
+
+function openApiRoute(document: () => JsonObject): PublicRoute {
+  return definePublicRoute({
+    method: 'GET',
+    path: OPENAPI_PATH,
+    tag: 'meta',
+    summary: 'This OpenAPI 3.1 document (no token needed)',
+    status: 200,
+    response: z.record(z.string(), z.unknown()),
+    responseDescription: 'the OpenAPI document',
+    async handler() {
+      return document();
+    },
+  });
 }

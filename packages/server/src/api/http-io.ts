@@ -1,20 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import { ApiError, ApiErrorCode } from './errors.js';
 
+export { ApiError };
+
+/** A request on either listener (HTTP/1.1 or HTTP/2). */
 export type ApiRequest = IncomingMessage | Http2ServerRequest;
+/** A response on either listener. */
 export type ApiResponse = ServerResponse | Http2ServerResponse;
-
-/** An expected API failure: status, stable code and a sentence. The one error class of the API. */
-export class ApiError extends Error {
-  override name = 'ApiError';
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 /** Largest JSON body the API reads. */
 export const MAX_JSON_BODY_BYTES = 64 * 1024;
@@ -24,6 +17,16 @@ export function sendJson(res: ApiResponse, status: number, body: unknown): void 
   const text = JSON.stringify(body);
   (res as ServerResponse).writeHead(status, {
     'content-type': 'application/json; charset=utf-8',
+    'content-length': String(Buffer.byteLength(text)),
+    'cache-control': 'no-store',
+  });
+  res.end(text);
+}
+
+/** Writes a text response (Prometheus metrics…). */
+export function sendText(res: ApiResponse, status: number, contentType: string, text: string): void {
+  (res as ServerResponse).writeHead(status, {
+    'content-type': contentType,
     'content-length': String(Buffer.byteLength(text)),
     'cache-control': 'no-store',
   });
@@ -53,15 +56,15 @@ export async function readJson(req: ApiRequest): Promise<unknown> {
   if (size === 0) return undefined;
   const type = String(req.headers['content-type'] ?? '');
   if (!/^application\/json\s*(;|$)/i.test(type)) {
-    throw new ApiError(415, 'unsupported_media_type', 'send the body as application/json');
+    throw new ApiError(415, ApiErrorCode.UNSUPPORTED_MEDIA_TYPE, 'send the body as application/json');
   }
   try {
     return JSON.parse(Buffer.concat(chunks, size).toString('utf8'));
   } catch {
-    throw new ApiError(400, 'invalid_json', 'the request body is not valid JSON');
+    throw new ApiError(400, ApiErrorCode.INVALID_JSON, 'the request body is not valid JSON');
   }
 }
 
 function tooLarge(): ApiError {
-  return new ApiError(413, 'payload_too_large', `the request body exceeds ${MAX_JSON_BODY_BYTES} bytes`);
+  return new ApiError(413, ApiErrorCode.PAYLOAD_TOO_LARGE, `the request body exceeds ${MAX_JSON_BODY_BYTES} bytes`);
 }

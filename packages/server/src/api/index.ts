@@ -1,4 +1,24 @@
-export { createApi, type ApiDeps } from './api.js';
+export { createApi, OPENAPI_PATH, type ApiDeps, type Authenticate } from './api.js';
+export { controlPlaneRoutes, type ControlPlaneDeps } from './api-routes.js';
 export { coreRoutes, tunnelView, type CoreRouteDeps } from './routes-core.js';
-export { ApiError, sendJson, sendEmpty, readJson, type ApiRequest, type ApiResponse } from './http-io.js';
-export { matchRoute, type Route, type RouteContext } from './router.js';
+export { usageRoutes, type UsageRouteDeps, type PlanLimits } from './routes-usage.js';
+export { requestRoutes, type RequestRouteDeps } from './routes-requests.js';
+export { keyRoutes, keyView, LAST_KEY_MESSAGE, type KeyRouteDeps } from './routes-keys.js';
+export { opsRoutes, PROMETHEUS_CONTENT_TYPE, READY_STORE_TIMEOUT_MS, type OpsRouteDeps } from './routes-ops.js';
+export { defineRoute, definePublicRoute, Reply, type RouteSpec, type PublicRouteSpec, type HandlerInput } from './define-route.js';
+export { buildOpenApi, type OpenApiInfo, type JsonObject } from './openapi.js';
+export { encodeCursor, decodeCursor, type RequestCursor } from './cursor.js';
+export { ApiErrorCode, notFound, invalidRequest, type ApiErrorCodeValue } from './errors.js';
+export * as schemas from './schemas.js';
+export { ApiError, sendJson, sendEmpty, sendText, readJson, type ApiRequest, type ApiResponse } from './http-io.js';
+export {
+  matchRoute,
+  type AnyRoute,
+  type PublicRoute,
+  type PublicRouteContext,
+  type ResponseDoc,
+  type Route,
+  type RouteContext,
+  type RouteDoc,
+  type RouteMethod,
+} from './router.js';

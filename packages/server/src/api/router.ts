@@ -1,38 +1,84 @@
+import type { z } from 'zod';
 import type { Account, KeyRecord } from '../store/index.js';
 import type { ApiRequest, ApiResponse } from './http-io.js';
 
-/** Everything a route handler gets. */
-export interface RouteContext {
+/** Everything a public route handler gets (no credentials were checked). */
+export interface PublicRouteContext {
   req: ApiRequest;
   res: ApiResponse;
-  account: Account;
-  key: KeyRecord;
   params: Record<string, string>;
   query: URLSearchParams;
 }
 
-/** One API route; `path` uses `:name` segments. */
-export interface Route {
-  method: 'GET' | 'POST' | 'DELETE' | 'PATCH' | 'PUT';
-  path: string;
-  handler(ctx: RouteContext): Promise<void>;
+/** Everything an authenticated route handler gets. */
+export interface RouteContext extends PublicRouteContext {
+  account: Account;
+  key: KeyRecord;
 }
 
+/** HTTP methods the API routes on. */
+export type RouteMethod = 'GET' | 'POST' | 'DELETE' | 'PATCH' | 'PUT';
+
+/** One documented response of a route (OpenAPI), validated before it is sent. */
+export interface ResponseDoc {
+  description: string;
+  /** Absent for bodiless responses (204). */
+  schema?: z.ZodType;
+  /** Default application/json. */
+  contentType?: string;
+}
+
+/** What OpenAPI says about a route; built by defineRoute from the schemas that validate. */
+export interface RouteDoc {
+  summary: string;
+  description?: string;
+  tags: string[];
+  params?: z.ZodObject;
+  query?: z.ZodObject;
+  body?: z.ZodType;
+  /** Success and other non-error responses by status. */
+  responses: Record<number, ResponseDoc>;
+  /** Error statuses the route can answer (bodies are the Error shape). */
+  errors: number[];
+}
+
+/** One API route behind the bearer token; `path` uses `:name` segments. */
+export interface Route {
+  method: RouteMethod;
+  path: string;
+  public?: false;
+  handler(ctx: RouteContext): Promise<void>;
+  /** Absent on hand-written routes; OpenAPI then lists the route with its error responses only. */
+  doc?: RouteDoc;
+}
+
+/** A route answered without credentials (health, metrics, the OpenAPI document). */
+export interface PublicRoute {
+  method: RouteMethod;
+  path: string;
+  public: true;
+  handler(ctx: PublicRouteContext): Promise<void>;
+  doc?: RouteDoc;
+}
+
+/** Any entry of the route table. */
+export type AnyRoute = Route | PublicRoute;
+
 /** The outcome of matching a request against the route table. */
-export type RouteMatch =
-  | { kind: 'found'; route: Route; params: Record<string, string> }
+export type RouteMatch<R> =
+  | { kind: 'found'; route: R; params: Record<string, string> }
   | { kind: 'method-not-allowed'; allowed: string[] }
   | { kind: 'not-found' };
 
 /** Matches method and path (exact segments, `:param` captures one non-empty segment). */
-export function matchRoute(routes: readonly Route[], method: string, pathname: string): RouteMatch {
+export function matchRoute<R extends { method: string; path: string }>(routes: readonly R[], method: string, pathname: string): RouteMatch<R> {
   const segments = pathname.split('/').filter(Boolean);
   const allowed: string[] = [];
   for (const route of routes) {
     const params = matchPath(route.path, segments);
     if (!params) continue;
     if (route.method === method) return { kind: 'found', route, params };
-    allowed.push(route.method);
+    if (!allowed.includes(route.method)) allowed.push(route.method);
   }
   return allowed.length > 0 ? { kind: 'method-not-allowed', allowed } : { kind: 'not-found' };
 }

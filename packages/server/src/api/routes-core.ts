@@ -1,9 +1,13 @@
-import type { Store, Tunnel } from '../store/index.js';
-import { ApiError, sendEmpty, sendJson } from './http-io.js';
+import type { z } from 'zod';
+import type { Tunnel, TunnelRepo } from '../store/index.js';
+import { defineRoute } from './define-route.js';
+import { notFound } from './errors.js';
 import type { Route } from './router.js';
+import { Account, IdParams, TunnelList, type Tunnel as TunnelView } from './schemas.js';
 
+/** What the account and tunnel routes need. */
 export interface CoreRouteDeps {
-  store: Store;
+  store: { tunnels: Pick<TunnelRepo, 'listForAccount' | 'delete'> };
   /** Public URL of a hostname. */
   publicUrl(hostname: string): string;
   /** Tells the edge to release a live tunnel (the agent exits). */
@@ -13,7 +17,7 @@ export interface CoreRouteDeps {
 }
 
 /** The tunnel as the API shows it. */
-export function tunnelView(tunnel: Tunnel, deps: Pick<CoreRouteDeps, 'publicUrl' | 'isLive'>): Record<string, unknown> {
+export function tunnelView(tunnel: Tunnel, deps: Pick<CoreRouteDeps, 'publicUrl' | 'isLive'>): z.input<typeof TunnelView> {
   return {
     id: tunnel.id,
     status: deps.isLive(tunnel.id) ? 'online' : 'offline',
@@ -31,31 +35,47 @@ export function tunnelView(tunnel: Tunnel, deps: Pick<CoreRouteDeps, 'publicUrl'
 /** GET /v1/me, GET /v1/tunnels, DELETE /v1/tunnels/:id. */
 export function coreRoutes(deps: CoreRouteDeps): Route[] {
   return [
-    {
+    defineRoute({
       method: 'GET',
       path: '/v1/me',
-      async handler({ res, account }) {
-        sendJson(res, 200, { id: account.id, email: account.email, name: account.name, plan: account.plan });
+      tag: 'account',
+      summary: 'The account the token belongs to',
+      status: 200,
+      response: Account,
+      responseDescription: 'the account',
+      async handler({ account }) {
+        return { id: account.id, email: account.email, name: account.name, plan: account.plan };
       },
-    },
-    {
+    }),
+    defineRoute({
       method: 'GET',
       path: '/v1/tunnels',
-      async handler({ res, account }) {
+      tag: 'tunnels',
+      summary: 'Tunnels of the account with their live status',
+      description: 'Online tunnels, and offline ones kept because their name was pinned or the agent lost its connection.',
+      status: 200,
+      response: TunnelList,
+      responseDescription: 'the tunnels, newest first',
+      async handler({ account }) {
         const tunnels = await deps.store.tunnels.listForAccount(account.id);
-        sendJson(res, 200, { tunnels: tunnels.map((tunnel) => tunnelView(tunnel, deps)) });
+        return { tunnels: tunnels.map((tunnel) => tunnelView(tunnel, deps)) };
       },
-    },
-    {
+    }),
+    defineRoute({
       method: 'DELETE',
       path: '/v1/tunnels/:id',
-      async handler({ res, account, params }) {
-        const removed = await deps.store.tunnels.delete(account.id, params.id!);
+      tag: 'tunnels',
+      summary: 'Release a tunnel and free its name',
+      description: 'A connected agent is told the tunnel was released and exits.',
+      params: IdParams,
+      status: 204,
+      responseDescription: 'released',
+      async handler({ account, params }) {
+        const removed = await deps.store.tunnels.delete(account.id, params.id);
         // Another account's id answers exactly like a missing one: existence is not confirmed.
-        if (!removed) throw new ApiError(404, 'not_found', `no tunnel with id ${params.id}`);
+        if (!removed) throw notFound('tunnel');
         deps.releaseTunnel(removed.id, `tunnel ${removed.hostname} was deleted through the API`);
-        sendEmpty(res, 204);
       },
-    },
+    }),
   ];
 }

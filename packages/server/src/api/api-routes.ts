@@ -1,0 +1,19 @@
+import { coreRoutes, type CoreRouteDeps } from './routes-core.js';
+import { keyRoutes, type KeyRouteDeps } from './routes-keys.js';
+import { requestRoutes, type RequestRouteDeps } from './routes-requests.js';
+import { usageRoutes, type UsageRouteDeps } from './routes-usage.js';
+import type { AnyRoute } from './router.js';
+
+/** Everything the control-plane routes need, by feature. */
+export interface ControlPlaneDeps
+  extends Omit<CoreRouteDeps, 'store'>, Omit<KeyRouteDeps, 'store'>, Omit<UsageRouteDeps, 'store'>, Omit<RequestRouteDeps, 'store'> {
+  store: CoreRouteDeps['store'] & KeyRouteDeps['store'] & UsageRouteDeps['store'] & RequestRouteDeps['store'];
+}
+
+/**
+ * The authenticated /v1 route table. A feature adds its routes with one line here
+ * (custom domains: `...domainRoutes(deps)`), and OpenAPI picks them up from the table.
+ */
+export function controlPlaneRoutes(deps: ControlPlaneDeps): AnyRoute[] {
+  return [...coreRoutes(deps), ...usageRoutes(deps), ...requestRoutes(deps), ...keyRoutes(deps)];
+}

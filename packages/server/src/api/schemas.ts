@@ -1,0 +1,179 @@
+import { z } from 'zod';
+
+// The API's wire shapes. Each one validates (requests before the handler, responses before
+// they are sent) and is the source of the OpenAPI document, so the two cannot drift.
+// Response objects are strict: a field not listed here fails the response instead of leaking.
+
+/** Named schemas: they become `components.schemas` in the OpenAPI document. */
+export const apiSchemas = z.registry<{ id: string; description?: string }>();
+/** The same named schemas by id, to validate a response against what OpenAPI says it is. */
+export const schemasById: Record<string, z.ZodType> = {};
+
+function named<T extends z.ZodType>(id: string, description: string, schema: T): T {
+  apiSchemas.add(schema, { id, description });
+  schemasById[id] = schema;
+  return schema;
+}
+
+/** A count or byte value: a non-negative safe integer (JSON numbers stay exact up to 2^53). */
+const count = z.int().nonnegative();
+const timestamp = z.iso.datetime().describe('ISO 8601 UTC timestamp');
+const queryTimestamp = z.iso.datetime({ offset: true });
+const day = z.iso.date().describe('calendar day (UTC), YYYY-MM-DD');
+const plan = z.enum(['free', 'pro']);
+/** Longest key description. */
+export const MAX_KEY_DESCRIPTION = 200;
+/** Page size of GET /v1/requests without `limit`. */
+export const REQUESTS_DEFAULT_LIMIT = 50;
+/** Largest page of GET /v1/requests. */
+export const REQUESTS_MAX_LIMIT = 1000;
+
+/** Body of every error but 401. */
+export const ErrorBody = named(
+  'Error',
+  'Every error except 401: a stable machine code and a sentence for people.',
+  z.strictObject({ error: z.string().describe('stable code, e.g. not_found'), message: z.string() }),
+);
+
+/** Body of every 401. */
+export const UnauthorizedBody = named(
+  'Unauthorized',
+  'Missing, malformed or revoked token; exactly {"error":"unauthorized"}.',
+  z.strictObject({ error: z.literal('unauthorized') }),
+);
+
+/** Path parameters of the `/:id` routes. */
+export const IdParams = z.strictObject({ id: z.string().describe('resource id; unknown and other accounts\' ids answer 404 alike') });
+
+/** GET /v1/me. */
+export const Account = named('Account', 'The account the token belongs to.', z.strictObject({ id: z.string(), email: z.string(), name: z.string(), plan }));
+
+const Amounts = z.strictObject({ domains: count, tunnels: count, bandwidthBytes: count });
+/** GET /v1/usage. */
+export const Usage = named(
+  'Usage',
+  'Plan limits and current consumption: live tunnels, custom domains, bytes this calendar month (UTC).',
+  z.strictObject({ plan, limits: Amounts, used: Amounts }),
+);
+
+/** Query of GET /v1/usage/history. */
+export const UsageHistoryQuery = z
+  .strictObject({
+    from: day.optional().describe('first day, inclusive (UTC)'),
+    to: day.optional().describe('last day, inclusive (UTC)'),
+  })
+  .refine((q) => q.from === undefined || q.to === undefined || q.from <= q.to, {
+    path: ['from'],
+    message: 'must not be after "to"',
+  });
+
+/** One day of GET /v1/usage/history. */
+export const DailyUsage = named(
+  'DailyUsage',
+  'One UTC day of usage.',
+  z.strictObject({ date: day, bandwidthBytes: count, requests: count, peakTunnels: count }),
+);
+/** GET /v1/usage/history. */
+export const UsageHistory = named('UsageHistory', 'Daily rollups, newest first.', z.strictObject({ days: z.array(DailyUsage) }));
+
+/** One tunnel of GET /v1/tunnels. */
+export const Tunnel = named(
+  'Tunnel',
+  'A tunnel of the account; status comes from the live routing table.',
+  z.strictObject({
+    id: z.string(),
+    status: z.enum(['online', 'offline']),
+    url: z.string().describe('public https URL'),
+    host: z.string(),
+    pinned: z.boolean().describe('the agent chose the name (SVC_SUBDOMAIN / SVC_DOMAIN)'),
+    local: z.string().describe("the agent's local address"),
+    agentVersion: z.string(),
+    agentIp: z.string(),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  }),
+);
+/** GET /v1/tunnels. */
+export const TunnelList = named('TunnelList', 'Tunnels of the account, newest first.', z.strictObject({ tunnels: z.array(Tunnel) }));
+
+/** One record of GET /v1/requests: the spec's fields plus id, tunnelId and timestamp. */
+export const CapturedRequest = named(
+  'CapturedRequest',
+  'One request the edge served for a tunnel of the account.',
+  z.strictObject({
+    id: z.string(),
+    tunnelId: z.string().nullable().describe('null when the hostname had no tunnel record'),
+    timestamp,
+    method: z.string(),
+    path: z.string(),
+    status: z.int().describe('0 when the visitor left before a response'),
+    durationMs: count,
+    bytes: count.describe('response size in bytes'),
+    ip: z.string(),
+    userAgent: z.string(),
+    proto: z.string().describe('HTTP protocol version, e.g. HTTP/1.1'),
+    host: z.string(),
+  }),
+);
+/** GET /v1/requests. */
+export const RequestPage = named(
+  'RequestPage',
+  'A page of captured requests, newest first; pass nextCursor as cursor for the next page (null: no more).',
+  z.strictObject({ requests: z.array(CapturedRequest), nextCursor: z.string().nullable() }),
+);
+
+/** Query of GET /v1/requests. */
+export const RequestsQuery = z
+  .strictObject({
+    limit: z.coerce.number().int().min(1).max(REQUESTS_MAX_LIMIT).optional().describe(`page size, default ${REQUESTS_DEFAULT_LIMIT}`),
+    cursor: z.string().max(512).optional().describe('nextCursor of the previous page, unchanged'),
+    host: z.string().min(1).max(253).optional().describe('only this hostname'),
+    tunnel: z.string().min(1).max(128).optional().describe('only this tunnel id'),
+    status: z.coerce.number().int().min(100).max(599).optional().describe('only this HTTP status'),
+    method: z.string().regex(/^[A-Za-z]{1,20}$/).optional().describe('only this HTTP method (case-insensitive)'),
+    since: queryTimestamp.optional().describe('at or after this time'),
+    until: queryTimestamp.optional().describe('before this time'),
+  })
+  .refine((q) => q.since === undefined || q.until === undefined || Date.parse(q.since) <= Date.parse(q.until), {
+    path: ['since'],
+    message: 'must not be after "until"',
+  });
+
+/** Key metadata (GET /v1/keys items). */
+export const Key = named(
+  'Key',
+  'Agent token metadata; the secret is only ever returned by POST /v1/keys.',
+  z.strictObject({
+    id: z.string(),
+    description: z.string(),
+    prefix: z.string().describe('first characters of the token, for recognising it'),
+    createdAt: timestamp,
+    lastUsedAt: timestamp.nullable(),
+  }),
+);
+/** GET /v1/keys. */
+export const KeyList = named('KeyList', 'Active agent tokens, newest first.', z.strictObject({ keys: z.array(Key) }));
+/** Body of POST /v1/keys. */
+export const NewKeyBody = named(
+  'NewKey',
+  'Body of POST /v1/keys.',
+  z.strictObject({ description: z.string().max(MAX_KEY_DESCRIPTION).optional().describe('free text, default empty') }),
+);
+/** POST /v1/keys (201). */
+export const CreatedKey = named(
+  'CreatedKey',
+  'A new agent token: the metadata plus the secret, shown this once.',
+  Key.extend({ token: z.string().regex(/^svc_/).describe('the secret (SVC_TOKEN); store it now, it is not shown again') }),
+);
+
+/** GET /healthz. */
+export const Health = named('Health', 'The process is alive.', z.strictObject({ status: z.literal('ok') }));
+/** GET /readyz (200 and 503). */
+export const Readiness = named(
+  'Readiness',
+  'Whether this node can serve: the store answers a query and the listeners accept connections.',
+  z.strictObject({
+    status: z.enum(['ready', 'unavailable']),
+    checks: z.record(z.string(), z.enum(['ok', 'failed'])),
+  }),
+);

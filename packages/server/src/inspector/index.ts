@@ -1,0 +1,1 @@
+export { Inspector, type CapturedRequest, type HostOwner, type InspectorOptions, type InspectorStats } from './inspector.js';

@@ -1,0 +1,171 @@
+import type { Logger } from 'pino';
+import type { NewRequestRecord, Store } from '../store/index.js';
+
+/** A request as the edge saw it; the owner may be unknown (a pinned name whose agent is offline). */
+export interface CapturedRequest extends Omit<NewRequestRecord, 'accountId' | 'tunnelId'> {
+  accountId?: string | undefined;
+  tunnelId?: string | undefined;
+}
+
+/** Who holds a hostname: the account, and the tunnel row when there is one. */
+export interface HostOwner {
+  accountId: string;
+  tunnelId: string | undefined;
+}
+
+export interface InspectorOptions {
+  store: Store;
+  log: Logger;
+  /** Records per store transaction. Default 500. */
+  batchSize?: number;
+  /** How often queued records are written. Default 250 ms. */
+  flushIntervalMs?: number;
+  /** Queue bound; captures beyond it are dropped and counted. Default 10,000. */
+  maxQueue?: number;
+  retention?: {
+    /** Default 3 days. */
+    maxAgeMs?: number;
+    /** Default 100,000. */
+    maxPerAccount?: number;
+  };
+  /** How often retention runs. Default 60 s. */
+  pruneIntervalMs?: number;
+  /** Clock, ms since the epoch. Default Date.now. */
+  now?: () => number;
+  /** Owner of a hostname without a live binding. Default: the tunnel row of that hostname. */
+  ownerOf?: (host: string) => Promise<HostOwner | undefined>;
+}
+
+export interface InspectorStats {
+  /** Records waiting to be written. */
+  queueDepth: number;
+  /** Records lost: captured while the queue was full, or in a batch the store refused. */
+  dropped: number;
+  /** Records written to the store. */
+  written: number;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** How long a hostname's owner (or its absence) is remembered. */
+const OWNER_TTL_MS = 30_000;
+/** Hostnames remembered at most; the oldest entry goes first. */
+const OWNER_CACHE_MAX = 10_000;
+
+/**
+ * The Traffic Inspector's write path. `capture` only pushes onto a bounded in-memory queue,
+ * so the request path never waits for the store. A background loop writes the queue in
+ * batches, ONE transaction per batch, in capture order; another loop applies retention.
+ * Records without an owner are resolved inside the loop (hostname → tunnel row, cached);
+ * records for hostnames nobody holds are not kept.
+ */
+export class Inspector {
+  private queue: CapturedRequest[] = [];
+  private dropped = 0;
+  private written = 0;
+  private writing: Promise<void> | undefined;
+  private failing = false;
+  private timers: NodeJS.Timeout[] = [];
+  private readonly owners = new Map<string, { owner: HostOwner | undefined; at: number }>();
+  private readonly now: () => number;
+  private readonly batchSize: number;
+  private readonly maxQueue: number;
+
+  constructor(private readonly opts: InspectorOptions) {
+    this.now = opts.now ?? Date.now;
+    this.batchSize = opts.batchSize ?? 500;
+    this.maxQueue = opts.maxQueue ?? 10_000;
+  }
+
+  /** Queues one record. Never blocks or throws; when the queue is full the record is dropped. */
+  capture(record: CapturedRequest): void {
+    if (this.queue.length >= this.maxQueue) {
+      this.dropped++;
+      return;
+    }
+    this.queue.push(record);
+    if (this.queue.length >= this.batchSize && this.timers.length > 0) this.kick();
+  }
+
+  /** Queue depth and lifetime counters. */
+  stats(): InspectorStats {
+    return { queueDepth: this.queue.length, dropped: this.dropped, written: this.written };
+  }
+
+  /** Starts the write and retention loops. */
+  start(): void {
+    if (this.timers.length > 0) return;
+    const write = setInterval(() => this.kick(), this.opts.flushIntervalMs ?? 250);
+    const prune = setInterval(() => {
+      this.prune().catch((error: unknown) => this.opts.log.error({ err: error }, 'inspector retention failed'));
+    }, this.opts.pruneIntervalMs ?? 60_000);
+    this.timers = [write, prune];
+    for (const timer of this.timers) timer.unref();
+  }
+
+  /** Writes everything queued so far (and anything captured meanwhile). */
+  async flush(): Promise<void> {
+    while (this.writing) await this.writing;
+    if (this.queue.length === 0) return;
+    this.kick();
+    await this.writing;
+  }
+
+  /** Deletes records past the age limit or beyond each account's cap. Returns how many. */
+  prune(): Promise<number> {
+    const retention = this.opts.retention ?? {};
+    return this.opts.store.requests.prune({
+      olderThanMs: this.now() - (retention.maxAgeMs ?? 3 * DAY_MS),
+      maxPerAccount: retention.maxPerAccount ?? 100_000,
+    });
+  }
+
+  /** Stops the loops and writes what is queued. */
+  async stop(): Promise<void> {
+    for (const timer of this.timers) clearInterval(timer);
+    this.timers = [];
+    await this.flush();
+  }
+
+  private kick(): void {
+    if (this.writing) return;
+    this.writing = this.writeAll().finally(() => (this.writing = undefined));
+  }
+
+  private async writeAll(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.queue.length <= this.batchSize ? this.queue.splice(0) : this.queue.splice(0, this.batchSize);
+      try {
+        const records = await this.withOwners(batch);
+        if (records.length > 0) await this.opts.store.requests.insertBatch(records);
+        this.written += records.length;
+        if (this.failing) this.opts.log.info('inspector writes recovered');
+        this.failing = false;
+      } catch (error) {
+        this.dropped += batch.length;
+        if (!this.failing) this.opts.log.error({ err: error, count: batch.length }, 'inspector batch dropped: store write failed');
+        this.failing = true;
+      }
+    }
+  }
+
+  private async withOwners(batch: CapturedRequest[]): Promise<NewRequestRecord[]> {
+    const records: NewRequestRecord[] = [];
+    for (const r of batch) {
+      const owner = r.accountId !== undefined ? { accountId: r.accountId, tunnelId: r.tunnelId } : await this.ownerOf(r.host);
+      if (owner) records.push({ ...r, accountId: owner.accountId, tunnelId: owner.tunnelId });
+    }
+    return records;
+  }
+
+  private async ownerOf(host: string): Promise<HostOwner | undefined> {
+    const cached = this.owners.get(host);
+    if (cached && this.now() - cached.at < OWNER_TTL_MS) return cached.owner;
+    const owner = this.opts.ownerOf
+      ? await this.opts.ownerOf(host)
+      : await this.opts.store.tunnels.byHostname(host).then((t) => t && { accountId: t.accountId, tunnelId: t.id });
+    this.owners.delete(host);
+    if (this.owners.size >= OWNER_CACHE_MAX) this.owners.delete(this.owners.keys().next().value!);
+    this.owners.set(host, { owner, at: this.now() });
+    return owner;
+  }
+}

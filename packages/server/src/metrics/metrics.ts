@@ -1,0 +1,70 @@
+import { Registry } from './registry.js';
+
+/** Where the gauges read their values; plain functions, so metrics imports nothing of ours. */
+export interface MetricsSources {
+  /** Agent sessions connected to this node. */
+  liveSessions(): number;
+  /** Tunnels live on this node. */
+  liveTunnels(): number;
+  inspector(): { queueDepth: number; dropped: number; written: number };
+  /** Milliseconds since the usage meter's last successful flush. */
+  usageFlushLagMs(): number;
+  /** Streams (visitor requests, WebSockets) open on this node's agent sessions; absent: not exported. */
+  openStreams?(): number;
+}
+
+/** The part of an edge exchange the counters need. */
+export interface ObservedExchange {
+  status: number;
+  bytesIn: number;
+  bytesOut: number;
+}
+
+export interface Metrics {
+  /** Counts one finished visitor request; cheap, runs on the request path. */
+  observe(exchange: ObservedExchange): void;
+  /** The Prometheus text exposition (serve with METRICS_CONTENT_TYPE). */
+  render(): string;
+}
+
+const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const;
+
+/**
+ * The server's metrics. Families:
+ * - svc_agent_sessions, svc_tunnels (gauges)
+ * - svc_requests_total{class="1xx".."5xx"|"none"}: visitor requests to tunnel hostnames;
+ *   `none` when no status was sent (the visitor left first)
+ * - svc_transfer_bytes_total{direction="in"|"out"}: body bytes, visitor→origin and back
+ * - svc_inspector_queue_depth, svc_inspector_dropped_total, svc_inspector_written_total
+ * - svc_usage_flush_lag_seconds: time since the last successful usage flush
+ * - svc_streams_open (gauge): streams open on agent sessions; back to 0 when idle, else a leak
+ */
+export function createMetrics(sources: MetricsSources): Metrics {
+  const registry = new Registry();
+  registry.collect('svc_agent_sessions', 'Agent sessions connected to this node.', 'gauge', sources.liveSessions);
+  registry.collect('svc_tunnels', 'Tunnels live on this node.', 'gauge', sources.liveTunnels);
+  const requests = registry.counter('svc_requests_total', 'Visitor requests to tunnel hostnames, by status class.');
+  const transfer = registry.counter('svc_transfer_bytes_total', 'Body bytes through the edge: in = visitor to origin, out = origin to visitor.');
+  registry.collect('svc_inspector_queue_depth', 'Inspector records waiting to be written.', 'gauge', () => sources.inspector().queueDepth);
+  registry.collect('svc_inspector_dropped_total', 'Inspector records dropped (queue full or store write failed).', 'counter', () => sources.inspector().dropped);
+  registry.collect('svc_inspector_written_total', 'Inspector records written to the store.', 'counter', () => sources.inspector().written);
+  registry.collect('svc_usage_flush_lag_seconds', 'Seconds since the usage meter last flushed to the store successfully.', 'gauge', () => sources.usageFlushLagMs() / 1000);
+  if (sources.openStreams) {
+    registry.collect('svc_streams_open', 'Streams open on the agent sessions of this node.', 'gauge', () => sources.openStreams?.() ?? 0);
+  }
+
+  // Series resolved once: the request path does one array lookup and two additions.
+  const byClass = STATUS_CLASSES.map((c) => requests.series({ class: c }));
+  const noStatus = requests.series({ class: 'none' });
+  const bytesIn = transfer.series({ direction: 'in' });
+  const bytesOut = transfer.series({ direction: 'out' });
+
+  return {
+    observe(exchange) {
+      (byClass[Math.floor(exchange.status / 100) - 1] ?? noStatus).inc();
+      bytesIn.inc(exchange.bytesIn);
+      bytesOut.inc(exchange.bytesOut);
+    },
+    render: () => registry.render(),
+  };
+}

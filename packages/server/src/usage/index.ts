@@ -1,0 +1,2 @@
+export { UsageMeter, type UsageMeterOptions } from './usage-meter.js';
+export { utcDay, utcMonth, utcDayEnd } from './calendar.js';
