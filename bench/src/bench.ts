@@ -1,0 +1,106 @@
+/**
+ * `npm run bench`: svcRouter tunnel vs direct, side by side, in one run. Starts a real origin,
+ * `svc-server` and `svc` processes, runs each workload directly against the origin and through
+ * the tunnel (visitor → edge → agent → origin) as interleaved matched pairs, then prints a
+ * markdown table on stdout and writes the JSON results. Progress goes to stderr.
+ * Options: see USAGE in options.ts.
+ */
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { profileMarkdown, summarizeProfile } from './cpu-profile.js';
+import { startLoadMeter, type LoadReport } from './machine-load.js';
+import { pickLoadGenerator, runLoad, type LoadGenerator } from './loadgen.js';
+import { parseOptions, type BenchOptions } from './options.js';
+import { REPO_ROOT } from './proc.js';
+import { buildRows, machineInfo, markdown, type Results } from './report.js';
+import { startSystem } from './system.js';
+import { smallGet, smallGetSpec, tunnelLoad } from './w-small-get.js';
+import { sse } from './w-sse.js';
+import { transfer } from './w-transfer.js';
+import { manyTunnels } from './w-tunnels.js';
+import { websocketEcho } from './w-websocket.js';
+
+const log = (line: string): void => void process.stderr.write(`${line}\n`);
+
+/** Every workload, in a fixed order, on one set of processes. */
+async function runAll(options: BenchOptions, generator: LoadGenerator): Promise<{ results: Results; load: LoadReport }> {
+  const sizes = options.sizes;
+  const system = await startSystem();
+  const meter = startLoadMeter(() => [system.origin.pid, system.server.pid, system.agent.pid]);
+  try {
+    log(`edge on :${system.httpPort}, origin on :${system.originPort}, agent pid ${system.agent.pid}, edge pid ${system.server.pid}`);
+    log('W1 small GET');
+    const smallGetResult = await smallGet(system, generator, sizes, log);
+    log('bulk transfer');
+    const download = await transfer(system, 'download', sizes, log);
+    const upload = await transfer(system, 'upload', sizes, log);
+    log('server-sent events');
+    const sseResult = await sse(system, sizes, log);
+    log('WebSocket echo');
+    const websocket = await websocketEcho(system, sizes, log);
+    log('idle tunnels, 1,000 tunnels, bind latency');
+    const tunnels = await manyTunnels(system, sizes, log);
+    const load = meter.stop();
+    log(`other processes used ${load.foreignS.toFixed(1)} CPU-s (${load.foreignPercent.toFixed(1)}% of the machine) during the run`);
+    return { results: { smallGet: smallGetResult, download, upload, sse: sseResult, websocket, tunnels }, load };
+  } finally {
+    await system.close();
+  }
+}
+
+/** --cpu-prof: W1 through the tunnel only, with both processes profiled; prints their busiest functions. */
+async function profile(options: BenchOptions, generator: LoadGenerator, dir: string): Promise<void> {
+  const sizes = options.sizes;
+  const serverDir = path.join(dir, 'server');
+  const agentDir = path.join(dir, 'agent');
+  const system = await startSystem({
+    serverNodeArgs: ['--cpu-prof', `--cpu-prof-dir=${serverDir}`],
+    agentNodeArgs: ['--cpu-prof', `--cpu-prof-dir=${agentDir}`],
+  });
+  try {
+    if (sizes.w1WarmupS > 0) await runLoad(generator, smallGetSpec(system, 'tunnel', sizes, sizes.w1WarmupS));
+    const run = await tunnelLoad(system, generator, smallGetSpec(system, 'tunnel', sizes, sizes.w1DurationS));
+    log(`profiled W1: ${run.rps.toFixed(0)} req/s, ${run.requests} requests, edge ${run.edgeCpuS.toFixed(2)} s CPU, agent ${run.agentCpuS.toFixed(2)} s CPU`);
+  } finally {
+    // A graceful stop is what makes --cpu-prof write its file.
+    await system.close();
+  }
+  for (const [label, where] of [['svc-server (edge)', serverDir], ['svc (agent)', agentDir]] as const) {
+    const files = (await readdir(where)).filter((f) => f.endsWith('.cpuprofile'));
+    for (const file of files) {
+      const full = path.join(where, file);
+      process.stdout.write(`${profileMarkdown(label, full, summarizeProfile(full))}\n\n`);
+    }
+  }
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2));
+  const generator = pickLoadGenerator(options.loadgen);
+  const command = `node ${[...process.execArgv, path.relative(process.cwd(), process.argv[1] ?? ''), ...process.argv.slice(2)].join(' ')}`;
+  if (options.cpuProfDir) return profile(options, generator, options.cpuProfDir);
+
+  const machine = machineInfo(generator);
+  log(`svcRouter benchmark, ${options.mode} mode, load generator ${machine.loadGenerator}`);
+  const started = performance.now();
+  const { results, load } = await runAll(options, generator);
+  const rows = buildRows(results, options.sizes);
+  const elapsedS = (performance.now() - started) / 1000;
+  process.stdout.write(`${markdown(rows, machine, load, options.mode, command)}\n\nRun took ${elapsedS.toFixed(0)} s.\n`);
+
+  await mkdir(path.dirname(options.jsonPath), { recursive: true });
+  const json = { schema: 1, date: new Date().toISOString(), mode: options.mode, command, elapsedS, machine, load, sizes: options.sizes, rows, results };
+  await writeFile(options.jsonPath, `${JSON.stringify(json, null, 2)}\n`);
+  const shown = path.relative(REPO_ROOT, options.jsonPath);
+  log(`results written to ${shown.startsWith('..') ? options.jsonPath : shown}`);
+}
+
+process.once('SIGINT', () => process.exit(130));
+process.once('SIGTERM', () => process.exit(143));
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    log(`benchmark failed: ${(error as Error).stack ?? String(error)}`);
+    process.exit(1);
+  },
+);

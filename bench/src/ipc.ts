@@ -1,0 +1,77 @@
+import type { ChildProcess } from 'node:child_process';
+
+/** A command sent to a probe over the IPC channel; the probe answers with the same `id`. */
+export interface IpcRequest {
+  id: number;
+  cmd: string;
+  [key: string]: unknown;
+}
+
+/** A probe's answer: `result` or `error`. */
+export interface IpcReply {
+  id: number;
+  result?: unknown;
+  error?: string;
+}
+
+/** Memory figures a probe reports after a forced GC. */
+export interface MemorySample {
+  heapUsed: number;
+  external: number;
+  arrayBuffers: number;
+  rss: number;
+}
+
+/** Request/response calls to a child that runs `serveIpc`. One call at a time is enough here. */
+export function ipcClient(child: ChildProcess): (cmd: string, args?: Record<string, unknown>) => Promise<unknown> {
+  let nextId = 1;
+  const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  child.on('message', (message: IpcReply) => {
+    const waiter = pending.get(message.id);
+    if (!waiter) return;
+    pending.delete(message.id);
+    if (message.error !== undefined) waiter.reject(new Error(message.error));
+    else waiter.resolve(message.result);
+  });
+  child.once('exit', () => {
+    for (const waiter of pending.values()) waiter.reject(new Error('probe exited'));
+    pending.clear();
+  });
+  return (cmd, args = {}) =>
+    new Promise((resolve, reject) => {
+      const id = nextId++;
+      pending.set(id, { resolve, reject });
+      child.send({ id, cmd, ...args } satisfies IpcRequest);
+    });
+}
+
+/**
+ * Answers IPC commands in a child process. The channel is unref'd so it never keeps the
+ * process alive on its own; handlers may be async.
+ */
+export function serveIpc(handlers: Record<string, (request: IpcRequest) => unknown>): void {
+  if (!process.send) return;
+  process.on('message', (request: IpcRequest) => {
+    const handler = handlers[request.cmd];
+    Promise.resolve()
+      .then(() => {
+        if (!handler) throw new Error(`unknown command ${request.cmd}`);
+        return handler(request);
+      })
+      .then(
+        (result) => process.send?.({ id: request.id, result } satisfies IpcReply),
+        (error: unknown) => process.send?.({ id: request.id, error: String((error as Error)?.stack ?? error) } satisfies IpcReply),
+      );
+  });
+  process.channel?.unref();
+}
+
+/** Forces full collections (twice, so weakly held and finalised objects go too) and reads memory. */
+export function gcAndMeasure(): MemorySample {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) throw new Error('run with --expose-gc to measure memory');
+  gc();
+  gc();
+  const usage = process.memoryUsage();
+  return { heapUsed: usage.heapUsed, external: usage.external, arrayBuffers: usage.arrayBuffers, rss: usage.rss };
+}

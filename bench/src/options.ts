@@ -1,0 +1,93 @@
+import path from 'node:path';
+import { REPO_ROOT } from './proc.js';
+
+/** How much work each workload does; one preset per mode. */
+export interface Sizes {
+  /** Matched pairs of the small-GET run, seconds per run, and a warm-up per side before them. */
+  w1Rounds: number;
+  w1DurationS: number;
+  w1WarmupS: number;
+  connections: number;
+  /** Bytes of each download and upload, and pairs per direction. */
+  transferBytes: number;
+  transferRounds: number;
+  /** Server-sent events per stream, their spacing, and pairs. */
+  sseEvents: number;
+  sseIntervalMs: number;
+  sseRounds: number;
+  /** WebSocket round trips per run (after a warm-up of a tenth as many), and pairs. */
+  wsTrips: number;
+  wsRounds: number;
+  /** Idle tunnels bound from one SDK process, and sequential binds timed for bind latency. */
+  tunnels: number;
+  bindSamples: number;
+}
+
+export type Mode = 'default' | 'quick' | 'smoke';
+
+/** Default: under 5 minutes. Quick: under 1 minute. Smoke: seconds, to check the figures exist (CI). */
+export const PRESETS: Record<Mode, Sizes> = {
+  default: {
+    w1Rounds: 3, w1DurationS: 10, w1WarmupS: 3, connections: 50,
+    transferBytes: 100 * 1024 * 1024, transferRounds: 3,
+    sseEvents: 20, sseIntervalMs: 50, sseRounds: 3,
+    wsTrips: 2000, wsRounds: 3,
+    tunnels: 1000, bindSamples: 20,
+  },
+  quick: {
+    w1Rounds: 1, w1DurationS: 5, w1WarmupS: 1, connections: 50,
+    transferBytes: 100 * 1024 * 1024, transferRounds: 1,
+    sseEvents: 10, sseIntervalMs: 50, sseRounds: 1,
+    wsTrips: 1000, wsRounds: 1,
+    tunnels: 1000, bindSamples: 10,
+  },
+  smoke: {
+    w1Rounds: 1, w1DurationS: 1, w1WarmupS: 0, connections: 50,
+    transferBytes: 1024 * 1024, transferRounds: 1,
+    sseEvents: 3, sseIntervalMs: 20, sseRounds: 1,
+    wsTrips: 50, wsRounds: 1,
+    tunnels: 20, bindSamples: 3,
+  },
+};
+
+export interface BenchOptions {
+  mode: Mode;
+  sizes: Sizes;
+  /** Where the JSON results go. */
+  jsonPath: string;
+  /** `wrk` or `node`; unset: wrk when installed. */
+  loadgen: string | undefined;
+  /** Profile mode: CPU profiles of edge and agent under W1 land here; no other workload runs. */
+  cpuProfDir: string | undefined;
+}
+
+export const USAGE = `Usage: node --expose-gc bench/dist/bench.js [--quick | --smoke] [--json <path>] [--loadgen wrk|node] [--cpu-prof <dir>]
+  --quick           fewer and shorter runs (under a minute)
+  --smoke           tiny sizes, a second or two per workload: checks every figure is produced
+  --json <path>     results file (default bench/results/latest.json)
+  --loadgen <name>  force wrk or the built-in Node generator (default: wrk when installed)
+  --cpu-prof <dir>  only W1 through the tunnel, with --cpu-prof on svc-server and svc; prints their top functions`;
+
+/** Parses argv; throws with the usage text on anything unknown. */
+export function parseOptions(argv: string[]): BenchOptions {
+  let mode: Mode = 'default';
+  let jsonPath = path.join(REPO_ROOT, 'bench/results/latest.json');
+  let loadgen: string | undefined;
+  let cpuProfDir: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const value = (): string => {
+      const next = argv[++i];
+      if (next === undefined) throw new Error(`${arg} needs a value\n${USAGE}`);
+      return next;
+    };
+    if (arg === '--quick') mode = 'quick';
+    else if (arg === '--smoke') mode = 'smoke';
+    else if (arg === '--json') jsonPath = path.resolve(value());
+    else if (arg === '--loadgen') loadgen = value();
+    else if (arg === '--cpu-prof') cpuProfDir = path.resolve(value());
+    else throw new Error(`unknown argument ${arg}\n${USAGE}`);
+  }
+  if (loadgen !== undefined && loadgen !== 'wrk' && loadgen !== 'node') throw new Error(`--loadgen must be wrk or node\n${USAGE}`);
+  return { mode, sizes: PRESETS[mode], jsonPath, loadgen, cpuProfDir };
+}

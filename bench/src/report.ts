@@ -1,0 +1,141 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
+import type { LoadGenerator } from './loadgen.js';
+import type { LoadReport } from './machine-load.js';
+import type { Sizes } from './options.js';
+import type { SmallGetResult } from './w-small-get.js';
+import type { SseResult } from './w-sse.js';
+import type { TransferResult } from './w-transfer.js';
+import type { TunnelsResult } from './w-tunnels.js';
+import type { WebSocketResult } from './w-websocket.js';
+
+/** One line of the results table; `direct`/`ratio` are null where the figure has no direct counterpart. */
+export interface Row {
+  id: string;
+  metric: string;
+  direct: number | null;
+  tunnel: number;
+  ratio: number | null;
+  /** Shown instead of the ratio when a difference says more (SSE). */
+  ratioText?: string;
+  goal: string;
+  /** null: no goal for this figure. */
+  met: boolean | null;
+}
+
+export interface MachineInfo {
+  cpu: string;
+  cores: number;
+  memoryGiB: number;
+  node: string;
+  os: string;
+  loadGenerator: string;
+  loadAverage: number[];
+}
+
+export interface Results {
+  smallGet: SmallGetResult;
+  download: TransferResult;
+  upload: TransferResult;
+  sse: SseResult;
+  websocket: WebSocketResult;
+  tunnels: TunnelsResult;
+}
+
+/** CPU model, cores, Node, and the load generator with its version. */
+export function machineInfo(generator: LoadGenerator): MachineInfo {
+  const cpuinfo = readFileSync('/proc/cpuinfo', 'utf8').match(/^model name\s*:\s*(.+)$/m);
+  let loadGenerator = 'built-in Node generator (http.Agent keep-alive, 50 sockets)';
+  if (generator === 'wrk') {
+    let banner = '';
+    try {
+      banner = execFileSync('wrk', ['--version'], { encoding: 'utf8' });
+    } catch (error) {
+      banner = String((error as { stdout?: string }).stdout ?? '');
+    }
+    loadGenerator = `wrk ${banner.match(/^wrk (\S+)/m)?.[1] ?? ''} (1 thread)`.replace('  ', ' ');
+  }
+  return {
+    cpu: cpuinfo?.[1]?.trim() ?? os.cpus()[0]?.model ?? 'unknown',
+    cores: os.cpus().length,
+    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+    node: process.version,
+    os: `${os.type()} ${os.release()}`,
+    loadGenerator,
+    loadAverage: os.loadavg().map((n) => Math.round(n * 100) / 100),
+  };
+}
+
+const KIB = 1024;
+
+/** The results as table rows, each with its goal from the performance issue. */
+export function buildRows(r: Results, sizes: Sizes): Row[] {
+  const w1 = r.smallGet;
+  const mib = (r.download.bytes / 2 ** 20).toFixed(0);
+  const n = r.tunnels.count;
+  const signed = (ms: number): string => `${ms >= 0 ? '+' : ''}${ms.toFixed(2)} ms`;
+  return [
+    { id: 'w1_rps', metric: `Small GET (100 B, ${sizes.connections} conns), req/s`, ...w1.rps, goal: '≥ 0.45 × direct', met: w1.rps.ratio >= 0.45 },
+    { id: 'w1_p50_ms', metric: 'Small GET p50, ms', ...w1.p50Ms, goal: '—', met: null },
+    { id: 'w1_p99_ms', metric: 'Small GET p99, ms', ...w1.p99Ms, goal: '≤ 10 ms', met: w1.p99Ms.tunnel <= 10 },
+    { id: 'w1_errors', metric: 'Small GET errors (all runs)', direct: w1.errors.direct, tunnel: w1.errors.tunnel, ratio: null, goal: '—', met: null },
+    { id: 'cpu_us_per_req', metric: 'CPU per request, edge + agent, µs', direct: null, tunnel: w1.cpuUsPerRequest.total, ratio: null, goal: '≤ 40 µs', met: w1.cpuUsPerRequest.total <= 40 },
+    { id: 'cpu_us_per_req_edge', metric: '… of which edge, µs', direct: null, tunnel: w1.cpuUsPerRequest.edge, ratio: null, goal: '—', met: null },
+    { id: 'cpu_us_per_req_agent', metric: '… of which agent, µs', direct: null, tunnel: w1.cpuUsPerRequest.agent, ratio: null, goal: '—', met: null },
+    { id: 'download_mib_s', metric: `Download ${mib} MiB, MiB/s`, ...r.download.mibPerS, goal: '≥ 750 MiB/s', met: r.download.mibPerS.tunnel >= 750 },
+    { id: 'download_cpu_s_gib', metric: 'Download CPU, edge + agent, s/GiB', direct: null, tunnel: r.download.cpuSPerGiB, ratio: null, goal: '—', met: null },
+    { id: 'upload_mib_s', metric: `Upload ${mib} MiB, MiB/s`, ...r.upload.mibPerS, goal: '≥ 600 MiB/s', met: r.upload.mibPerS.tunnel >= 600 },
+    { id: 'upload_cpu_s_gib', metric: 'Upload CPU, edge + agent, s/GiB', direct: null, tunnel: r.upload.cpuSPerGiB, ratio: null, goal: '—', met: null },
+    {
+      id: 'sse_first_ms', metric: 'SSE first event, ms', direct: r.sse.firstMs.direct, tunnel: r.sse.firstMs.tunnel,
+      ratio: r.sse.firstMs.tunnel / r.sse.firstMs.direct, ratioText: signed(r.sse.firstMs.diff), goal: '≤ direct + 5 ms', met: r.sse.firstMs.diff <= 5,
+    },
+    { id: 'sse_delay_ms', metric: 'SSE event delay, median, ms', direct: r.sse.delayMs.direct, tunnel: r.sse.delayMs.tunnel, ratio: null, ratioText: signed(r.sse.delayMs.tunnel - r.sse.delayMs.direct), goal: '—', met: null },
+    { id: 'sse_worst_extra_ms', metric: 'SSE worst event delay over direct, ms', direct: null, tunnel: r.sse.worstExtraDelayMs, ratio: null, goal: '≤ 50 ms', met: r.sse.worstExtraDelayMs <= 50 },
+    { id: 'ws_rtt_ms', metric: 'WebSocket echo RTT, median, ms', ...r.websocket.rttMs, goal: '≤ 0.25 ms', met: r.websocket.rttMs.tunnel <= 0.25 },
+    { id: 'ws_rtt_p99_ms', metric: 'WebSocket echo RTT, p99, ms', ...r.websocket.p99Ms, goal: '—', met: null },
+    { id: 'edge_kib_per_tunnel', metric: 'Edge memory per idle tunnel, KiB (heap + external)', direct: null, tunnel: r.tunnels.edgeBytesPerTunnel / KIB, ratio: null, goal: '≤ 16 KiB', met: r.tunnels.edgeBytesPerTunnel / KIB <= 16 },
+    { id: 'edge_rss_kib_per_tunnel', metric: '… edge by VmRSS, KiB', direct: null, tunnel: r.tunnels.edgeRssBytesPerTunnel / KIB, ratio: null, goal: '—', met: null },
+    { id: 'agent_kib_per_tunnel', metric: 'Agent (SDK) memory per extra tunnel, KiB (heap + external)', direct: null, tunnel: r.tunnels.agentBytesPerTunnel / KIB, ratio: null, goal: '≤ 64 KiB', met: r.tunnels.agentBytesPerTunnel / KIB <= 64 },
+    { id: 'agent_rss_kib_per_tunnel', metric: '… agent by VmRSS, KiB', direct: null, tunnel: r.tunnels.agentRssBytesPerTunnel / KIB, ratio: null, goal: '—', met: null },
+    { id: 'tunnels_bind_all_s', metric: `Bind ${n} tunnels from one process (one session), s`, direct: null, tunnel: r.tunnels.bindAllS, ratio: null, goal: '—', met: null },
+    { id: 'tunnels_responding', metric: `Tunnels of those ${n} answering 200`, direct: null, tunnel: r.tunnels.responding, ratio: null, goal: `all ${n}`, met: r.tunnels.responding === n },
+    { id: 'bind_latency_ms', metric: 'Bind latency, forward() to live, median, ms', direct: null, tunnel: r.tunnels.bindLatencyMs, ratio: null, goal: '—', met: null },
+    { id: 'first_response_ms', metric: 'forward() to first 200 through the edge, median, ms', direct: null, tunnel: r.tunnels.firstResponseMs, ratio: null, goal: '—', met: null },
+  ];
+}
+
+/** A number with as many decimals as its size deserves. */
+function fmt(value: number | null): string {
+  if (value === null) return '—';
+  if (!Number.isFinite(value)) return String(value);
+  const abs = Math.abs(value);
+  if (abs >= 100 || Number.isInteger(value)) return value.toFixed(0);
+  if (abs >= 10) return value.toFixed(1);
+  if (abs >= 1) return value.toFixed(2);
+  return value.toFixed(3);
+}
+
+/** The results table and machine info as markdown. */
+export function markdown(rows: readonly Row[], machine: MachineInfo, load: LoadReport, mode: string, command: string): string {
+  const contention = `- Other processes used ${load.foreignPercent.toFixed(1)}% of the machine's CPU during the run (${load.foreignS.toFixed(1)} CPU-s)${load.foreignPercent > 5 ? ': **the figures are disturbed; rerun on a quiet machine**' : ''}.`;
+  const lines = [
+    `## svcRouter benchmark (${mode})`,
+    '',
+    `- CPU: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB; ${machine.os}`,
+    `- Node ${machine.node}; load generator: ${machine.loadGenerator}; load average at start ${machine.loadAverage.join(' ')}`,
+    `- Command: \`${command}\``,
+    contention,
+    '- Medians of matched pairs (direct, tunnel, direct, tunnel…); ratio = median of per-pair tunnel/direct.',
+    '',
+    '| metric | direct | svcRouter | ratio | goal | met? |',
+    '|---|---:|---:|---:|---|:---:|',
+  ];
+  for (const row of rows) {
+    const ratio = row.ratioText ?? (row.ratio === null ? '—' : `${row.ratio.toFixed(2)}×`);
+    const met = row.met === null ? '' : row.met ? 'yes' : '**no**';
+    lines.push(`| ${row.metric} | ${fmt(row.direct)} | ${fmt(row.tunnel)} | ${ratio} | ${row.goal} | ${met} |`);
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,53 @@
+/** Small statistics helpers shared by the workloads. */
+
+/** Median of a non-empty list (NaN for an empty one). */
+export function median(values: readonly number[]): number {
+  return percentile(values, 50);
+}
+
+/** Percentile (0-100) by nearest rank on a sorted copy; NaN for an empty list. */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.ceil((p / 100) * sorted.length) - 1;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, rank))]!;
+}
+
+/** One matched pair: the same workload run directly and through the tunnel, back to back. */
+export interface Pair<T> {
+  direct: T;
+  tunnel: T;
+}
+
+/**
+ * Runs `rounds` interleaved pairs (direct, tunnel, direct, tunnel…) so that drift on the
+ * machine (thermal, other load) hits both sides alike.
+ */
+export async function matchedPairs<T>(rounds: number, run: (side: 'direct' | 'tunnel', round: number) => Promise<T>): Promise<Array<Pair<T>>> {
+  const pairs: Array<Pair<T>> = [];
+  for (let round = 0; round < rounds; round++) {
+    const direct = await run('direct', round);
+    const tunnel = await run('tunnel', round);
+    pairs.push({ direct, tunnel });
+  }
+  return pairs;
+}
+
+/** Medians of one field over the pairs, plus the median of the per-pair ratios tunnel/direct. */
+export function summarise<T>(pairs: ReadonlyArray<Pair<T>>, field: (value: T) => number): { direct: number; tunnel: number; ratio: number } {
+  return {
+    direct: median(pairs.map((p) => field(p.direct))),
+    tunnel: median(pairs.map((p) => field(p.tunnel))),
+    ratio: median(pairs.map((p) => field(p.tunnel) / field(p.direct))),
+  };
+}
+
+/** Milliseconds since an arbitrary origin, sub-millisecond. */
+export function nowMs(): number {
+  return performance.now();
+}
+
+/** Wall-clock epoch milliseconds with sub-millisecond resolution (comparable across processes on one host). */
+export function epochMs(): number {
+  return performance.timeOrigin + performance.now();
+}

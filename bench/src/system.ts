@@ -1,0 +1,107 @@
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ipcClient, type MemorySample } from './ipc.js';
+import { AGENT_BIN, BENCH_DIST, Proc, SERVER_BIN, spawnNode, tempDir } from './proc.js';
+
+/** Subdomain of the benchmark's main tunnel: wrk sends `Host: x.localhost`. */
+export const TUNNEL_SUBDOMAIN = 'x';
+export const TUNNEL_HOST = `${TUNNEL_SUBDOMAIN}.localhost`;
+
+/** Limits high enough for 1,000 tunnels and many GiB of bench traffic on the local account. */
+const BENCH_PLANS = JSON.stringify({ free: { tunnels: 100_000, bandwidthBytes: 1e15 } });
+
+/** The real processes of one benchmark run. */
+export interface BenchSystem {
+  origin: Proc;
+  originPort: number;
+  server: Proc;
+  /** Edge HTTP port (visitors and the agent's session both use it). */
+  httpPort: number;
+  /** `http://localhost:<httpPort>`, what SVC_SERVER is set to. */
+  serverUrl: string;
+  token: string;
+  agent: Proc;
+  /** Memory of the edge process after a forced GC (through the preloaded probe). */
+  edgeMemory(): Promise<MemorySample>;
+  close(): Promise<void>;
+}
+
+export interface SystemOptions {
+  /** Extra node flags for the server process and the agent process (e.g. --cpu-prof). */
+  serverNodeArgs?: string[];
+  agentNodeArgs?: string[];
+}
+
+/**
+ * Starts origin, `svc-server start` and `svc http` like the e2e harness does: ports 0, read
+ * back from the banner, the token from the first-start output. The server gets --expose-gc and
+ * the benchmark's IPC probe preloaded, nothing else differs from a user's start.
+ */
+export async function startSystem(options: SystemOptions = {}): Promise<BenchSystem> {
+  const data = await tempDir('svc-bench-');
+  const started: Proc[] = [];
+  try {
+    const origin = spawnNode(path.join(BENCH_DIST, 'origin-main.js'), [], { label: 'origin' });
+    started.push(origin);
+    const originPort = Number((await origin.waitForLine(/^origin listening on (\d+)$/))[1]);
+
+    const server = spawnNode(SERVER_BIN, ['start'], {
+      label: 'server',
+      ipc: true,
+      nodeArgs: ['--expose-gc', '--import', pathToFileURL(path.join(BENCH_DIST, 'edge-probe.js')).href, ...(options.serverNodeArgs ?? [])],
+      env: {
+        SVC_DATA_DIR: data.dir,
+        SVC_HTTP_PORT: '0',
+        SVC_HTTPS_PORT: '0',
+        SVC_BIND_HOST: '127.0.0.1',
+        SVC_PLANS: BENCH_PLANS,
+      },
+    });
+    started.push(server);
+    const httpPort = Number((await server.waitForLine(/REST API\s+http:\/\/[^:]+:(\d+)\/v1/))[1]);
+    const token = (await server.waitForLine(/^\s+(svc_[A-Za-z0-9_-]{43})$/))[1]!;
+    const serverUrl = `http://localhost:${httpPort}`;
+    const call = ipcClient(server.child);
+
+    const agent = spawnNode(AGENT_BIN, ['http', `127.0.0.1:${originPort}`], {
+      label: 'agent',
+      nodeArgs: options.agentNodeArgs ?? [],
+      env: { SVC_SERVER: serverUrl, SVC_TOKEN: token, SVC_SUBDOMAIN: TUNNEL_SUBDOMAIN },
+    });
+    started.push(agent);
+    await agent.waitForLine(/^Forwarding https:\/\//);
+    agent.drainStdout();
+
+    return {
+      origin,
+      originPort,
+      server,
+      httpPort,
+      serverUrl,
+      token,
+      agent,
+      edgeMemory: () => call('mem') as Promise<MemorySample>,
+      async close() {
+        // Agent first (SIGINT: a clean unbind, as Ctrl-C), then the server, then the origin.
+        await agent.stop('SIGINT');
+        await server.stop('SIGTERM');
+        await origin.stop('SIGTERM');
+        await data.remove();
+      },
+    };
+  } catch (error) {
+    for (const proc of started.reverse()) await proc.stop('SIGKILL');
+    await data.remove();
+    throw error;
+  }
+}
+
+/** Starts the SDK probe process (sdk-probe.ts) against a running system. */
+export function startSdkProbe(system: BenchSystem): { proc: Proc; call: (cmd: string, args?: Record<string, unknown>) => Promise<unknown> } {
+  const proc = spawnNode(
+    path.join(BENCH_DIST, 'sdk-probe.js'),
+    [system.serverUrl, system.token, `127.0.0.1:${system.originPort}`, String(system.httpPort)],
+    { label: 'sdk-probe', ipc: true, nodeArgs: ['--expose-gc'] },
+  );
+  return { proc, call: ipcClient(proc.child) };
+}

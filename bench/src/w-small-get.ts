@@ -1,0 +1,71 @@
+import { runLoad, type LoadGenerator, type LoadResult, type LoadSpec } from './loadgen.js';
+import type { Sizes } from './options.js';
+import { cpuSeconds } from './proc.js';
+import { matchedPairs, median, summarise, type Pair } from './stats.js';
+import { TUNNEL_HOST, type BenchSystem } from './system.js';
+
+/** W1 through the tunnel plus the CPU the edge and the agent spent on it. */
+export interface TunnelLoad extends LoadResult {
+  edgeCpuS: number;
+  agentCpuS: number;
+}
+
+export interface SmallGetResult {
+  pairs: Array<Pair<LoadResult | TunnelLoad>>;
+  rps: { direct: number; tunnel: number; ratio: number };
+  p50Ms: { direct: number; tunnel: number; ratio: number };
+  p99Ms: { direct: number; tunnel: number; ratio: number };
+  errors: { direct: number; tunnel: number };
+  /** Median over tunnel runs of CPU microseconds per request. */
+  cpuUsPerRequest: { edge: number; agent: number; total: number };
+}
+
+/** The load spec of one side of W1: the origin itself, or the edge with the tunnel's Host. */
+export function smallGetSpec(system: BenchSystem, side: 'direct' | 'tunnel', sizes: Sizes, durationS: number): LoadSpec {
+  return {
+    port: side === 'direct' ? system.originPort : system.httpPort,
+    path: '/small',
+    host: TUNNEL_HOST,
+    connections: sizes.connections,
+    durationS,
+  };
+}
+
+/** One tunnel run of W1 with edge and agent CPU read from /proc before and after. */
+export async function tunnelLoad(system: BenchSystem, generator: LoadGenerator, spec: LoadSpec): Promise<TunnelLoad> {
+  const edge0 = cpuSeconds(system.server.pid);
+  const agent0 = cpuSeconds(system.agent.pid);
+  const result = await runLoad(generator, spec);
+  return { ...result, edgeCpuS: cpuSeconds(system.server.pid) - edge0, agentCpuS: cpuSeconds(system.agent.pid) - agent0 };
+}
+
+/**
+ * W1: 100-byte GETs over `connections` keep-alive connections, direct and through the tunnel
+ * in matched pairs, after an unrecorded warm-up of each side (JIT, pools, connections).
+ */
+export async function smallGet(system: BenchSystem, generator: LoadGenerator, sizes: Sizes, log: (line: string) => void): Promise<SmallGetResult> {
+  if (sizes.w1WarmupS > 0) {
+    await runLoad(generator, smallGetSpec(system, 'direct', sizes, sizes.w1WarmupS));
+    await runLoad(generator, smallGetSpec(system, 'tunnel', sizes, sizes.w1WarmupS));
+  }
+  const pairs = await matchedPairs(sizes.w1Rounds, async (side) => {
+    const spec = smallGetSpec(system, side, sizes, sizes.w1DurationS);
+    const result = side === 'direct' ? await runLoad(generator, spec) : await tunnelLoad(system, generator, spec);
+    log(`  W1 ${side.padEnd(6)} ${result.rps.toFixed(0)} req/s  p50 ${result.p50Ms.toFixed(2)} ms  p99 ${result.p99Ms.toFixed(2)} ms  errors ${result.errors}`);
+    return result;
+  });
+  const tunnelRuns = pairs.map((p) => p.tunnel as TunnelLoad);
+  const perRequest = (cpu: (run: TunnelLoad) => number): number => median(tunnelRuns.map((run) => (cpu(run) * 1e6) / Math.max(1, run.requests)));
+  return {
+    pairs,
+    rps: summarise(pairs, (r) => r.rps),
+    p50Ms: summarise(pairs, (r) => r.p50Ms),
+    p99Ms: summarise(pairs, (r) => r.p99Ms),
+    errors: { direct: pairs.reduce((s, p) => s + p.direct.errors, 0), tunnel: pairs.reduce((s, p) => s + p.tunnel.errors, 0) },
+    cpuUsPerRequest: {
+      edge: perRequest((run) => run.edgeCpuS),
+      agent: perRequest((run) => run.agentCpuS),
+      total: perRequest((run) => run.edgeCpuS + run.agentCpuS),
+    },
+  };
+}

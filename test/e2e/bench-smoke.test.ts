@@ -1,0 +1,100 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+// The benchmark's figures must all be produced; their values are never asserted (speed is
+// measured by the benchmark, not by tests). --smoke runs every workload with tiny sizes.
+
+const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const BENCH = path.join(REPO_ROOT, 'bench/dist/bench.js');
+
+/** Every figure the report must carry; `direct` marks those measured on both sides. */
+const FIGURES: Array<{ id: string; direct: boolean }> = [
+  { id: 'w1_rps', direct: true },
+  { id: 'w1_p50_ms', direct: true },
+  { id: 'w1_p99_ms', direct: true },
+  { id: 'w1_errors', direct: true },
+  { id: 'cpu_us_per_req', direct: false },
+  { id: 'cpu_us_per_req_edge', direct: false },
+  { id: 'cpu_us_per_req_agent', direct: false },
+  { id: 'download_mib_s', direct: true },
+  { id: 'download_cpu_s_gib', direct: false },
+  { id: 'upload_mib_s', direct: true },
+  { id: 'upload_cpu_s_gib', direct: false },
+  { id: 'sse_first_ms', direct: true },
+  { id: 'sse_delay_ms', direct: true },
+  { id: 'sse_worst_extra_ms', direct: false },
+  { id: 'ws_rtt_ms', direct: true },
+  { id: 'ws_rtt_p99_ms', direct: true },
+  { id: 'edge_kib_per_tunnel', direct: false },
+  { id: 'edge_rss_kib_per_tunnel', direct: false },
+  { id: 'agent_kib_per_tunnel', direct: false },
+  { id: 'agent_rss_kib_per_tunnel', direct: false },
+  { id: 'tunnels_bind_all_s', direct: false },
+  { id: 'tunnels_responding', direct: false },
+  { id: 'bind_latency_ms', direct: false },
+  { id: 'first_response_ms', direct: false },
+];
+
+interface Row {
+  id: string;
+  metric: string;
+  direct: number | null;
+  tunnel: number;
+  ratio: number | null;
+  goal: string;
+  met: boolean | null;
+}
+
+async function runSmoke(extraArgs: string[]): Promise<{ stdout: string; json: { rows: Row[]; machine: Record<string, unknown>; load: Record<string, number> } }> {
+  assert.ok(existsSync(BENCH), `${BENCH} is missing: build first (npm run build)`);
+  const dir = await mkdtemp(path.join(tmpdir(), 'svc-bench-smoke-'));
+  try {
+    const jsonPath = path.join(dir, 'results.json');
+    const child = spawn(process.execPath, ['--expose-gc', BENCH, '--smoke', '--json', jsonPath, ...extraArgs], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    assert.equal(code, 0, `benchmark exited ${code}:\n${stderr}`);
+    return { stdout, json: JSON.parse(await readFile(jsonPath, 'utf8')) };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function assertEveryFigure(rows: Row[]): void {
+  for (const figure of FIGURES) {
+    const row = rows.find((r) => r.id === figure.id);
+    assert.ok(row, `figure ${figure.id} is missing`);
+    assert.ok(Number.isFinite(row.tunnel), `${figure.id}: tunnel value ${row.tunnel} is not a number`);
+    if (figure.direct) assert.ok(Number.isFinite(row.direct), `${figure.id}: direct value ${row.direct} is not a number`);
+    else assert.equal(row.direct, null, `${figure.id} has no direct counterpart`);
+    if (row.ratio !== null) assert.ok(Number.isFinite(row.ratio), `${figure.id}: ratio ${row.ratio} is not a number`);
+    assert.equal(typeof row.goal, 'string');
+    assert.ok(row.met === null || typeof row.met === 'boolean');
+  }
+}
+
+describe('the benchmark in --smoke mode', () => {
+  it('produces every figure, numeric, in the JSON file and the markdown table', async () => {
+    const { stdout, json } = await runSmoke([]);
+    assertEveryFigure(json.rows);
+    for (const key of ['cpu', 'cores', 'node', 'loadGenerator']) assert.ok(json.machine[key], `machine info lacks ${key}`);
+    assert.ok(Number.isFinite(json.load.foreignPercent));
+    assert.match(stdout, /\| metric \| direct \| svcRouter \| ratio \| goal \| met\? \|/);
+    for (const row of json.rows) assert.ok(stdout.includes(`| ${row.metric} |`), `table lacks "${row.metric}"`);
+  });
+
+  it('produces every figure with the built-in Node load generator (no wrk)', async () => {
+    const { json } = await runSmoke(['--loadgen', 'node']);
+    assertEveryFigure(json.rows);
+    assert.match(String(json.machine.loadGenerator), /Node/);
+  });
+});
