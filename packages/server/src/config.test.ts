@@ -21,6 +21,7 @@ describe('loadConfig defaults', () => {
       acmeDirectory: 'https://acme-v02.api.letsencrypt.org/directory',
       acmeEmail: undefined,
       dnsServers: ['1.1.1.1', '8.8.8.8'],
+      edgeTarget: undefined,
       plans: {
         free: { tunnels: 10, domains: 2, bandwidthBytes: 53687091200 },
         pro: { tunnels: 1000, domains: 25, bandwidthBytes: 1099511627776 },
@@ -92,6 +93,16 @@ describe('loadConfig values', () => {
     assert.equal(c.usageFlushMs, 250);
   });
 
+  it('reads SVC_EDGE_TARGET, and defaults it to a multi-label shared domain', () => {
+    assert.deepEqual(loadConfig({ SVC_EDGE_TARGET: '203.0.113.7, Edge.Example.NET' }, CWD).edgeTarget, {
+      hostname: 'edge.example.net',
+      ips: ['203.0.113.7'],
+    });
+    assert.deepEqual(loadConfig({ SVC_SHARED_DOMAIN: 'tunnels.example.com' }, CWD).edgeTarget, { hostname: 'tunnels.example.com' });
+    assert.equal(loadConfig({}, CWD).edgeTarget, undefined);
+    assert.ok(Object.isFrozen(loadConfig({ SVC_EDGE_TARGET: '203.0.113.7' }, CWD).edgeTarget?.ips));
+  });
+
   it('merges SVC_PLANS over the defaults field by field', () => {
     const c = loadConfig({ SVC_PLANS: '{"free":{"tunnels":3,"bandwidthBytes":1073741824}}' }, CWD);
     assert.deepEqual(c.plans.free, { tunnels: 3, domains: 2, bandwidthBytes: 1073741824 });
@@ -121,6 +132,8 @@ describe('loadConfig errors name the variable', () => {
     [{ SVC_DNS_SERVERS: '1.1.1.1,dns.google' }, 'invalid SVC_DNS_SERVERS: expected a comma-separated list'],
     [{ SVC_DNS_SERVERS: '1.1.1.1:0' }, 'invalid SVC_DNS_SERVERS: expected a comma-separated list'],
     [{ SVC_DNS_SERVERS: '1.1.1.1,' }, 'invalid SVC_DNS_SERVERS: expected a comma-separated list'],
+    [{ SVC_EDGE_TARGET: 'a.example.com,b.example.com' }, 'invalid SVC_EDGE_TARGET: expected one hostname and/or IPv4 addresses'],
+    [{ SVC_EDGE_TARGET: '::1' }, 'invalid SVC_EDGE_TARGET: expected one hostname and/or IPv4 addresses'],
     [{ SVC_PLANS: '{free:' }, 'invalid SVC_PLANS: expected JSON such as {"free":{"tunnels":3}}'],
     [{ SVC_PLANS: '{"free":{"tunnels":-1}}' }, 'invalid SVC_PLANS: expected a non-negative integer at free.tunnels'],
     [{ SVC_PLANS: '{"free":{"tunnels":2.5}}' }, 'invalid SVC_PLANS: expected a non-negative integer at free.tunnels'],

@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import { hostname as osHostname } from 'node:os';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { parseEdgeTarget, type EdgeTarget } from './domains/index.js';
 
 // svc-server's configuration: parsed once at boot from SVC_* variables,
 // frozen, and passed down as a plain object. Defaults live in DEFAULTS,
@@ -50,6 +51,13 @@ export interface ServerConfig {
   readonly acmeEmail: string | undefined;
   /** SVC_DNS_SERVERS. Default `1.1.1.1,8.8.8.8`. Resolvers for TXT verification: `ip`, `ip:port` or `[ipv6]:port`. */
   readonly dnsServers: readonly string[];
+  /**
+   * SVC_EDGE_TARGET. Default: the shared domain when it has two or more labels
+   * (`tunnels.example.com`), else unset (`localhost`). Where custom domains must point:
+   * one hostname (CNAME target) and/or IPv4 addresses (A records), comma-separated.
+   * Shown by the domains API and compared by its DNS preflight; unset: no target shown.
+   */
+  readonly edgeTarget: Readonly<EdgeTarget> | undefined;
   /** SVC_PLANS. Default SPEC §8 limits; JSON such as `{"free":{"tunnels":3}}` is merged over them per field. */
   readonly plans: Readonly<Record<PlanName, Readonly<PlanLimits>>>;
   /**
@@ -170,6 +178,15 @@ const dnsServers: Check<readonly string[]> = (raw) => {
     : expected('a comma-separated list of IP addresses, each optionally with :port ([ipv6]:port)');
 };
 
+const edgeTarget: Check<Readonly<EdgeTarget>> = (raw) => {
+  const target = parseEdgeTarget(raw);
+  return target ? ok(freezeTarget(target)) : expected('one hostname and/or IPv4 addresses, comma-separated, e.g. edge.example.com or 203.0.113.7');
+};
+
+function freezeTarget(target: EdgeTarget): Readonly<EdgeTarget> {
+  return Object.freeze({ ...target, ...(target.ips ? { ips: Object.freeze([...target.ips]) } : {}) });
+}
+
 const limit = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 const planOverride = z.strictObject({ tunnels: limit.optional(), domains: limit.optional(), bandwidthBytes: limit.optional() });
 const plansOverride = z.strictObject({ free: planOverride.optional(), pro: planOverride.optional() });
@@ -211,6 +228,7 @@ const ENV_SCHEMA = z.object({
   SVC_ACME_DIRECTORY: envVar(DEFAULTS.acmeDirectory, httpUrl),
   SVC_ACME_EMAIL: envVar<string | undefined>(undefined, matching(EMAIL_RE, 'an email address')),
   SVC_DNS_SERVERS: envVar(DEFAULTS.dnsServers, dnsServers),
+  SVC_EDGE_TARGET: envVar<Readonly<EdgeTarget> | undefined>(undefined, edgeTarget),
   SVC_PLANS: envVar(DEFAULT_PLANS, plans),
   SVC_PUBLIC_HTTPS_PORT: envVar<number | undefined>(undefined, integer(1, 65535)),
   SVC_HEARTBEAT_MS: envVar(DEFAULTS.heartbeatMs, integer(MIN_HEARTBEAT_MS, MAX_HEARTBEAT_MS)),
@@ -248,6 +266,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd: string 
     acmeDirectory: e.SVC_ACME_DIRECTORY,
     acmeEmail: e.SVC_ACME_EMAIL,
     dnsServers: e.SVC_DNS_SERVERS,
+    edgeTarget: e.SVC_EDGE_TARGET ?? defaultEdgeTarget(e.SVC_SHARED_DOMAIN),
     plans: e.SVC_PLANS,
     publicHttpsPort: e.SVC_PUBLIC_HTTPS_PORT,
     heartbeatMs: e.SVC_HEARTBEAT_MS,
@@ -257,4 +276,10 @@ export function loadConfig(env: Record<string, string | undefined>, cwd: string 
     inspectorMaxPerAccount: e.SVC_INSPECTOR_MAX_PER_ACCOUNT,
     usageFlushMs: e.SVC_USAGE_FLUSH_MS,
   });
+}
+
+/** The shared domain as the edge target, when it can be one (two or more labels). */
+function defaultEdgeTarget(sharedDomain: string): Readonly<EdgeTarget> | undefined {
+  const target = parseEdgeTarget(sharedDomain);
+  return target && freezeTarget(target);
 }

@@ -96,7 +96,7 @@ export class Inspector {
     if (this.timers.length > 0) return;
     const write = setInterval(() => this.kick(), this.opts.flushIntervalMs ?? 250);
     const prune = setInterval(() => {
-      this.prune().catch((error: unknown) => this.opts.log.error({ err: error }, 'inspector retention failed'));
+      void this.prune().catch((error: unknown) => this.opts.log.error({ err: error }, 'inspector retention failed'));
     }, this.opts.pruneIntervalMs ?? 60_000);
     this.timers = [write, prune];
     for (const timer of this.timers) timer.unref();

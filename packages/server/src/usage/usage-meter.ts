@@ -2,7 +2,26 @@ import type { Logger } from 'pino';
 import type { Plan, Store } from '../store/index.js';
 import { UsageLedger, type AccountMeter, type Batch } from './usage-ledger.js';
 
+/** What the meter needs; everything but the store and plan lookups has a default. */
+export interface UsageMeterOptions {
+  store: Store;
+  limitsFor(plan: Plan): { bandwidthBytes: number };
+  /** The account's plan, undefined for an unknown account (looked up on warm and refresh). */
+  accountPlan(accountId: string): Promise<Plan | undefined>;
+  log: Logger;
+  /** Clock, ms since the epoch. Default Date.now; tests pass a fake. */
+  now?: () => number;
+  /** Default 1000 ms. */
+  flushIntervalMs?: number;
+  /** How often plans and stored totals of recently active accounts are re-read. Default 60 s. */
+  refreshIntervalMs?: number;
+  /** Live tunnels per account, sampled at every flush for the daily peak. */
+  liveTunnels?: () => Iterable<readonly [accountId: string, count: number]>;
+}
+
 /**
+ * Meters transfer per account in memory and flushes it to the store. Long-lived state.
+ *
  * What counts as transfer: body bytes through the edge for the account's tunnels, both
  * directions — visitor request bodies going up and response bodies coming down, and for
  * upgraded connections (WebSocket) every byte both ways after the handshake. Request and
@@ -22,23 +41,6 @@ import { UsageLedger, type AccountMeter, type Batch } from './usage-ledger.js';
  * Concurrency: every store call (flush, warm, refresh) runs on one promise chain, so a base
  * total read from the store and the in-memory remainder always describe the same moment.
  */
-export interface UsageMeterOptions {
-  store: Store;
-  limitsFor(plan: Plan): { bandwidthBytes: number };
-  /** The account's plan, undefined for an unknown account (looked up on warm and refresh). */
-  accountPlan(accountId: string): Promise<Plan | undefined>;
-  log: Logger;
-  /** Clock, ms since the epoch. Default Date.now; tests pass a fake. */
-  now?: () => number;
-  /** Default 1000 ms. */
-  flushIntervalMs?: number;
-  /** How often plans and stored totals of recently active accounts are re-read. Default 60 s. */
-  refreshIntervalMs?: number;
-  /** Live tunnels per account, sampled at every flush for the daily peak. */
-  liveTunnels?: () => Iterable<readonly [accountId: string, count: number]>;
-}
-
-/** Meters transfer per account in memory and flushes it to the store. Long-lived state. */
 export class UsageMeter {
   private readonly ledger: UsageLedger;
   private readonly now: () => number;
@@ -144,7 +146,7 @@ export class UsageMeter {
     if (this.flushing) return;
     this.flushing = true;
     const refreshDue = this.now() - this.lastRefreshAt >= (this.opts.refreshIntervalMs ?? 60_000);
-    this.flush()
+    void this.flush()
       .then(() => (refreshDue ? this.refresh() : undefined))
       .then(
         () => {
@@ -186,7 +188,7 @@ export class UsageMeter {
   /** An account first seen on the request path: counted at once, its limit and total loaded behind. */
   private track(accountId: string): AccountMeter {
     const acc = this.ledger.create(accountId);
-    this.serial(() => this.load(accountId, acc)).catch((error: unknown) =>
+    void this.serial(() => this.load(accountId, acc)).catch((error: unknown) =>
       this.opts.log.error({ err: error, accountId }, 'could not load account usage'),
     );
     return acc;
