@@ -5,6 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { createBearerAuthenticator } from './auth/index.js';
 import { createSniResolver, loadOrCreateDevCa, type DevCa } from './certs/index.js';
 import type { ServerConfig } from './config.js';
+import { createCustomDomains } from './custom-domains.js';
 import { Edge, startListeners, type Exchange } from './edge/index.js';
 import { Inspector, type CapturedRequest } from './inspector/index.js';
 import { createMetrics, type Metrics } from './metrics/index.js';
@@ -48,6 +49,9 @@ export async function startServer(config: ServerConfig, log: Logger, hooks: Serv
   if (stale > 0) log.info({ count: stale }, 'tunnels left online by a previous run marked offline');
 
   const devCa = config.tlsCert ? undefined : await loadOrCreateDevCa(config.dataDir);
+  let edge: Edge;
+  // Custom domains: ACME certificates on demand, SVC_DOMAIN checks, the /v1/domains routes.
+  const domains = createCustomDomains(config, store, log, () => edge);
   const sni = createSniResolver({
     sharedDomain: config.sharedDomain,
     devCa,
@@ -55,11 +59,10 @@ export async function startServer(config: ServerConfig, log: Logger, hooks: Serv
       config.tlsCert && config.tlsKey
         ? { certPem: await readFile(config.tlsCert, 'utf8'), keyPem: await readFile(config.tlsKey, 'utf8') }
         : undefined,
-    isServedHost: () => false,
+    ...domains.sni,
   });
 
   const authenticate = createBearerAuthenticator(store);
-  let edge: Edge;
   const usage = new UsageMeter({
     store,
     log: log.child({ component: 'usage' }),
@@ -72,6 +75,7 @@ export async function startServer(config: ServerConfig, log: Logger, hooks: Serv
     store,
     log: log.child({ component: 'inspector' }),
     retention: { maxAgeMs: config.inspectorRetentionDays * DAY_MS, maxPerAccount: config.inspectorMaxPerAccount },
+    ownerOf: domains.ownerOf,
   });
   const metrics = createMetrics({
     liveSessions: () => edge.sessions.size,
@@ -116,13 +120,14 @@ export async function startServer(config: ServerConfig, log: Logger, hooks: Serv
         meter: { usedBytes: (accountId) => usage.loadUsedBytes(accountId) },
         dropSessionsOfKey: (keyId, message) => edge.dropSessionsOfKey(keyId, message),
         onRevoked: (event) => log.info(event, 'key revoked'),
+        ...domains.routes,
       }),
       // Apex only, no token: tunnel hostnames never reach the API (see routes-ops.ts).
       ...opsRoutes({
         pingStore: () => store.accounts.byId('acc_readiness_probe'),
         // Requests only arrive once the listeners are up; close() sets `closed` before closing them.
         listening: () => !closed,
-        metrics,
+        metrics: { render: () => metrics.render() + domains.metrics.render() },
       }),
     ],
   });
@@ -142,9 +147,11 @@ export async function startServer(config: ServerConfig, log: Logger, hooks: Serv
       usage.record(accountId, bytes);
       return !usage.shouldCutOff(accountId);
     },
+    ...domains.edge,
   });
   usage.start();
   inspector.start();
+  domains.start();
 
   const listeners = await startListeners(edge, {
     host: config.host,
@@ -174,7 +181,7 @@ export async function startServer(config: ServerConfig, log: Logger, hooks: Serv
       await listeners.close();
       // Destroyed sockets emit 'close' on the next tick; let their exchanges finish first.
       await new Promise((resolve) => setImmediate(resolve));
-      const flushed = await Promise.allSettled([usage.stop(), inspector.stop()]);
+      const flushed = await Promise.allSettled([usage.stop(), inspector.stop(), domains.close()]);
       for (const result of flushed) {
         if (result.status === 'rejected') log.error({ err: result.reason }, 'final flush failed');
       }

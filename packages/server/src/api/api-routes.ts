@@ -1,4 +1,5 @@
 import { coreRoutes, type CoreRouteDeps } from './routes-core.js';
+import { domainRoutes, type DomainRouteDeps } from './routes-domains.js';
 import { keyRoutes, type KeyRouteDeps } from './routes-keys.js';
 import { requestRoutes, type RequestRouteDeps } from './routes-requests.js';
 import { usageRoutes, type UsageRouteDeps } from './routes-usage.js';
@@ -6,8 +7,12 @@ import type { AnyRoute } from './router.js';
 
 /** Everything the control-plane routes need, by feature. */
 export interface ControlPlaneDeps
-  extends Omit<CoreRouteDeps, 'store'>, Omit<KeyRouteDeps, 'store'>, Omit<UsageRouteDeps, 'store'>, Omit<RequestRouteDeps, 'store'> {
-  store: CoreRouteDeps['store'] & KeyRouteDeps['store'] & UsageRouteDeps['store'] & RequestRouteDeps['store'];
+  extends Omit<CoreRouteDeps, 'store'>,
+    Omit<KeyRouteDeps, 'store'>,
+    Omit<UsageRouteDeps, 'store'>,
+    Omit<RequestRouteDeps, 'store'>,
+    Omit<DomainRouteDeps, 'store'> {
+  store: CoreRouteDeps['store'] & KeyRouteDeps['store'] & UsageRouteDeps['store'] & RequestRouteDeps['store'] & DomainRouteDeps['store'];
 }
 
 /**
@@ -15,5 +20,5 @@ export interface ControlPlaneDeps
  * (custom domains: `...domainRoutes(deps)`), and OpenAPI picks them up from the table.
  */
 export function controlPlaneRoutes(deps: ControlPlaneDeps): AnyRoute[] {
-  return [...coreRoutes(deps), ...usageRoutes(deps), ...requestRoutes(deps), ...keyRoutes(deps)];
+  return [...coreRoutes(deps), ...usageRoutes(deps), ...requestRoutes(deps), ...keyRoutes(deps), ...domainRoutes(deps)];
 }

@@ -4,6 +4,7 @@ export { coreRoutes, tunnelView, type CoreRouteDeps } from './routes-core.js';
 export { usageRoutes, type UsageRouteDeps, type PlanLimits } from './routes-usage.js';
 export { requestRoutes, type RequestRouteDeps } from './routes-requests.js';
 export { keyRoutes, keyView, LAST_KEY_MESSAGE, type KeyRouteDeps } from './routes-keys.js';
+export { domainRoutes, domainLimitMessage, DomainErrorCode, VERIFY_TIMEOUT_MS, type DomainRouteDeps } from './routes-domains.js';
 export { opsRoutes, PROMETHEUS_CONTENT_TYPE, READY_STORE_TIMEOUT_MS, type OpsRouteDeps } from './routes-ops.js';
 export { defineRoute, definePublicRoute, Reply, type RouteSpec, type PublicRouteSpec, type HandlerInput } from './define-route.js';
 export { buildOpenApi, type OpenApiInfo, type JsonObject } from './openapi.js';

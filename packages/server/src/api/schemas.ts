@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { TxtFailureCode } from '../domains/index.js';
 
 // The API's wire shapes. Each one validates (requests before the handler, responses before
 // they are sent) and is the source of the OpenAPI document, so the two cannot drift.
@@ -176,4 +177,83 @@ export const Readiness = named(
     status: z.enum(['ready', 'unavailable']),
     checks: z.record(z.string(), z.enum(['ok', 'failed'])),
   }),
+);
+
+// Custom domains (routes-domains.ts).
+
+/** Every TXT verification failure code, with what it means (docs/custom-domains.md has the fixes). */
+const TXT_FAILURE_CODES: Record<TxtFailureCode, string> = {
+  txt_not_found: 'no TXT record at _svcrouter.<host>',
+  txt_doubled_suffix: 'the record sits at _svcrouter.<host>.<zone>: the DNS provider appended the zone a second time',
+  txt_whitespace: 'the value has extra whitespace around it',
+  txt_truncated: 'the value is cut off',
+  txt_wrong_value: 'a different value is published',
+  dns_timeout: 'the DNS lookup timed out',
+  dns_error: 'the DNS lookup failed',
+};
+const txtFailureCode = z.enum(Object.keys(TXT_FAILURE_CODES) as [TxtFailureCode, ...TxtFailureCode[]]);
+
+const EdgeTarget = named(
+  'EdgeTarget',
+  'Where a custom host must point (SVC_EDGE_TARGET): a CNAME to `cname`, or A records to the addresses in `a`.',
+  z.strictObject({
+    cname: z.string().nullable().describe('hostname to CNAME to; null when the operator gave only addresses'),
+    a: z.array(z.string()).describe('IPv4 addresses for A records (an apex domain cannot have a CNAME)'),
+  }),
+);
+
+/** One custom domain (GET /v1/domains items, POST /v1/domains 201, GET /v1/domains/:id). */
+export const Domain = named(
+  'Domain',
+  'A custom domain of the account: the TXT record proving ownership, where the host must point, and its certificate.',
+  z.strictObject({
+    id: z.string(),
+    host: z.string().describe('lower-case ASCII (an IDN is stored as punycode)'),
+    state: z.enum(['pending', 'verified']).describe('pending: added, TXT record not verified yet; verified: ownership proven, tunnels may bind'),
+    verified: z.boolean().describe('state === "verified"'),
+    txtRecord: z
+      .strictObject({ type: z.literal('TXT'), name: z.string().describe('_svcrouter.<host>'), value: z.string().describe('svc-verify-…') })
+      .describe('the record to publish; its value never changes while the domain exists'),
+    target: EdgeTarget.nullable().describe('where the host must point; null when the operator configured no SVC_EDGE_TARGET'),
+    verifiedAt: timestamp.nullable(),
+    createdAt: timestamp,
+    certificate: z
+      .strictObject({
+        state: z.enum(['none', 'pending', 'issued', 'failed']).describe('none: not requested yet (the first HTTPS request orders it); pending: ordering; issued; failed: see error'),
+        error: z.string().nullable().describe('why the latest order (or renewal) failed'),
+        expiresAt: timestamp.nullable(),
+      })
+      .describe('the latest certificate under this domain; the private key is never returned'),
+  }),
+);
+/** GET /v1/domains. */
+export const DomainList = named('DomainList', 'Custom domains of the account, newest first.', z.strictObject({ domains: z.array(Domain) }));
+/** Body of POST /v1/domains. */
+export const NewDomainBody = named(
+  'NewDomain',
+  'Body of POST /v1/domains.',
+  z.strictObject({ host: z.string().max(1024).describe('the host to add, e.g. app.example.com; an IDN is converted to punycode') }),
+);
+/** The TXT check of POST /v1/domains/:id/verify. */
+export const DomainVerification = named(
+  'DomainVerification',
+  `Outcome of the TXT lookup. code (null when ok): ${Object.entries(TXT_FAILURE_CODES).map(([c, m]) => `${c}: ${m}`).join('; ')}.`,
+  z.strictObject({ ok: z.boolean(), code: txtFailureCode.nullable(), message: z.string().describe('what was found and what to do') }),
+);
+/** The routing preflight of POST /v1/domains/:id/verify. */
+export const DomainRouting = named(
+  'DomainRouting',
+  'Informational DNS preflight: whether the host already points at the edge. It never blocks verification.',
+  z.strictObject({
+    pointsAtEdge: z.boolean(),
+    found: z.strictObject({ cname: z.array(z.string()), a: z.array(z.string()) }).describe("the host's CNAME and A records as resolved now"),
+    expected: EdgeTarget,
+    message: z.string(),
+  }),
+);
+/** POST /v1/domains/:id/verify (200, verified or not). */
+export const DomainCheck = named(
+  'DomainCheck',
+  'The domain after a verification attempt, with the TXT outcome and the routing preflight (null without SVC_EDGE_TARGET).',
+  Domain.extend({ verification: DomainVerification, routing: DomainRouting.nullable() }),
 );

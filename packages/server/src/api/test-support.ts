@@ -11,6 +11,7 @@ import { openStore, type Account, type Store } from '../store/index.js';
 import { createApi, type Authenticate } from './api.js';
 import { controlPlaneRoutes } from './api-routes.js';
 import type { AnyRoute } from './router.js';
+import type { DomainRouteDeps } from './routes-domains.js';
 import { opsRoutes, type OpsRouteDeps } from './routes-ops.js';
 
 /** One account of the fixture with its first token. */
@@ -49,6 +50,8 @@ export interface ApiFixtureOptions {
   authenticate?: (store: Store, accounts: { a: FixtureAccount; b: FixtureAccount }) => Authenticate;
   /** What the routes see as the store (e.g. with slowed-down reads); default the real one. */
   routeStore?: (store: Store) => Store;
+  /** Domain route settings; default shared domain `svc.test`, resolvers at 127.0.0.1:53, no edge target. */
+  domains?: Partial<Omit<DomainRouteDeps, 'store' | 'limitsFor'>>;
 }
 
 /** Starts the fixture. */
@@ -82,6 +85,9 @@ export async function startApiFixture(options: ApiFixtureOptions = {}): Promise<
         dropped.push({ keyId, message });
         return 1;
       },
+      sharedDomain: 'svc.test',
+      dnsServers: ['127.0.0.1:53'],
+      ...options.domains,
     }),
     ...opsRoutes({ pingStore: () => store.accounts.byId('acc_probe'), listening: () => true, ...options.ops }),
     ...(options.extraRoutes ?? []),

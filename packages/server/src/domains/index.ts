@@ -1,5 +1,16 @@
 /** Custom domains: host validation, TXT ownership checks, DNS preflight and API views. */
 export { createDnsResolver, DNS_ATTEMPT_TIMEOUT_MS } from './dns-resolver.js';
+export {
+  checkDomainBinding,
+  domainInvalidMessage,
+  domainNotAddedMessage,
+  domainOtherAccountMessage,
+  domainPendingMessage,
+  isAtOrUnder,
+  ownsCustomHost,
+  type BindingDomains,
+  type DomainBindDecision,
+} from './domain-binding.js';
 export { certificateView, domainView } from './domain-view.js';
 export { MAX_HOST_LENGTH, normalizeCustomHost, type HostCheck, type HostErrorCode } from './host.js';
 export {

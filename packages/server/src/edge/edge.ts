@@ -3,12 +3,13 @@ import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { ErrorCode, SESSION_PATH } from '@svcrouter/protocol';
+import { acmeChallengeToken } from '../certs/index.js';
 import type { Store } from '../store/index.js';
 import { Binder, type BinderDeps } from './binder.js';
 import type { EdgeSession } from './edge-session.js';
 import { isIpHost, normalizeHost } from './host.js';
 import { badRequestPage, bandwidthPage, offlinePage, rawResponse } from './pages.js';
-import { proxyRequest, sendPage, type Exchange, type ExchangeObserver } from './proxy.js';
+import { proxyRequest, sendPage, type ByteMeter, type Exchange, type ExchangeObserver } from './proxy.js';
 import { Router, type Binding } from './router.js';
 import { acceptSession, clientIp, isSessionUpgrade, type Authenticate } from './session-acceptor.js';
 import { proxyUpgrade } from './upgrade.js';
@@ -28,14 +29,18 @@ export interface EdgeDeps extends Omit<BinderDeps, 'router'> {
   apex: ApexHandler;
   /** Sees every finished exchange routed to a tunnel hostname (inspector, metering). */
   observe?: ExchangeObserver;
+  /** Meters body bytes per account on the data path; false stops the transfer (quota). */
+  meter?: ByteMeter;
+  /** ACME HTTP-01: the key authorization for a token this node is being challenged with, else undefined. */
+  acmeChallenge?(token: string): string | undefined;
 }
 
 /**
  * The edge: routes visitors by Host to live bindings, accepts agent sessions, and owns the
  * in-memory routing state of this node. Listeners (HTTP, HTTPS) hand it requests.
  *
- * Host routing order: apex → live binding → offline page. Hosts are lower-cased, the port and
- * a trailing dot dropped, before any lookup.
+ * Host routing order: ACME HTTP-01 answers (plain HTTP only) → apex → live binding → offline
+ * page. Hosts are lower-cased, the port and a trailing dot dropped, before any lookup.
  */
 export class Edge {
   readonly router = new Router();
@@ -60,6 +65,7 @@ export class Edge {
       sendPage(res, badRequestPage('A Host header is required.'));
       return;
     }
+    if (!secure && this.answerAcmeChallenge(req, res)) return;
     if (this.isApex(host)) return this.deps.apex(req, res);
     const exchange = this.newExchange(req, host);
     const binding = this.router.resolve(host);
@@ -72,7 +78,7 @@ export class Edge {
       exchange.status = sendPage(res, bandwidthPage());
       return this.finish(exchange);
     }
-    proxyRequest(req, res, binding, exchange, secure, this.observe);
+    proxyRequest(req, res, binding, exchange, secure, this.observe, this.deps.meter);
   }
 
   /** Handles an HTTP/1.1 `Upgrade` request: an agent session on the apex, or a visitor's. */
@@ -117,7 +123,7 @@ export class Edge {
       socket.end(rawResponse(page));
       return this.finish(exchange);
     }
-    proxyUpgrade(req, socket, head, binding, exchange, secure, this.observe);
+    proxyUpgrade(req, socket, head, binding, exchange, secure, this.observe, this.deps.meter);
   }
 
   /**
@@ -148,20 +154,35 @@ export class Edge {
     return this.router.countForAccount(accountId);
   }
 
-  /** Closes every agent session (server shutdown); agents will reconnect elsewhere or later. */
-  close(): void {
+  /**
+   * Closes every agent session (server shutdown); agents will reconnect elsewhere or later.
+   * Resolves once their tunnels are recorded offline, so the store can be closed after it.
+   */
+  async close(): Promise<void> {
     for (const session of this.sessions) session.mux.close('server shutting down');
+    await this.binder.idle();
   }
 
   private unbind(binding: Binding, clean: boolean): void {
-    const wasLive = this.router.remove(binding);
-    if (!wasLive && this.router.byTunnelId(binding.tunnelId)) return;
-    const store = this.deps.store;
-    // A clean exit of a random-named tunnel frees its row; pinned names and lost connections
-    // stay listed as offline so the owner sees them and can reconnect to the same name.
-    const update = clean && !binding.pinned ? store.tunnels.delete(binding.accountId, binding.tunnelId) : store.tunnels.setOffline(binding.tunnelId);
-    update.catch((error: unknown) => this.deps.log.error({ err: error, tunnelId: binding.tunnelId }, 'could not record tunnel offline'));
+    // Off the router at once; the store write is ordered against binds of the same name (Binder).
+    this.binder.unbind(binding, clean);
     this.deps.log.info({ tunnelId: binding.tunnelId, hostname: binding.hostname, clean }, 'tunnel unbound');
+  }
+
+  /**
+   * ACME HTTP-01 on the plain-HTTP port, for any host, before routing: the CA fetches
+   * `/.well-known/acme-challenge/<token>` from the host being certified, which may have no
+   * tunnel yet. A token this node did not issue falls through to normal routing, so an
+   * origin answering its own challenges still can.
+   */
+  private answerAcmeChallenge(req: VisitorRequest, res: VisitorResponse): boolean {
+    if (!this.deps.acmeChallenge || (req.method !== 'GET' && req.method !== 'HEAD')) return false;
+    const token = acmeChallengeToken(req.url ?? '');
+    const answer = token === undefined ? undefined : this.deps.acmeChallenge(token);
+    if (answer === undefined) return false;
+    res.writeHead(200, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(answer), 'cache-control': 'no-store' });
+    res.end(answer);
+    return true;
   }
 
   private newExchange(req: VisitorRequest, host: string): Exchange {
