@@ -59,7 +59,12 @@ describe('REST API: account, usage, tunnels, errors, operations', () => {
     await visit(server, agent.hostname, '/bytes?n=1000');
     const res = await eventually(
       () => api('GET', '/v1/usage/history', { token }),
-      (r) => (r.body as { days: Array<{ date: string; bandwidthBytes: number }> }).days.some((d) => d.date === today && d.bandwidthBytes > 0),
+      // Bytes are metered per chunk and the request counted when it ends, so one flush can
+      // carry the bytes before the count: wait for both.
+      (r) =>
+        (r.body as { days: Array<{ date: string; bandwidthBytes: number; requests: number }> }).days.some(
+          (d) => d.date === today && d.bandwidthBytes > 0 && d.requests >= 1,
+        ),
       'today in the history',
     );
     const day = (res.body as { days: Json[] }).days[0]!;
