@@ -62,28 +62,48 @@ export async function runCli(
     output.error(Messages.TOKEN_INVALID);
     return 1;
   }
-  let tunnel: Tunnel;
-  try {
-    tunnel = await forward({
-      addr: target.origin,
-      token: env.token,
-      serverUrl: env.server || DEFAULT_SERVER_URL,
-      subdomain: env.subdomain || undefined,
-      domain: env.domain || undefined,
-      ca: env.ca,
-    });
-  } catch (error) {
-    output.error(describe(error, env.server || DEFAULT_SERVER_URL));
+  // Signals are watched before anything is dialled or printed: a script that sends SIGTERM
+  // as soon as it reads the Forwarding line must get the clean close, not Node's default.
+  let requestStop!: () => void;
+  const stopRequested = new Promise<void>((resolve) => (requestStop = resolve));
+  signals.onStop(() => requestStop());
+
+  const server = env.server || DEFAULT_SERVER_URL;
+  const starting = forward({
+    addr: target.origin,
+    token: env.token,
+    serverUrl: server,
+    subdomain: env.subdomain || undefined,
+    domain: env.domain || undefined,
+    ca: env.ca,
+  });
+  const started = await Promise.race([
+    starting.then(
+      (tunnel) => ({ tunnel }),
+      (error: unknown) => ({ error }),
+    ),
+    stopRequested.then(() => undefined),
+  ]);
+  if (started === undefined) {
+    // Stopped while connecting: give back whatever the edge may still bind, then leave.
+    void starting.then((tunnel) => tunnel.close(), () => undefined);
+    return 0;
+  }
+  if ('error' in started) {
+    output.error(describe(started.error, server));
     return 1;
   }
+  const tunnel: Tunnel = started.tunnel;
   output.forwarding(tunnel.url, target.origin);
   tunnel.on('request', (log) => output.request(log));
-  tunnel.on('reconnecting', ({ attempt, delayMs, reason }) => output.reconnecting(attempt, delayMs, reason));
+  // One line per episode of lost connection, however many dials it takes, and one when back.
+  tunnel.on('reconnecting', ({ attempt, reason }: { attempt: number; reason: string }) => {
+    if (attempt === 1) output.reconnecting(reason);
+  });
   tunnel.on('reconnected', (url: string) => output.reconnected(url, target.origin));
   return new Promise<number>((resolve) => {
-    signals.onStop(() => {
-      void tunnel.close().then(() => resolve(0));
-    });
+    // close() resolves, and 'end' fires, once the edge has taken the tunnel off.
+    void stopRequested.then(() => tunnel.close());
     tunnel.once('end', (error?: SvcError) => {
       if (!error) return resolve(0);
       output.error(error.message);

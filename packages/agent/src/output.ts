@@ -7,7 +7,8 @@ import type { RequestLog } from '@svcrouter/sdk';
 export interface Output {
   forwarding(url: string, local: string): void;
   request(log: RequestLog): void;
-  reconnecting(attempt: number, delayMs: number, reason: string): void;
+  /** The connection to the edge was lost; printed once per episode, whatever the number of attempts. */
+  reconnecting(reason: string): void;
   reconnected(url: string, local: string): void;
   info(line: string): void;
   error(line: string): void;
@@ -19,8 +20,7 @@ export function terminalOutput(stdout: NodeJS.WritableStream, stderr: NodeJS.Wri
     forwarding: (url, local) => stdout.write(`Forwarding ${url} -> ${local}\n`),
     request: (log) =>
       stdout.write(`${clock()} ${log.method} ${log.path} ${log.status} ${Math.round(log.durationMs)}ms\n`),
-    reconnecting: (attempt, delayMs, reason) =>
-      stderr.write(`Connection to the edge lost (${reason}); reconnecting in ${(delayMs / 1000).toFixed(1)}s (attempt ${attempt})\n`),
+    reconnecting: (reason) => stderr.write(`Connection to the edge lost (${reason}); reconnecting…\n`),
     reconnected: (url, local) => stdout.write(`Reconnected: forwarding ${url} -> ${local}\n`),
     info: (line) => stdout.write(`${line}\n`),
     error: (line) => stderr.write(`${line}\n`),

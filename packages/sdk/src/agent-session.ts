@@ -1,4 +1,5 @@
-import { EventEmitter } from 'node:events';
+import { EventEmitter, once } from 'node:events';
+import type { Socket } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import {
   ErrorCode,
@@ -14,6 +15,11 @@ import {
 } from '@svcrouter/protocol';
 import { dialSession, type DialOptions } from './dial.js';
 import { reconnectDelay } from './backoff.js';
+
+/** How long a clean close waits for the edge to acknowledge (close its side) before giving up. */
+export const CLOSE_ACK_TIMEOUT_MS = 3000;
+/** A connection that lived this long resets the reconnect backoff; shorter ones keep climbing it. */
+export const STABLE_CONNECTION_MS = 30_000;
 
 /** What the edge needs to bind one tunnel. */
 export interface BindRequest {
@@ -37,7 +43,7 @@ export interface SessionTunnel {
   readonly bindRequest: BindRequest;
   /** Serves one visitor stream. */
   handleStream(stream: MuxStream): void;
-  /** The session is re-dialling; `attempt` counts from 1. */
+  /** The session is re-dialling; `attempt` counts from 1 in each episode of lost connection. */
   onReconnecting(attempt: number, delayMs: number, reason: string): void;
   /** The tunnel is live again after a reconnect. */
   onRebound(bound: Bound): void;
@@ -45,18 +51,33 @@ export interface SessionTunnel {
   onEnded(error: SvcError): void;
 }
 
+type PendingBind = { resolve: (bound: Bound) => void; reject: (error: Error) => void };
+
 /**
  * One connection from an agent process to the edge, carrying any number of tunnels.
- * It re-dials with capped exponential backoff when the connection is lost and rebinds
- * every tunnel under its previous hostname. Long-lived state, hence a class.
+ * It re-dials with capped exponential backoff and jitter when the connection is lost and
+ * rebinds every tunnel under its previous hostname. Long-lived state, hence a class.
+ *
+ * Tunnels are tracked by object, not by the id the edge gave them: ids change on every rebind,
+ * and a tunnel between two connections has none. Events: 'closed' once, when the session stops.
  */
 export class AgentSession extends EventEmitter {
   private mux: Mux | undefined;
-  private readonly tunnels = new Map<string, SessionTunnel>();
-  private readonly pendingBinds = new Map<number, { resolve: (b: Bound) => void; reject: (e: Error) => void }>();
+  private socket: Socket | undefined;
+  /** Every tunnel on the session, live or waiting to be rebound. */
+  private readonly tunnels = new Set<SessionTunnel>();
+  /** Live tunnels by edge id, for routing streams and releases; emptied when the connection drops. */
+  private readonly byId = new Map<string, SessionTunnel>();
+  private readonly idOf = new Map<SessionTunnel, string>();
+  private readonly pendingBinds = new Map<number, PendingBind>();
   private nextRequestId = 1;
   private closing = false;
   private reconnecting = false;
+  private closed: Promise<void> | undefined;
+  /** Backoff step of the next reconnect; reset only by a connection that proved stable. */
+  private backoffStep = 0;
+  private connectedAt = 0;
+  private goawayReason: string | undefined;
 
   constructor(
     private readonly dial: DialOptions,
@@ -79,6 +100,10 @@ export class AgentSession extends EventEmitter {
       onControl: (message) => this.onControl(message as EdgeMessage),
     });
     this.mux = mux;
+    this.socket = socket;
+    this.connectedAt = Date.now();
+    this.goawayReason = undefined;
+    mux.on('goaway', (reason: string) => (this.goawayReason = reason || undefined));
     mux.startHeartbeat(HEARTBEAT_INTERVAL_MS, HEARTBEAT_INTERVAL_MS * HEARTBEAT_MISSES);
     mux.once('close', (error?: Error) => this.onDisconnect(mux, error));
   }
@@ -86,22 +111,55 @@ export class AgentSession extends EventEmitter {
   /** Binds a tunnel on this session; rejects with SvcError (limit, name taken…). */
   async bind(request: BindRequest, tunnel: SessionTunnel): Promise<Bound> {
     const bound = await this.sendBind(request);
-    this.tunnels.set(bound.tunnelId, tunnel);
+    this.tunnels.add(tunnel);
+    this.register(tunnel, bound.tunnelId);
     return bound;
   }
 
-  /** Releases one tunnel; closes the session when it was the last one. */
-  release(tunnelId: string): void {
-    if (!this.tunnels.delete(tunnelId)) return;
-    this.mux?.sendControl({ type: 'unbind', tunnelId } satisfies AgentMessage);
-    if (this.tunnels.size === 0) this.close();
+  /**
+   * Releases one tunnel; closes the session when it was the last one. Resolves once the edge
+   * has taken the tunnel off (see close()), so the hostname is offline when this resolves.
+   */
+  async release(tunnel: SessionTunnel): Promise<void> {
+    if (!this.tunnels.delete(tunnel)) return;
+    const id = this.unregister(tunnel);
+    if (id !== undefined && this.mux && !this.mux.isClosed) this.mux.sendControl({ type: 'unbind', tunnelId: id } satisfies AgentMessage);
+    if (this.tunnels.size === 0) await this.close();
   }
 
-  /** Closes the connection and stops reconnecting. */
-  close(): void {
+  /**
+   * Closes the connection and stops reconnecting. Resolves when the edge has closed its side
+   * too (or after CLOSE_ACK_TIMEOUT_MS): the edge reads frames in order, so by the time its
+   * FIN arrives it has processed every unbind sent before ours.
+   */
+  close(): Promise<void> {
+    this.closed ??= this.closeNow();
+    return this.closed;
+  }
+
+  private async closeNow(): Promise<void> {
     this.closing = true;
-    this.mux?.close('agent closing');
+    const { mux, socket } = this;
+    if (mux && !mux.isClosed && socket && !socket.destroyed) {
+      const acknowledged = waitForClose(socket, CLOSE_ACK_TIMEOUT_MS);
+      mux.close('agent closing');
+      await acknowledged;
+    } else {
+      mux?.destroy();
+    }
     this.emit('closed');
+  }
+
+  private register(tunnel: SessionTunnel, id: string): void {
+    this.byId.set(id, tunnel);
+    this.idOf.set(tunnel, id);
+  }
+
+  private unregister(tunnel: SessionTunnel): string | undefined {
+    const id = this.idOf.get(tunnel);
+    this.idOf.delete(tunnel);
+    if (id !== undefined && this.byId.get(id) === tunnel) this.byId.delete(id);
+    return id;
   }
 
   private sendBind(request: BindRequest): Promise<Bound> {
@@ -116,7 +174,7 @@ export class AgentSession extends EventEmitter {
 
   private onStream(stream: MuxStream): void {
     const head = stream.meta as RequestHead;
-    const tunnel = this.tunnels.get(head.t);
+    const tunnel = this.byId.get(head.t);
     if (!tunnel) {
       stream.on('error', () => undefined);
       stream.reset('NOT_FOUND');
@@ -137,11 +195,12 @@ export class AgentSession extends EventEmitter {
         return;
       }
       case 'released': {
-        const tunnel = this.tunnels.get(message.tunnelId);
+        const tunnel = this.byId.get(message.tunnelId);
         if (!tunnel) return;
-        this.tunnels.delete(message.tunnelId);
+        this.unregister(tunnel);
+        this.tunnels.delete(tunnel);
         tunnel.onEnded(new SvcError(message.code as ErrorCodeValue, message.message));
-        if (this.tunnels.size === 0) this.close();
+        if (this.tunnels.size === 0) void this.close();
         return;
       }
       case 'fatal':
@@ -155,10 +214,13 @@ export class AgentSession extends EventEmitter {
   /** Ends every tunnel with `error` and stops for good. */
   private fail(error: SvcError): void {
     this.closing = true;
-    const tunnels = [...this.tunnels.values()];
+    const tunnels = [...this.tunnels];
     this.tunnels.clear();
+    this.byId.clear();
+    this.idOf.clear();
     for (const tunnel of tunnels) tunnel.onEnded(error);
     this.mux?.destroy();
+    this.closed ??= Promise.resolve();
     this.emit('closed');
   }
 
@@ -168,20 +230,30 @@ export class AgentSession extends EventEmitter {
       pending.reject(new SvcError(ErrorCode.SESSION_CLOSED, 'connection to the edge lost'));
     }
     this.pendingBinds.clear();
+    // Ids belong to the lost connection; the rebind hands out new ones.
+    this.byId.clear();
+    this.idOf.clear();
+    if (Date.now() - this.connectedAt >= STABLE_CONNECTION_MS) this.backoffStep = 0;
     if (this.closing || this.reconnecting || this.tunnels.size === 0) return;
+    const reason = error?.message ?? this.goawayReason ?? 'connection closed';
     if (!this.reconnect) {
-      this.fail(new SvcError(ErrorCode.SESSION_CLOSED, `connection to the edge lost${error ? `: ${error.message}` : ''}`));
+      this.fail(new SvcError(ErrorCode.SESSION_CLOSED, `connection to the edge lost: ${reason}`));
       return;
     }
-    void this.reconnectLoop(error?.message ?? 'connection closed');
+    void this.reconnectLoop(reason);
   }
 
-  private async reconnectLoop(reason: string): Promise<void> {
+  /**
+   * One episode of lost connection: dial with backoff until the edge answers, then rebind.
+   * Only one loop runs at a time (`reconnecting`); a loss during the rebind goes round again.
+   */
+  private async reconnectLoop(firstReason: string): Promise<void> {
     this.reconnecting = true;
+    let reason = firstReason;
     try {
-      for (let attempt = 1; !this.closing; attempt++) {
-        const wait = reconnectDelay(attempt - 1);
-        for (const tunnel of this.tunnels.values()) tunnel.onReconnecting(attempt, wait, reason);
+      for (let attempt = 1; !this.closing && this.tunnels.size > 0; attempt++) {
+        const wait = reconnectDelay(this.backoffStep++);
+        for (const tunnel of this.tunnels) tunnel.onReconnecting(attempt, wait, reason);
         await delay(wait);
         if (this.closing) return;
         try {
@@ -191,10 +263,11 @@ export class AgentSession extends EventEmitter {
           reason = (error as Error).message;
           continue;
         }
+        // close() may have run while dialling: it could not see the new connection.
+        if (this.closing) return void this.mux?.close('agent closing');
         await this.rebindAll();
-        // Lost again while rebinding: go round once more for the tunnels still waiting.
-        if (this.mux?.isClosed && this.tunnels.size > 0) continue;
-        return;
+        if (!this.mux?.isClosed || this.tunnels.size === 0) return;
+        reason = 'connection lost while rebinding';
       }
     } finally {
       this.reconnecting = false;
@@ -202,25 +275,39 @@ export class AgentSession extends EventEmitter {
   }
 
   private async rebindAll(): Promise<void> {
-    const tunnels = [...this.tunnels.entries()];
-    this.tunnels.clear();
     await Promise.all(
-      tunnels.map(async ([, tunnel]) => {
+      [...this.tunnels].map(async (tunnel) => {
         try {
           const bound = await this.sendBind(tunnel.bindRequest);
-          this.tunnels.set(bound.tunnelId, tunnel);
+          if (!this.tunnels.has(tunnel)) {
+            // Released while the bind was in flight: give the name back at once.
+            this.mux?.sendControl({ type: 'unbind', tunnelId: bound.tunnelId } satisfies AgentMessage);
+            return;
+          }
+          this.register(tunnel, bound.tunnelId);
           tunnel.onRebound(bound);
         } catch (error) {
           const failure = error instanceof SvcError ? error : new SvcError(ErrorCode.INTERNAL, String(error));
-          if (failure.code === ErrorCode.SESSION_CLOSED) {
-            // Lost again mid-rebind: keep the tunnel, the next disconnect starts another loop.
-            this.tunnels.set(`pending:${this.nextRequestId++}`, tunnel);
-            return;
-          }
+          // Lost again mid-rebind: the tunnel stays, and the loop goes round once more.
+          if (failure.code === ErrorCode.SESSION_CLOSED) return;
+          if (!this.tunnels.delete(tunnel)) return;
           tunnel.onEnded(failure);
         }
       }),
     );
-    if (this.tunnels.size === 0) this.close();
+    if (this.tunnels.size === 0) await this.close();
+  }
+}
+
+/** Resolves when `socket` closes, or after `timeoutMs`, whichever comes first. */
+async function waitForClose(socket: Socket, timeoutMs: number): Promise<void> {
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), timeoutMs);
+  try {
+    await once(socket, 'close', { signal: abort.signal });
+  } catch {
+    // Timed out: the edge is unreachable or frozen; leaving without its answer is fine.
+  } finally {
+    clearTimeout(timer);
   }
 }

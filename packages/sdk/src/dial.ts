@@ -45,6 +45,8 @@ export function dialSession(options: DialOptions): Promise<Socket> {
       timeout: options.timeoutMs ?? 10_000,
     });
     request.on('upgrade', (response, socket, head) => {
+      // The dial timeout was for the upgrade only; heartbeats watch the session from here on.
+      socket.setTimeout(0);
       socket.setNoDelay(true);
       socket.setKeepAlive(true, 10_000);
       if (head.length > 0) socket.unshift(head);

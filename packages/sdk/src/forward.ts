@@ -38,6 +38,7 @@ export class Tunnel extends EventEmitter implements SessionTunnel {
   id = '';
   readonly bindRequest: BindRequest;
   private ended = false;
+  private closing: Promise<void> | undefined;
 
   constructor(
     private readonly session: AgentSession,
@@ -49,12 +50,18 @@ export class Tunnel extends EventEmitter implements SessionTunnel {
     this.bindRequest = { ...request };
   }
 
-  /** Closes the tunnel: the edge serves its hostname as offline from now on. */
-  async close(): Promise<void> {
-    if (this.ended) return;
-    this.session.release(this.id);
-    this.finish(undefined);
-    await this.proxy.close();
+  /**
+   * Closes the tunnel. Resolves (and emits 'end') once the edge has taken it off, so the
+   * hostname serves the offline page as soon as this resolves.
+   */
+  close(): Promise<void> {
+    if (this.ended) return Promise.resolve();
+    this.closing ??= (async () => {
+      await this.session.release(this);
+      await this.proxy.close();
+      this.finish(undefined);
+    })();
+    return this.closing;
   }
 
   /** @internal */
@@ -123,12 +130,20 @@ export async function forwardMany(
     { serverUrl: common.serverUrl ?? DEFAULT_SERVER_URL, token: common.token, ca: common.ca },
     common.reconnect ?? true,
   );
-  await session.connect();
-  const result: Tunnel[] = [];
-  for (const spec of tunnels) {
+  // Every address is checked before dialling, so a typo never leaves half the tunnels bound.
+  const targets = tunnels.map((spec) => {
     const target = parseLocalTarget(spec.addr);
     if (typeof target === 'string') throw new SvcError(ErrorCode.NAME_INVALID, target);
-    result.push(await bindOn(session, target, spec));
+    return target;
+  });
+  await session.connect();
+  const result: Tunnel[] = [];
+  try {
+    for (const [index, spec] of tunnels.entries()) result.push(await bindOn(session, targets[index]!, spec));
+  } catch (error) {
+    // All or nothing: a refused bind releases the tunnels bound before it.
+    await Promise.all(result.map((tunnel) => tunnel.close()));
+    throw error;
   }
   return result;
 }
@@ -148,7 +163,7 @@ async function bindOn(
     tunnel.onBound(await session.bind(request, tunnel));
   } catch (error) {
     await proxy.close();
-    if (session.tunnelCount === 0) session.close();
+    if (session.tunnelCount === 0) await session.close();
     throw error;
   }
   return tunnel;

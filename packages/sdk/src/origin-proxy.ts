@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
+import { PassThrough } from 'node:stream';
 import { Pool, type Dispatcher } from 'undici';
 import { ResetCode, type MuxStream, type RequestHead, type ResponseHead } from '@svcrouter/protocol';
 import type { LocalTarget } from './local-target.js';
@@ -15,6 +16,8 @@ export interface RequestLog {
 
 /** Network errors that mean "the local service is not there" rather than "it failed mid-way". */
 const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT']);
+/** Logged for a request the visitor abandoned before it completed (nginx's "client closed request"). */
+const STATUS_VISITOR_LEFT = 499;
 
 /**
  * Forwards visitor streams to one local service. Plain requests go through an undici Pool,
@@ -51,8 +54,15 @@ export class OriginProxy {
   private handleRequest(stream: MuxStream, head: RequestHead): void {
     const started = performance.now();
     // The edge says whether a body follows; without one the stream's read side is already ended.
-    const hasBody = head.b === 1;
-    if (!hasBody) stream.resume();
+    // undici destroys a stream body once it has read it to the end, and the MuxStream must live
+    // on to carry the response, so the body reaches undici through a PassThrough of its own.
+    let body: PassThrough | null = null;
+    if (head.b === 1) {
+      body = new PassThrough();
+      stream.pipe(body);
+    } else {
+      stream.resume();
+    }
     let status = 0;
     let controller: Dispatcher.DispatchController | undefined;
     let finished = false;
@@ -61,10 +71,17 @@ export class OriginProxy {
       finished = true;
       this.onLog({ method: head.m, path: head.p, status, durationMs: performance.now() - started });
     };
-    stream.on('error', () => controller?.abort(new Error('visitor went away')));
-    stream.on('close', () => {
-      if (!finished) controller?.abort(new Error('visitor went away'));
-    });
+    // The visitor went away (RESET from the edge) or the session closed: stop the origin. A
+    // request still queued in the pool has no controller yet; onRequestStart checks `destroyed`.
+    let visitorLeft = false;
+    const visitorGone = (): void => {
+      if (finished) return;
+      visitorLeft = true;
+      body?.destroy();
+      controller?.abort(new Error('visitor went away'));
+    };
+    stream.on('error', visitorGone);
+    stream.on('close', visitorGone);
     stream.on('drain', () => controller?.resume());
 
     this.pool.dispatch(
@@ -73,11 +90,12 @@ export class OriginProxy {
         method: head.m,
         path: head.p,
         headers: head.h,
-        body: hasBody ? stream : null,
+        body,
       },
       {
         onRequestStart(ctl) {
           controller = ctl;
+          if (stream.destroyed) ctl.abort(new Error('visitor went away'));
         },
         onResponseStart(ctl, statusCode, headers) {
           status = statusCode;
@@ -93,7 +111,10 @@ export class OriginProxy {
         },
         onResponseError(_ctl, error) {
           const code = (error as NodeJS.ErrnoException).code ?? '';
-          if (status === 0) {
+          if (visitorLeft) {
+            // Our own abort: the origin did nothing wrong, and a 502 in the log would say it did.
+            status = STATUS_VISITOR_LEFT;
+          } else if (status === 0) {
             status = 502;
             stream.reset(UNREACHABLE_CODES.has(code) ? ResetCode.UPSTREAM_UNREACHABLE : ResetCode.UPSTREAM_ERROR);
           } else {
@@ -126,9 +147,15 @@ export class OriginProxy {
       socket.pipe(stream);
       stream.pipe(socket);
       socket.on('error', () => stream.reset(ResetCode.UPSTREAM_ERROR));
-      stream.on('close', () => socket.destroy());
+      // Both directions ended cleanly: the pipes have ended the socket, which closes once its
+      // last bytes are out; destroying it here could drop them. Otherwise (reset) cut it.
+      stream.on('close', () => {
+        if (!stream.readableEnded || !stream.writableFinished) socket.destroy();
+      });
     });
     request.on('response', (response) => {
+      // Refused: whatever the visitor sent after its head goes nowhere.
+      stream.resume();
       stream.sendHeaders({ s: response.statusCode ?? 502, h: response.rawHeaders } satisfies ResponseHead);
       response.pipe(stream);
       response.on('end', () => log(response.statusCode ?? 0));

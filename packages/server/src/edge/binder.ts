@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import type { Logger } from 'pino';
 import { ErrorCode, Messages, SvcError, type AgentMessage } from '@svcrouter/protocol';
-import { StoreConflictError, type Plan, type Store } from '../store/index.js';
+import { StoreConflictError, type Account, type Plan, type Store } from '../store/index.js';
 import type { EdgeSession } from './edge-session.js';
 import { LABEL_PATTERN, RESERVED_LABELS } from './host.js';
 import type { Binding, Router } from './router.js';
@@ -39,44 +39,88 @@ export interface BinderDeps {
 }
 
 /**
- * Decides which hostname a bind request gets and records it.
+ * Decides which hostname a bind request gets, and records bindings coming and going in the
+ * store. The router (in memory) is the truth for this node; the store follows it.
  *
- * Concurrency: binds of one account run one at a time (a promise chain per account), so the
- * count-then-insert of the tunnel limit cannot race: 50 parallel binds against a limit of N
- * give exactly N tunnels. Different accounts never wait for each other.
+ * Concurrency:
+ * - Binds of one account run one at a time (a promise chain per account), so the
+ *   count-then-insert of the tunnel limit cannot race: 50 parallel binds against a limit of
+ *   N give exactly N tunnels. Different accounts never wait for each other's binds.
+ * - Every store write for a hostname (a bind's upsert, an unbind's offline/delete) runs under
+ *   a per-hostname lock, in the order the router changed. An unbind's write re-checks the
+ *   router when it runs and is skipped when a newer binding owns the row by then, so a late
+ *   "offline" never overwrites a fresh "online".
+ * - A bind first waits for its account's pending unbind writes, so the online count it checks
+ *   includes every tunnel this node has already released.
+ * Lock order is account → hostname; unbind writes take only the hostname lock, so no cycle.
  */
 export class Binder {
   private readonly accountQueues = new Map<string, Promise<unknown>>();
+  private readonly hostLocks = new Map<string, Promise<unknown>>();
+  /** Unbind writes not yet in the store, per account. */
+  private readonly pendingWrites = new Map<string, Set<Promise<void>>>();
 
   constructor(private readonly deps: BinderDeps) {}
 
   /** Binds a tunnel for the session or throws SvcError with the message for the agent. */
   bind(session: EdgeSession, request: Extract<AgentMessage, { type: 'bind' }>): Promise<Binding> {
-    const previous = this.accountQueues.get(session.accountId) ?? Promise.resolve();
-    const next = previous.then(
-      () => this.bindNow(session, request),
-      () => this.bindNow(session, request),
-    );
-    const tail = next.catch(() => undefined);
-    this.accountQueues.set(session.accountId, tail);
-    void tail.then(() => {
-      if (this.accountQueues.get(session.accountId) === tail) this.accountQueues.delete(session.accountId);
+    return serialize(this.accountQueues, session.accountId, () => this.bindNow(session, request));
+  }
+
+  /**
+   * Takes a binding off the router at once (visitors see the offline page from now on) and
+   * records it in the store: deleted after a clean exit of a random name, offline otherwise
+   * (pinned names and lost connections stay listed so the owner can see and reclaim them).
+   */
+  unbind(binding: Binding, clean: boolean): void {
+    const { router, store, log } = this.deps;
+    router.remove(binding);
+    const write = serialize(this.hostLocks, binding.hostname, async () => {
+      // Rows are reused per (account, hostname): a live binding with this id is newer and owns it.
+      if (router.byTunnelId(binding.tunnelId)) return;
+      if (clean && !binding.pinned) await store.tunnels.delete(binding.accountId, binding.tunnelId);
+      else await store.tunnels.setOffline(binding.tunnelId);
+    }).catch((error: unknown) => log.error({ err: error, tunnelId: binding.tunnelId }, 'could not record tunnel offline'));
+    let pending = this.pendingWrites.get(binding.accountId);
+    if (!pending) this.pendingWrites.set(binding.accountId, (pending = new Set()));
+    const set = pending;
+    set.add(write);
+    void write.then(() => {
+      set.delete(write);
+      if (set.size === 0 && this.pendingWrites.get(binding.accountId) === set) this.pendingWrites.delete(binding.accountId);
     });
-    return next;
+  }
+
+  /** Resolves once every store write started so far has finished (graceful shutdown). */
+  async idle(): Promise<void> {
+    const writes = [...this.pendingWrites.values()].flatMap((set) => [...set]);
+    await Promise.all([...writes, ...this.accountQueues.values()].map((p) => p.catch(() => undefined)));
   }
 
   private async bindNow(session: EdgeSession, request: Extract<AgentMessage, { type: 'bind' }>): Promise<Binding> {
-    const { store, router } = this.deps;
+    const { store } = this.deps;
     const account = await store.accounts.byId(session.accountId);
     if (!account) throw new SvcError(ErrorCode.TOKEN_INVALID, Messages.TOKEN_INVALID);
     if (this.deps.isOverBandwidth?.(account.id)) throw new SvcError(ErrorCode.BANDWIDTH_LIMIT, Messages.BANDWIDTH_LIMIT);
-
     const { hostname, pinned } = await this.chooseHostname(account.id, request);
+    await Promise.all(this.pendingWrites.get(account.id) ?? []);
+    return serialize(this.hostLocks, hostname, () => this.claim(session, account, hostname, pinned, request));
+  }
+
+  /** Checks the holder and the limit, records the tunnel online and routes it. Runs under the hostname lock. */
+  private async claim(
+    session: EdgeSession,
+    account: Account,
+    hostname: string,
+    pinned: boolean,
+    request: Extract<AgentMessage, { type: 'bind' }>,
+  ): Promise<Binding> {
+    const { store, router } = this.deps;
     const holder = router.resolve(hostname);
     if (holder && holder.accountId !== account.id) throw nameTaken(hostname);
 
     // The same account taking its name back (a reconnect, or a second `svc` with the same
-    // SVC_SUBDOMAIN) evicts the stale binding first, so it does not count against the limit.
+    // SVC_SUBDOMAIN) evicts the stale binding, so it does not count against the limit.
     const limit = this.deps.limitsFor(account.plan).tunnels;
     const online = await store.tunnels.countOnline(account.id);
     const evicting = holder ? 1 : 0;
@@ -97,10 +141,6 @@ export class Binder {
       if (error instanceof StoreConflictError) throw nameTaken(hostname);
       throw error;
     }
-    if (holder && holder.session !== session) {
-      holder.session.release(holder.tunnelId, ErrorCode.NAME_TAKEN, `${hostname} was taken over by a newer agent of the same account`);
-      router.remove(holder);
-    }
     const binding: Binding = {
       tunnelId: tunnel.id,
       accountId: account.id,
@@ -110,6 +150,21 @@ export class Binder {
       pinned,
       session,
     };
+    // From here to the end is synchronous: the router, the session and the store agree.
+    if (session.isClosed) {
+      // The agent left while the row was being written: record it offline (the write queues
+      // behind this lock and is skipped if a holder of the same account still owns the row).
+      this.unbind(binding, false);
+      throw new SvcError(ErrorCode.SESSION_CLOSED, 'the agent disconnected during the bind');
+    }
+    const current = router.resolve(hostname);
+    if (current && current.session !== session) {
+      // Superseded, not failed: the older agent exits 0, so a supervisor restarting it "on
+      // failure" does not start a tug of war over the name.
+      current.session.release(current.tunnelId, ErrorCode.TUNNEL_RELEASED, `${hostname} was taken over by a newer agent of the same account`);
+      router.remove(current);
+    }
+    session.bindings.set(binding.tunnelId, binding);
     router.add(binding);
     this.deps.log.info({ tunnelId: tunnel.id, hostname, accountId: account.id }, 'tunnel bound');
     return binding;
@@ -183,4 +238,19 @@ function validateLabel(label: string): void {
 
 function nameTaken(hostname: string): SvcError {
   return new SvcError(ErrorCode.NAME_TAKEN, `${hostname} is already in use by another account; choose another SVC_SUBDOMAIN`);
+}
+
+/**
+ * Runs `task` after every task queued before it under `key` has settled, and drops the key
+ * once its chain is idle. A failed task does not stop the ones after it.
+ */
+function serialize<T>(chains: Map<string, Promise<unknown>>, key: string, task: () => Promise<T>): Promise<T> {
+  const previous = chains.get(key) ?? Promise.resolve();
+  const next = previous.then(task, task);
+  const tail = next.catch(() => undefined);
+  chains.set(key, tail);
+  void tail.then(() => {
+    if (chains.get(key) === tail) chains.delete(key);
+  });
+  return next;
 }

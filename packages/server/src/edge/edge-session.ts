@@ -46,15 +46,22 @@ export class EdgeSession {
   /** Handles one control message from the agent. Never throws: failures become bindError. */
   onControl(message: AgentMessage): void {
     if (message?.type === 'bind' && typeof message.requestId === 'number') {
+      // The binder registers the binding in `bindings` and the router in one synchronous step,
+      // so a session that ends at any point releases it through onClosed, and a release
+      // (takeover, API delete) arriving before 'bound' is sent still finds it.
       this.handlers.bind(this, message).then(
         (binding) => {
-          if (this.isClosed) return this.handlers.unbind(this, binding, false);
-          this.bindings.set(binding.tunnelId, binding);
+          if (this.isClosed) return;
+          if (this.bindings.get(binding.tunnelId) !== binding) {
+            const text = `${binding.hostname} was released before the bind completed`;
+            return this.send({ type: 'bindError', requestId: message.requestId, code: ErrorCode.TUNNEL_RELEASED, message: text });
+          }
           this.send({ type: 'bound', requestId: message.requestId, tunnelId: binding.tunnelId, hostname: binding.hostname, url: binding.url });
         },
         (error: unknown) => {
           const failure = error instanceof SvcError ? error : new SvcError(ErrorCode.INTERNAL, 'the edge could not bind the tunnel');
           if (!(error instanceof SvcError)) this.log.error({ err: error }, 'bind failed');
+          if (this.isClosed) return;
           this.send({ type: 'bindError', requestId: message.requestId, code: failure.code, message: failure.message });
         },
       );
