@@ -9,7 +9,7 @@ import {
   type RequestHead,
   type ResponseHead,
 } from '@svcrouter/protocol';
-import { offlinePage, unreachablePage, upstreamErrorPage, type EdgePage } from './pages.js';
+import { bandwidthPage, offlinePage, unreachablePage, upstreamErrorPage, type EdgePage } from './pages.js';
 import type { Binding } from './router.js';
 
 type VisitorRequest = IncomingMessage | Http2ServerRequest;
@@ -33,6 +33,12 @@ export interface Exchange {
 
 /** Observes finished exchanges; must be cheap and never throw (it runs on the request path). */
 export type ExchangeObserver = (exchange: Exchange) => void;
+
+/**
+ * Meters body bytes of an account as they pass, before they are forwarded; false means the
+ * account's transfer quota is gone and the transfer must stop (usage metering).
+ */
+export type ByteMeter = (accountId: string, bytes: number) => boolean;
 
 /** Headers the edge sets itself; visitors' copies are replaced, never passed through. */
 const EDGE_SET = new Set(['x-forwarded-proto', 'x-forwarded-host', 'expect']);
@@ -154,11 +160,15 @@ export function proxyRequest(
   exchange: Exchange,
   secure: boolean,
   done: ExchangeObserver,
+  meter?: ByteMeter,
 ): void {
   const withBody = hasRequestBody(req);
+  const head = requestHead(req, binding, exchange.host, exchange.ip, secure, false);
+  // The agent reads `b` to decide whether to stream a body to the origin: without it the body is dropped.
+  if (withBody) head.b = 1;
   let stream: MuxStream;
   try {
-    stream = binding.session.mux.open(requestHead(req, binding, exchange.host, exchange.ip, secure, false), !withBody);
+    stream = binding.session.mux.open(head, !withBody);
   } catch {
     exchange.status = sendPage(res, offlinePage(exchange.host));
     return finish();
@@ -170,10 +180,21 @@ export function proxyRequest(
     exchange.durationMs = performance.now() - exchange.startedAt;
     done(exchange);
   }
+  // Quota used up mid-transfer. Runs inside a 'data' listener registered before the pipe, so
+  // the chunk that crossed the limit is not forwarded; both directions stop.
+  let cut = false;
+  function cutOff(): void {
+    cut = true;
+    if (withBody) req.unpipe(stream);
+    stream.reset(ResetCode.CANCEL);
+    if (res.headersSent) res.destroy();
+    else exchange.status = sendPage(res, bandwidthPage());
+  }
 
   if (withBody) {
     req.on('data', (chunk: Buffer) => {
       exchange.bytesIn += chunk.length;
+      if (meter && !cut && !meter(binding.accountId, chunk.length)) cutOff();
     });
     req.pipe(stream);
   }
@@ -188,10 +209,27 @@ export function proxyRequest(
     }
     stream.on('data', (chunk: Buffer) => {
       exchange.bytesOut += chunk.length;
+      if (meter && !cut && !meter(binding.accountId, chunk.length)) cutOff();
     });
     stream.pipe(res as ServerResponse);
+    // Node holds an HTTP/1.1 head back until the first body bytes. Frames that came in the same
+    // read as the head have flowed by the check phase; when none did (an event stream, a long
+    // poll), the visitor gets the head now, as the origin sent it. HTTP/2 sends it at once anyway.
+    setImmediate(() => {
+      if (exchange.bytesOut === 0 && !res.writableEnded && !res.destroyed) (res as ServerResponse).flushHeaders();
+    });
   });
+  const dbg = (m: string): void => { if (exchange.path.startsWith('/status/413')) process.stderr.write(`DEBUGEDGE ${m}\n`); };
+  if (exchange.path.startsWith('/status/413')) {
+    const sock = req.socket as unknown as { destroy: (e?: Error) => void; destroySoon?: () => void; end: (...a: unknown[]) => void };
+    const od = sock.destroy.bind(sock);
+    sock.destroy = (e?: Error) => { dbg(`socket.destroy(${e?.message}) ${new Error().stack?.split('\n').slice(2, 9).join(' | ')}`); od(e); };
+    const oe = sock.end.bind(sock);
+    sock.end = (...a: unknown[]) => { dbg(`socket.end ${new Error().stack?.split('\n').slice(2, 9).join(' | ')}`); oe(...a); };
+  }
+  res.on('finish', () => dbg(`res finish writableFinished(stream)=${stream.writableFinished} req.complete=${(req as IncomingMessage).complete}`));
   stream.on('error', (error: Error) => {
+    dbg(`stream error ${error.message} headersSent=${res.headersSent}`);
     if (res.headersSent) {
       res.destroy();
       return finish();
@@ -205,8 +243,19 @@ export function proxyRequest(
     );
     finish();
   });
-  res.on('finish', finish);
+  res.on('finish', () => {
+    // The response is complete but the upload is not: the origin answered without reading it
+    // all (a 413, a 401). Stop forwarding and let the rest drain here, as Node does for its own
+    // handlers; the reset frees the stream on both sides, which would otherwise wait forever.
+    if (withBody && !stream.writableFinished) {
+      req.unpipe(stream);
+      req.resume();
+      stream.reset(ResetCode.CANCEL);
+    }
+    finish();
+  });
   res.on('close', () => {
+    dbg(`res close writableFinished=${res.writableFinished}`);
     // The visitor left before the response completed: tell the agent to stop the origin.
     if (!res.writableFinished) stream.reset(ResetCode.CANCEL);
     finish();

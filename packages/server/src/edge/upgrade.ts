@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ResetCode, StreamResetError, type ResponseHead } from '@svcrouter/protocol';
 import { rawResponse, unreachablePage, upstreamErrorPage } from './pages.js';
-import type { Exchange, ExchangeObserver } from './proxy.js';
+import type { ByteMeter, Exchange, ExchangeObserver } from './proxy.js';
 import { requestHead, responseHeaders } from './proxy.js';
 import type { Binding } from './router.js';
 
@@ -19,6 +19,7 @@ export function proxyUpgrade(
   exchange: Exchange,
   secure: boolean,
   done: ExchangeObserver,
+  meter?: ByteMeter,
 ): void {
   let finished = false;
   const finish = (): void => {
@@ -37,10 +38,21 @@ export function proxyUpgrade(
   const tunnel = stream;
   socket.on('error', () => tunnel.reset(ResetCode.CANCEL));
   socket.on('close', () => {
-    tunnel.reset(ResetCode.CANCEL);
+    // A visitor that ended cleanly (FIN) may still have bytes on their way up the tunnel (the
+    // pipe ends it after them): only an abrupt close cuts the stream.
+    if (!socket.readableEnded) tunnel.reset(ResetCode.CANCEL);
     finish();
   });
-  if (head.length > 0) tunnel.write(head);
+  if (head.length > 0) {
+    meter?.(binding.accountId, head.length);
+    tunnel.write(head);
+  }
+  // Quota used up mid-transfer. The 'data' listeners below run before the pipes, so the chunk
+  // that crossed the limit is not forwarded.
+  const cutOff = (): void => {
+    tunnel.reset(ResetCode.CANCEL);
+    socket.destroy();
+  };
 
   tunnel.on('headers', (meta: ResponseHead) => {
     exchange.status = meta.s;
@@ -56,12 +68,16 @@ export function proxyUpgrade(
     socket.write(`${lines.join('\r\n')}\r\n\r\n`);
     tunnel.on('data', (chunk: Buffer) => {
       exchange.bytesOut += chunk.length;
+      if (meter && !meter(binding.accountId, chunk.length)) cutOff();
     });
     socket.on('data', (chunk: Buffer) => {
       exchange.bytesIn += chunk.length;
+      if (meter && !meter(binding.accountId, chunk.length)) cutOff();
     });
     tunnel.pipe(socket);
+    // After a refusal nothing more goes up: ending our side lets the stream settle on both ends.
     if (meta.s === 101) socket.pipe(tunnel);
+    else tunnel.end();
   });
   tunnel.on('error', (error: Error) => {
     if (exchange.status !== 0) {
