@@ -111,7 +111,6 @@ export class OriginProxy {
         },
         onResponseError(_ctl, error) {
           const code = (error as NodeJS.ErrnoException).code ?? '';
-          process.stderr.write(`DEBUGERR ${head.m} ${head.p} status=${status} ${code} ${String(error)}\n`);
           if (visitorLeft) {
             // Our own abort: the origin did nothing wrong, and a 502 in the log would say it did.
             status = STATUS_VISITOR_LEFT;

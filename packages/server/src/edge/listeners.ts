@@ -77,7 +77,6 @@ function createHttp1(edge: Edge, secure: boolean): http.Server {
   server.on('request', (req, res) => edge.handleRequest(req, res, secure));
   server.on('upgrade', (req, socket, head) => edge.handleUpgrade(req, socket, head, secure));
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
-    process.stderr.write(`DEBUGEDGE clientError ${error.code} ${error.message}\n`);
     if (!socket.writable || error.code === 'ECONNRESET') return socket.destroy();
     const status = error.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';
     socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);

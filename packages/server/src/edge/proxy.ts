@@ -219,17 +219,7 @@ export function proxyRequest(
       if (exchange.bytesOut === 0 && !res.writableEnded && !res.destroyed) (res as ServerResponse).flushHeaders();
     });
   });
-  const dbg = (m: string): void => { if (exchange.path.startsWith('/status/413')) process.stderr.write(`DEBUGEDGE ${m}\n`); };
-  if (exchange.path.startsWith('/status/413')) {
-    const sock = req.socket as unknown as { destroy: (e?: Error) => void; destroySoon?: () => void; end: (...a: unknown[]) => void };
-    const od = sock.destroy.bind(sock);
-    sock.destroy = (e?: Error) => { dbg(`socket.destroy(${e?.message}) ${new Error().stack?.split('\n').slice(2, 9).join(' | ')}`); od(e); };
-    const oe = sock.end.bind(sock);
-    sock.end = (...a: unknown[]) => { dbg(`socket.end ${new Error().stack?.split('\n').slice(2, 9).join(' | ')}`); oe(...a); };
-  }
-  res.on('finish', () => dbg(`res finish writableFinished(stream)=${stream.writableFinished} req.complete=${(req as IncomingMessage).complete}`));
   stream.on('error', (error: Error) => {
-    dbg(`stream error ${error.message} headersSent=${res.headersSent}`);
     if (res.headersSent) {
       res.destroy();
       return finish();
@@ -255,7 +245,6 @@ export function proxyRequest(
     finish();
   });
   res.on('close', () => {
-    dbg(`res close writableFinished=${res.writableFinished}`);
     // The visitor left before the response completed: tell the agent to stop the origin.
     if (!res.writableFinished) stream.reset(ResetCode.CANCEL);
     finish();
