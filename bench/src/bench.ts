@@ -18,6 +18,7 @@ import { smallGet, smallGetSpec, tunnelLoad } from './w-small-get.js';
 import { sse } from './w-sse.js';
 import { transfer } from './w-transfer.js';
 import { manyTunnels } from './w-tunnels.js';
+import { tlsSession } from './w-tls.js';
 import { websocketEcho } from './w-websocket.js';
 
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
@@ -31,6 +32,8 @@ async function runAll(options: BenchOptions, generator: LoadGenerator): Promise<
     log(`edge on :${system.httpPort}, origin on :${system.originPort}, agent pid ${system.agent.pid}, edge pid ${system.server.pid}`);
     log('W1 small GET');
     const smallGetResult = await smallGet(system, generator, sizes, log);
+    log('W1 with the agent session over TLS');
+    const tls = await tlsSession(system, generator, sizes, log);
     log('bulk transfer');
     const download = await transfer(system, 'download', sizes, log);
     const upload = await transfer(system, 'upload', sizes, log);
@@ -42,7 +45,7 @@ async function runAll(options: BenchOptions, generator: LoadGenerator): Promise<
     const tunnels = await manyTunnels(system, sizes, log);
     const load = meter.stop();
     log(`other processes used ${load.foreignS.toFixed(1)} CPU-s (${load.foreignPercent.toFixed(1)}% of the machine) during the run`);
-    return { results: { smallGet: smallGetResult, download, upload, sse: sseResult, websocket, tunnels }, load };
+    return { results: { smallGet: smallGetResult, tls, download, upload, sse: sseResult, websocket, tunnels }, load };
   } finally {
     await system.close();
   }

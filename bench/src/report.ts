@@ -6,6 +6,7 @@ import type { LoadReport } from './machine-load.js';
 import type { Sizes } from './options.js';
 import type { SmallGetResult } from './w-small-get.js';
 import type { SseResult } from './w-sse.js';
+import type { TlsSessionResult } from './w-tls.js';
 import type { TransferResult } from './w-transfer.js';
 import type { TunnelsResult } from './w-tunnels.js';
 import type { WebSocketResult } from './w-websocket.js';
@@ -36,6 +37,7 @@ export interface MachineInfo {
 
 export interface Results {
   smallGet: SmallGetResult;
+  tls: TlsSessionResult;
   download: TransferResult;
   upload: TransferResult;
   sse: SseResult;
@@ -83,6 +85,8 @@ export function buildRows(r: Results, sizes: Sizes): Row[] {
     { id: 'cpu_us_per_req', metric: 'CPU per request, edge + agent, µs', direct: null, tunnel: w1.cpuUsPerRequest.total, ratio: null, goal: '≤ 40 µs', met: w1.cpuUsPerRequest.total <= 40 },
     { id: 'cpu_us_per_req_edge', metric: '… of which edge, µs', direct: null, tunnel: w1.cpuUsPerRequest.edge, ratio: null, goal: '—', met: null },
     { id: 'cpu_us_per_req_agent', metric: '… of which agent, µs', direct: null, tunnel: w1.cpuUsPerRequest.agent, ratio: null, goal: '—', met: null },
+    { id: 'tls_w1_rps', metric: 'Small GET with the agent session over TLS, req/s', direct: null, tunnel: r.tls.rps.tls, ratio: r.tls.rps.ratio, ratioText: `${r.tls.rps.ratio.toFixed(2)}× plain session`, goal: '—', met: null },
+    { id: 'tls_cpu_us_per_req', metric: '… CPU per request, edge + agent, µs (plain session in the same pairs)', direct: r.tls.cpuUsPerRequest.plain, tunnel: r.tls.cpuUsPerRequest.tls, ratio: null, ratioText: `+${(r.tls.cpuUsPerRequest.tls - r.tls.cpuUsPerRequest.plain).toFixed(1)} µs`, goal: '—', met: null },
     { id: 'download_mib_s', metric: `Download ${mib} MiB, MiB/s`, ...r.download.mibPerS, goal: '≥ 750 MiB/s', met: r.download.mibPerS.tunnel >= 750 },
     { id: 'download_cpu_s_gib', metric: 'Download CPU, edge + agent, s/GiB', direct: null, tunnel: r.download.cpuSPerGiB, ratio: null, goal: '—', met: null },
     { id: 'upload_mib_s', metric: `Upload ${mib} MiB, MiB/s`, ...r.upload.mibPerS, goal: '≥ 600 MiB/s', met: r.upload.mibPerS.tunnel >= 600 },

@@ -21,6 +21,11 @@ export interface BenchSystem {
   serverUrl: string;
   token: string;
   agent: Proc;
+  /** Edge HTTPS port and the dev CA that signs its certificates (for an agent session over TLS). */
+  httpsPort: number;
+  devCaFile: string;
+  /** Starts one more `svc http` for the same origin on `subdomain`, over TLS to the edge or not. */
+  startAgent(subdomain: string, tls: boolean): Promise<Proc>;
   /** Memory of the edge process after a forced GC (through the preloaded probe). */
   edgeMemory(): Promise<MemorySample>;
   close(): Promise<void>;
@@ -59,18 +64,27 @@ export async function startSystem(options: SystemOptions = {}): Promise<BenchSys
     });
     started.push(server);
     const httpPort = Number((await server.waitForLine(/REST API\s+http:\/\/[^:]+:(\d+)\/v1/))[1]);
+    const httpsPort = Number((await server.waitForLine(/tunnels\s+https:\/\/\S+:(\d+) /))[1]);
+    const devCaFile = (await server.waitForLine(/dev CA\s+(\S+)$/))[1]!;
     const token = (await server.waitForLine(/^\s+(svc_[A-Za-z0-9_-]{43})$/))[1]!;
     const serverUrl = `http://localhost:${httpPort}`;
     const call = ipcClient(server.child);
 
-    const agent = spawnNode(AGENT_BIN, ['http', `127.0.0.1:${originPort}`], {
-      label: 'agent',
-      nodeArgs: options.agentNodeArgs ?? [],
-      env: { SVC_SERVER: serverUrl, SVC_TOKEN: token, SVC_SUBDOMAIN: TUNNEL_SUBDOMAIN },
-    });
-    started.push(agent);
-    await agent.waitForLine(/^Forwarding https:\/\//);
-    agent.drainStdout();
+    const startAgent = async (subdomain: string, tls: boolean, nodeArgs: string[] = []): Promise<Proc> => {
+      const env: Record<string, string> = tls
+        ? { SVC_SERVER: `https://localhost:${httpsPort}`, SVC_CA_FILE: devCaFile }
+        : { SVC_SERVER: serverUrl };
+      const proc = spawnNode(AGENT_BIN, ['http', `127.0.0.1:${originPort}`], {
+        label: tls ? `agent-tls-${subdomain}` : `agent-${subdomain}`,
+        nodeArgs,
+        env: { ...env, SVC_TOKEN: token, SVC_SUBDOMAIN: subdomain },
+      });
+      started.push(proc);
+      await proc.waitForLine(/^Forwarding https:\/\//);
+      proc.drainStdout();
+      return proc;
+    };
+    const agent = await startAgent(TUNNEL_SUBDOMAIN, false, options.agentNodeArgs);
 
     return {
       origin,
@@ -80,10 +94,13 @@ export async function startSystem(options: SystemOptions = {}): Promise<BenchSys
       serverUrl,
       token,
       agent,
+      httpsPort,
+      devCaFile,
+      startAgent: (subdomain, tls) => startAgent(subdomain, tls),
       edgeMemory: () => call('mem') as Promise<MemorySample>,
       async close() {
-        // Agent first (SIGINT: a clean unbind, as Ctrl-C), then the server, then the origin.
-        await agent.stop('SIGINT');
+        // Agents first (SIGINT: a clean unbind, as Ctrl-C), then the server, then the origin.
+        for (const proc of started) if (proc !== server && proc !== origin) await proc.stop('SIGINT');
         await server.stop('SIGTERM');
         await origin.stop('SIGTERM');
         await data.remove();

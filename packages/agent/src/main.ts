@@ -5,6 +5,7 @@ import { terminalOutput } from './output.js';
 
 // Composition root: the only place that reads process.env and touches the process.
 const env = process.env;
+const output = terminalOutput(process.stdout, process.stderr);
 const code = await runCli(
   process.argv.slice(2),
   {
@@ -14,7 +15,7 @@ const code = await runCli(
     server: env.SVC_SERVER,
     ca: env.SVC_CA_FILE ? readFileSync(env.SVC_CA_FILE, 'utf8') : undefined,
   },
-  terminalOutput(process.stdout, process.stderr),
+  output,
   {
     onStop(handler) {
       process.once('SIGINT', handler);
@@ -23,5 +24,6 @@ const code = await runCli(
   },
 );
 process.exitCode = code;
+output.flush();
 // Pooled origin connections or timers must not keep a finished agent alive.
 setImmediate(() => process.exit(code)).unref();

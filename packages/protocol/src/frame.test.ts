@@ -143,3 +143,58 @@ describe('FrameDecoder', () => {
     assert.equal(decoded[1]!.flags, FLAG_END);
   });
 });
+
+describe('FrameDecoder with streamData', () => {
+  const frames = sampleFrames();
+  const wire = Buffer.concat(frames.map((f) => encodeFrame(f.type, f.flags, f.stream, f.payload)));
+
+  /** Decodes in streaming mode and joins consecutive DATA pieces back into frames. */
+  function decodeStreaming(chunks: Iterable<Buffer>): Frame[] {
+    const out: Frame[] = [];
+    let open: { frame: Frame; parts: Buffer[] } | undefined;
+    const decoder = new FrameDecoder(
+      (frame) => {
+        if (frame.type !== FrameType.DATA) {
+          assert.equal(open, undefined, 'a DATA frame is finished before the next frame starts');
+          out.push({ ...frame, payload: Buffer.from(frame.payload) });
+          return;
+        }
+        open ??= { frame, parts: [] };
+        assert.equal(frame.stream, open.frame.stream);
+        open.parts.push(Buffer.from(frame.payload));
+        const total = open.parts.reduce((n, p) => n + p.length, 0);
+        const expected = frames[out.length]!;
+        if (total < expected.payload.length) {
+          assert.equal(frame.flags & FLAG_END, 0, 'FLAG_END only on the last piece');
+          return;
+        }
+        out.push({ ...frame, payload: Buffer.concat(open.parts) });
+        open = undefined;
+      },
+      { streamData: true },
+    );
+    for (const chunk of chunks) decoder.push(chunk);
+    assert.equal(decoder.bufferedBytes, 0);
+    return out;
+  }
+
+  test('DATA pieces join back into the same frames, whatever the chunk sizes', () => {
+    assert.deepEqual(decodeStreaming([wire]), frames);
+    assert.deepEqual(decodeStreaming(pieces(wire, () => 1)), frames);
+    const random = prng(7);
+    assert.deepEqual(decodeStreaming(pieces(wire, () => 1 + Math.floor(random() * 70_000))), frames);
+  });
+
+  test('a DATA frame split across two chunks is delivered as two views, nothing held', () => {
+    const bytes = encodeFrame(FrameType.DATA, FLAG_END, 9, Buffer.from('abcdef'));
+    const seen: Frame[] = [];
+    const decoder = new FrameDecoder((frame) => seen.push(frame), { streamData: true });
+    decoder.push(bytes.subarray(0, 13));
+    assert.equal(decoder.bufferedBytes, 0);
+    decoder.push(bytes.subarray(13));
+    assert.deepEqual(
+      seen.map((f) => [f.payload.toString(), f.flags]),
+      [['abc', 0], ['def', FLAG_END]],
+    );
+  });
+});

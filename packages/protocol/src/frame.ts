@@ -80,63 +80,114 @@ export class ProtocolError extends Error {
   override name = 'ProtocolError';
 }
 
+/** Options of FrameDecoder. */
+export interface FrameDecoderOptions {
+  /**
+   * Deliver DATA payloads piece by piece as they arrive (default false: whole frames). A frame
+   * that straddles socket reads then costs no copy and no wait for its last byte; FLAG_END is
+   * set on its last piece only. Other frame types are always delivered whole.
+   */
+  streamData?: boolean;
+}
+
+const EMPTY = Buffer.alloc(0);
+
 /**
  * Incremental frame decoder. Feed it socket chunks of any size (down to one byte);
  * it calls `onFrame` once per complete frame, in order. Whole frames that sit inside
- * one chunk are delivered as zero-copy views; only frames that straddle chunks are copied.
+ * one chunk are delivered as zero-copy views; only frames that straddle chunks are copied
+ * (or, with `streamData`, DATA frames are delivered as views of each chunk's share).
  */
 export class FrameDecoder {
-  /** Chunks of an incomplete frame, kept as a list so a large frame is copied once, not per chunk. */
+  private readonly streamData: boolean;
+  /** A header split across chunks is gathered here (at most 9 bytes copied per frame). */
+  private readonly header = Buffer.allocUnsafe(FRAME_HEADER_BYTES);
+  private headerFill = 0;
+  /** The frame whose payload is being read: -1 while between frames (reading a header). */
+  private left = -1;
+  private type = 0;
+  private flags = 0;
+  private stream = 0;
+  private streaming = false;
+  /** Pieces of a payload to be delivered whole, kept as a list so it is copied once, not per chunk. */
   private held: Buffer[] = [];
   private heldBytes = 0;
-  /** Total bytes (header + payload) the held frame needs, once its header is known. */
-  private heldNeed = 0;
 
-  constructor(private readonly onFrame: (frame: Frame) => void) {}
+  constructor(
+    private readonly onFrame: (frame: Frame) => void,
+    options: FrameDecoderOptions = {},
+  ) {
+    this.streamData = options.streamData ?? false;
+  }
 
   /** Consumes one chunk from the socket. Throws ProtocolError on an oversized frame. */
   push(chunk: Buffer): void {
-    let buffer = chunk;
-    if (this.heldBytes > 0) {
-      this.held.push(chunk);
-      this.heldBytes += chunk.length;
-      if (this.heldNeed === 0 && this.heldBytes >= FRAME_HEADER_BYTES) {
-        const head = this.held.length === 1 ? this.held[0]! : Buffer.concat(this.held);
-        this.heldNeed = FRAME_HEADER_BYTES + checkedLength(head.readUInt32BE(0));
-      }
-      if (this.heldNeed === 0 || this.heldBytes < this.heldNeed) return;
-      buffer = Buffer.concat(this.held, this.heldBytes);
-      this.held = [];
-      this.heldBytes = 0;
-      this.heldNeed = 0;
-    }
     let offset = 0;
-    const total = buffer.length;
-    while (total - offset >= FRAME_HEADER_BYTES) {
-      const length = checkedLength(buffer.readUInt32BE(offset));
-      const end = offset + FRAME_HEADER_BYTES + length;
-      if (end > total) {
-        this.heldNeed = end - offset;
-        break;
+    const total = chunk.length;
+    while (offset < total) {
+      if (this.left < 0) {
+        // Between frames: read a header, in place when the chunk holds all of it.
+        let length: number;
+        if (this.headerFill === 0 && total - offset >= FRAME_HEADER_BYTES) {
+          length = checkedLength(chunk.readUInt32BE(offset));
+          this.type = chunk[offset + 4]!;
+          this.flags = chunk[offset + 5]!;
+          this.stream = chunk.readUInt32BE(offset + 6);
+          offset += FRAME_HEADER_BYTES;
+        } else {
+          const take = Math.min(FRAME_HEADER_BYTES - this.headerFill, total - offset);
+          chunk.copy(this.header, this.headerFill, offset, offset + take);
+          this.headerFill += take;
+          offset += take;
+          if (this.headerFill < FRAME_HEADER_BYTES) return;
+          this.headerFill = 0;
+          length = checkedLength(this.header.readUInt32BE(0));
+          this.type = this.header[4]!;
+          this.flags = this.header[5]!;
+          this.stream = this.header.readUInt32BE(6);
+        }
+        if (length === 0) {
+          this.onFrame({ type: this.type, flags: this.flags, stream: this.stream, payload: EMPTY });
+          continue;
+        }
+        this.left = length;
+        this.streaming = this.streamData && this.type === FrameType.DATA;
+        continue;
       }
-      this.onFrame({
-        type: buffer[offset + 4]!,
-        flags: buffer[offset + 5]!,
-        stream: buffer.readUInt32BE(offset + 6),
-        payload: buffer.subarray(offset + FRAME_HEADER_BYTES, end),
-      });
-      offset = end;
-    }
-    if (offset < total) {
-      const rest = buffer.subarray(offset);
-      this.held = [rest];
-      this.heldBytes = rest.length;
+      const available = total - offset;
+      if (this.streaming) {
+        const n = Math.min(this.left, available);
+        this.left -= n;
+        const last = this.left === 0;
+        if (last) this.left = -1;
+        const flags = last ? this.flags : this.flags & ~FLAG_END;
+        this.onFrame({ type: this.type, flags, stream: this.stream, payload: chunk.subarray(offset, offset + n) });
+        offset += n;
+      } else if (this.heldBytes === 0 && available >= this.left) {
+        const end = offset + this.left;
+        this.left = -1;
+        this.onFrame({ type: this.type, flags: this.flags, stream: this.stream, payload: chunk.subarray(offset, end) });
+        offset = end;
+      } else {
+        const n = Math.min(this.left - this.heldBytes, available);
+        this.held.push(chunk.subarray(offset, offset + n));
+        this.heldBytes += n;
+        offset += n;
+        if (this.heldBytes < this.left) return;
+        const payload = this.held.length === 1 ? this.held[0]! : Buffer.concat(this.held, this.heldBytes);
+        this.held = [];
+        this.heldBytes = 0;
+        this.left = -1;
+        this.onFrame({ type: this.type, flags: this.flags, stream: this.stream, payload });
+      }
     }
   }
 
   /** Bytes of an incomplete frame held back, waiting for the rest. */
   get bufferedBytes(): number {
-    return this.heldBytes;
+    if (this.headerFill > 0) return this.headerFill;
+    if (this.left < 0 || this.streaming) return 0;
+    return FRAME_HEADER_BYTES + this.heldBytes;
   }
 }
 

@@ -44,9 +44,11 @@ export interface MuxOptions {
 /**
  * A session: many streams and a control channel over one socket.
  *
- * Ordering: frames are written in call order. Writes made in the same tick are corked and
- * leave in one writev at the end of the tick, so a head, its body and its END cost one
- * syscall, and no write ever waits for a later tick to coalesce.
+ * Ordering: frames are written in call order. Writes made in the same event-loop turn are
+ * corked and leave in one writev in that turn's check phase (setImmediate, never a timer).
+ * Under load one poll phase runs the callbacks of many sockets (visitors on the edge, origin
+ * connections on the agent); ending the cork per tick would cost one syscall per request,
+ * per turn costs one for all of them. No write waits for a later turn to coalesce.
  *
  * Events:
  * - 'close' (error | undefined): once, after every open stream was destroyed with SESSION_CLOSED.
@@ -65,6 +67,7 @@ export class Mux extends EventEmitter implements StreamTransport {
   /** Highest stream id the peer has opened; its ids only ever grow. */
   private lastPeerStreamId = 0;
   private corked = false;
+  private readonly uncorkBound = (): void => this.uncork();
   private drainWaiters: Array<() => void> = [];
   private closed = false;
   private heartbeat: NodeJS.Timeout | undefined;
@@ -82,7 +85,8 @@ export class Mux extends EventEmitter implements StreamTransport {
       throw new RangeError(`window must be an integer from 1 to 2^31-1, got ${this.window}`);
     }
     this.nextStreamId = options.role === 'dialer' ? 1 : 2;
-    this.decoder = new FrameDecoder((frame) => this.onFrame(frame));
+    // DATA is delivered as it arrives: no copy to join a frame split across socket reads.
+    this.decoder = new FrameDecoder((frame) => this.onFrame(frame), { streamData: true });
     socket.on('data', (chunk: Buffer) => {
       if (this.closed) return;
       this.heardFromPeer = true;
@@ -191,7 +195,7 @@ export class Mux extends EventEmitter implements StreamTransport {
     if (!this.corked) {
       this.corked = true;
       this.socket.cork();
-      process.nextTick(() => this.uncork());
+      setImmediate(this.uncorkBound);
     }
     const length = payload ? payload.length : 0;
     if (payload && length > COALESCE_BELOW) {

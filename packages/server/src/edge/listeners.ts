@@ -6,6 +6,11 @@ import type { Edge } from './edge.js';
 
 /** Pending-connection queue per listener: a short backlog shows up as multi-second p99 under bursts. */
 export const LISTEN_BACKLOG = 2048;
+/**
+ * Bytes a visitor connection queues before the edge pauses the stream feeding it. Node's 16 KiB
+ * default paused and resumed every tunnelled 64 KiB chunk; bounded per visitor either way.
+ */
+const VISITOR_HIGH_WATER = 256 * 1024;
 /** Largest request head a visitor may send (Node answers 431 above it). */
 export const MAX_HEADER_BYTES = 32 * 1024;
 
@@ -73,7 +78,7 @@ export async function startListeners(edge: Edge, options: ListenOptions): Promis
 }
 
 function createHttp1(edge: Edge, secure: boolean): http.Server {
-  const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES, requireHostHeader: false });
+  const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES, requireHostHeader: false, highWaterMark: VISITOR_HIGH_WATER });
   server.on('request', (req, res) => edge.handleRequest(req, res, secure));
   server.on('upgrade', (req, socket, head) => edge.handleUpgrade(req, socket, head, secure));
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
