@@ -185,6 +185,15 @@ export class AgentSession extends EventEmitter {
 
   private onControl(message: EdgeMessage): void {
     switch (message.type) {
+      case 'hello': {
+        // Follow the edge's heartbeat interval (SVC_HEARTBEAT_MS) so both sides agree on
+        // how soon a dead connection is noticed; the built-in default applies until then.
+        const interval = message.heartbeatMs;
+        if (Number.isInteger(interval) && interval >= 50 && interval <= 60_000) {
+          this.mux?.startHeartbeat(interval, interval * HEARTBEAT_MISSES);
+        }
+        return;
+      }
       case 'bound':
       case 'bindError': {
         const pending = this.pendingBinds.get(message.requestId);
