@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import { schemas } from '@svcrouter/server/dist/api/index.js';
-import type { TestServer } from './harness/index.js';
+import { api, type TestServer } from './harness/index.js';
 
 // Shared by the api-*.test.ts files: a REST client that checks every answer against the
 // OpenAPI document the server publishes, using the zod schemas that document was made from.
@@ -24,19 +24,8 @@ export interface OpenApiDoc {
 export type Auth = { token: string } | { authorization: string } | 'none';
 
 /** Calls the API at the apex; the body, when given, is sent as JSON. */
-export async function call(server: Pick<TestServer, 'url'>, method: string, path: string, auth: Auth, body?: unknown): Promise<ApiAnswer> {
-  const headers: Record<string, string> = {};
-  if (auth !== 'none') headers.authorization = 'token' in auth ? `Bearer ${auth.token}` : auth.authorization;
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(`${server.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await response.text();
-  let parsed: unknown;
-  try {
-    parsed = text ? JSON.parse(text) : undefined;
-  } catch {
-    parsed = undefined;
-  }
-  return { status: response.status, headers: response.headers, text, body: parsed };
+export function call(server: Pick<TestServer, 'url'>, method: string, path: string, auth: Auth, body?: unknown): Promise<ApiAnswer> {
+  return api(server, method, path, auth === 'none' ? {} : auth, body);
 }
 
 /** Fetches the OpenAPI document (no token). */

@@ -77,7 +77,7 @@ export async function api(
   path: string,
   auth: { token?: string; authorization?: string } = {},
   body?: unknown,
-): Promise<{ status: number; body: unknown; text: string }> {
+): Promise<{ status: number; headers: Headers; body: unknown; text: string }> {
   const headers: Record<string, string> = {};
   if (auth.token !== undefined) headers.authorization = `Bearer ${auth.token}`;
   if (auth.authorization !== undefined) headers.authorization = auth.authorization;
@@ -90,5 +90,5 @@ export async function api(
   } catch {
     parsed = undefined;
   }
-  return { status: response.status, body: parsed, text };
+  return { status: response.status, headers: response.headers, body: parsed, text };
 }
