@@ -1,0 +1,59 @@
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { PassThrough } from 'node:stream';
+import { test } from 'node:test';
+import { terminalOutput } from './output.js';
+
+/** A stdout that records each write(2) the agent would make. */
+function recordingStream(): { stream: PassThrough; writes: string[] } {
+  const writes: string[] = [];
+  const stream = new PassThrough();
+  stream.on('data', (chunk: Buffer) => writes.push(chunk.toString()));
+  return { stream, writes };
+}
+
+const request = (path: string) => ({ method: 'GET', path, status: 200, durationMs: 1.4 });
+
+test('a request line after a quiet spell is written in the same loop turn', async () => {
+  const out = recordingStream();
+  const output = terminalOutput(out.stream, new PassThrough());
+  output.request(request('/one'));
+  assert.equal(out.writes.length, 0, 'held until the check phase');
+  await new Promise((resolve) => setImmediate(resolve));
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(out.writes.length, 1);
+  assert.match(out.writes[0]!, /^\d\d:\d\d:\d\d\.\d{3} GET \/one 200 1ms\n$/);
+});
+
+test('a burst of request lines right after a write is joined into one write, in order', async () => {
+  const out = recordingStream();
+  const output = terminalOutput(out.stream, new PassThrough());
+  output.request(request('/first'));
+  output.flush();
+  for (let i = 0; i < 100; i++) output.request(request(`/burst/${i}`));
+  await once(out.stream, 'data');
+  assert.equal(out.writes.length, 2, 'the first line, then the burst in one write');
+  const burst = out.writes[1]!.trimEnd().split('\n');
+  assert.equal(burst.length, 100);
+  burst.forEach((line, i) => assert.ok(line.includes(` GET /burst/${i} `), line));
+});
+
+test('any other line writes the held request lines first, so stdout keeps its order', () => {
+  const out = recordingStream();
+  const output = terminalOutput(out.stream, new PassThrough());
+  output.request(request('/before'));
+  output.info('Tunnel released');
+  const text = out.writes.join('');
+  assert.ok(text.indexOf('/before') < text.indexOf('Tunnel released'), text);
+});
+
+test('flush() writes held lines at once and cancels the pending write', async () => {
+  const out = recordingStream();
+  const output = terminalOutput(out.stream, new PassThrough());
+  output.request(request('/a'));
+  output.flush();
+  assert.equal(out.writes.length, 1);
+  output.flush();
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(out.writes.length, 1, 'nothing written twice, no empty write');
+});
