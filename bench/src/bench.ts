@@ -11,12 +11,12 @@ import { profileMarkdown, summarizeProfile } from './cpu-profile.js';
 import { startLoadMeter, type LoadReport } from './machine-load.js';
 import { pickLoadGenerator, runLoad, type LoadGenerator } from './loadgen.js';
 import { parseOptions, type BenchOptions } from './options.js';
-import { REPO_ROOT } from './proc.js';
+import { cpuSeconds, REPO_ROOT } from './proc.js';
 import { buildRows, machineInfo, markdown, type Results } from './report.js';
 import { startSystem } from './system.js';
 import { smallGet, smallGetSpec, tunnelLoad } from './w-small-get.js';
 import { sse } from './w-sse.js';
-import { transfer } from './w-transfer.js';
+import { download, transfer, upload } from './w-transfer.js';
 import { manyTunnels } from './w-tunnels.js';
 import { tlsSession } from './w-tls.js';
 import { websocketEcho } from './w-websocket.js';
@@ -51,7 +51,10 @@ async function runAll(options: BenchOptions, generator: LoadGenerator): Promise<
   }
 }
 
-/** --cpu-prof: W1 through the tunnel only, with both processes profiled; prints their busiest functions. */
+/** Bytes each profiled transfer moves: long enough for a profile worth reading. */
+const PROFILED_TRANSFER_BYTES = 1024 * 1024 * 1024;
+
+/** --cpu-prof: one workload through the tunnel only, with both processes profiled; prints their busiest functions. */
 async function profile(options: BenchOptions, generator: LoadGenerator, dir: string): Promise<void> {
   const sizes = options.sizes;
   const serverDir = path.join(dir, 'server');
@@ -61,9 +64,18 @@ async function profile(options: BenchOptions, generator: LoadGenerator, dir: str
     agentNodeArgs: ['--cpu-prof', `--cpu-prof-dir=${agentDir}`],
   });
   try {
-    if (sizes.w1WarmupS > 0) await runLoad(generator, smallGetSpec(system, 'tunnel', sizes, sizes.w1WarmupS));
-    const run = await tunnelLoad(system, generator, smallGetSpec(system, 'tunnel', sizes, sizes.w1DurationS));
-    log(`profiled W1: ${run.rps.toFixed(0)} req/s, ${run.requests} requests, edge ${run.edgeCpuS.toFixed(2)} s CPU, agent ${run.agentCpuS.toFixed(2)} s CPU`);
+    if (options.cpuProfWorkload === 'small-get') {
+      if (sizes.w1WarmupS > 0) await runLoad(generator, smallGetSpec(system, 'tunnel', sizes, sizes.w1WarmupS));
+      const run = await tunnelLoad(system, generator, smallGetSpec(system, 'tunnel', sizes, sizes.w1DurationS));
+      log(`profiled W1: ${run.rps.toFixed(0)} req/s, ${run.requests} requests, edge ${run.edgeCpuS.toFixed(2)} s CPU, agent ${run.agentCpuS.toFixed(2)} s CPU`);
+    } else {
+      const move = options.cpuProfWorkload === 'download' ? download : upload;
+      const pids = [system.server.pid, system.agent.pid];
+      const cpu0 = pids.map(cpuSeconds);
+      const seconds = await move(system.httpPort, PROFILED_TRANSFER_BYTES);
+      const [edgeCpuS, agentCpuS] = pids.map((pid, i) => cpuSeconds(pid) - cpu0[i]!);
+      log(`profiled ${options.cpuProfWorkload} of 1 GiB: ${(1024 / seconds).toFixed(0)} MiB/s, edge ${edgeCpuS!.toFixed(2)} s CPU, agent ${agentCpuS!.toFixed(2)} s CPU`);
+    }
   } finally {
     // A graceful stop is what makes --cpu-prof write its file.
     await system.close();

@@ -59,14 +59,22 @@ export interface BenchOptions {
   loadgen: string | undefined;
   /** Profile mode: CPU profiles of edge and agent under W1 land here; no other workload runs. */
   cpuProfDir: string | undefined;
+  /** What runs under the profiler (default small-get). */
+  cpuProfWorkload: ProfiledWorkload;
 }
 
-export const USAGE = `Usage: node --expose-gc bench/dist/bench.js [--quick | --smoke] [--json <path>] [--loadgen wrk|node] [--cpu-prof <dir>]
+/** Workloads --cpu-prof can profile. */
+export const PROFILED_WORKLOADS = ['small-get', 'download', 'upload'] as const;
+export type ProfiledWorkload = (typeof PROFILED_WORKLOADS)[number];
+
+export const USAGE = `Usage: node --expose-gc bench/dist/bench.js [--quick | --smoke] [--json <path>] [--loadgen wrk|node] [--cpu-prof <dir> [--cpu-prof-workload <name>]]
   --quick           fewer and shorter runs (under a minute)
   --smoke           tiny sizes, a second or two per workload: checks every figure is produced
   --json <path>     results file (default bench/results/latest.json)
   --loadgen <name>  force wrk or the built-in Node generator (default: wrk when installed)
-  --cpu-prof <dir>  only W1 through the tunnel, with --cpu-prof on svc-server and svc; prints their top functions`;
+  --cpu-prof <dir>  only W1 through the tunnel, with --cpu-prof on svc-server and svc; prints their top functions
+  --cpu-prof-workload small-get|download|upload
+                    what --cpu-prof runs through the tunnel (default small-get; transfers move 1 GiB)`;
 
 /** Parses argv; throws with the usage text on anything unknown. */
 export function parseOptions(argv: string[]): BenchOptions {
@@ -74,6 +82,7 @@ export function parseOptions(argv: string[]): BenchOptions {
   let jsonPath = path.join(REPO_ROOT, 'bench/results/latest.json');
   let loadgen: string | undefined;
   let cpuProfDir: string | undefined;
+  let cpuProfWorkload: string = 'small-get';
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const value = (): string => {
@@ -86,8 +95,12 @@ export function parseOptions(argv: string[]): BenchOptions {
     else if (arg === '--json') jsonPath = path.resolve(value());
     else if (arg === '--loadgen') loadgen = value();
     else if (arg === '--cpu-prof') cpuProfDir = path.resolve(value());
+    else if (arg === '--cpu-prof-workload') cpuProfWorkload = value();
     else throw new Error(`unknown argument ${arg}\n${USAGE}`);
   }
   if (loadgen !== undefined && loadgen !== 'wrk' && loadgen !== 'node') throw new Error(`--loadgen must be wrk or node\n${USAGE}`);
-  return { mode, sizes: PRESETS[mode], jsonPath, loadgen, cpuProfDir };
+  if (!(PROFILED_WORKLOADS as readonly string[]).includes(cpuProfWorkload)) {
+    throw new Error(`--cpu-prof-workload must be one of ${PROFILED_WORKLOADS.join(', ')}\n${USAGE}`);
+  }
+  return { mode, sizes: PRESETS[mode], jsonPath, loadgen, cpuProfDir, cpuProfWorkload: cpuProfWorkload as ProfiledWorkload };
 }

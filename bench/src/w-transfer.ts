@@ -25,7 +25,7 @@ export interface TransferResult {
 }
 
 /** Downloads `bytes` from /bytes, streaming (nothing kept); resolves with the seconds taken. */
-function download(port: number, bytes: number): Promise<number> {
+export function download(port: number, bytes: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const req = http.get({ host: '127.0.0.1', port, path: `/bytes?n=${bytes}`, headers: { host: TUNNEL_HOST }, agent: false }, (res) => {
@@ -42,7 +42,7 @@ function download(port: number, bytes: number): Promise<number> {
 }
 
 /** Uploads `bytes` to /upload with backpressure; resolves once the origin confirmed the length. */
-function upload(port: number, bytes: number): Promise<number> {
+export function upload(port: number, bytes: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const req = http.request(

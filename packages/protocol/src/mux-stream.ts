@@ -14,6 +14,13 @@ export interface StreamTransport {
 
 /** Largest readable buffer a stream keeps before it stops asking for more (never above the window). */
 const READ_HIGH_WATER_MARK = 64 * 1024;
+/**
+ * Bytes a stream's writer may queue before write() returns false. Above Node's 16 KiB default
+ * so a 64 KiB chunk read from a socket does not pause its source by itself: with the default,
+ * every chunk of a bulk transfer cost a pause, a 'drain' and a resume, and reading stopped
+ * while writing (the profile showed an epoll_ctl pair per chunk).
+ */
+const WRITE_HIGH_WATER_MARK = 256 * 1024;
 
 /**
  * One multiplexed stream: a Duplex whose writes become DATA frames and whose reads come
@@ -58,7 +65,11 @@ export class MuxStream extends Duplex {
     private readonly window: number,
   ) {
     // The high-water mark must not exceed the window, or a full buffer would never ask for more.
-    super({ allowHalfOpen: true, readableHighWaterMark: Math.min(window, READ_HIGH_WATER_MARK) });
+    super({
+      allowHalfOpen: true,
+      readableHighWaterMark: Math.min(window, READ_HIGH_WATER_MARK),
+      writableHighWaterMark: WRITE_HIGH_WATER_MARK,
+    });
     this.meta = meta;
     this.sendWindow = window;
     // Errors the mux raises itself are safe to leave unhandled; any other keeps Node's default.

@@ -20,6 +20,14 @@ import { MuxStream, type StreamTransport } from './mux-stream.js';
 export const INITIAL_STREAM_WINDOW = 1024 * 1024;
 /** Payloads up to this size are copied into the header buffer: one write instead of two. */
 const COALESCE_BELOW = 4096;
+/**
+ * Bytes the session socket may hold in user space before writers are told to wait. Node's
+ * default (16 KiB on Node 20) is below one 64 KiB read from an origin, so every chunk of a
+ * bulk transfer paused its source until the socket drained: one pause/resume (two epoll_ctl
+ * calls and a loop turn) per chunk, and nothing read while writing. 1 MiB keeps a few chunks
+ * in flight and still bounds the memory a congested session holds.
+ */
+export const SESSION_WRITE_HIGH_WATER = 1024 * 1024;
 /** Largest stream id; a session that has used them all must be replaced. */
 const MAX_STREAM_ID = 0xffffffff;
 
@@ -208,7 +216,7 @@ export class Mux extends EventEmitter implements StreamTransport {
 
   /** @internal */
   whenWritable(callback: () => void): void {
-    if (this.closed || !this.socket.writableNeedDrain) callback();
+    if (this.closed || this.socket.writableLength < SESSION_WRITE_HIGH_WATER) callback();
     else this.drainWaiters.push(callback);
   }
 
