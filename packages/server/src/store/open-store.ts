@@ -10,10 +10,11 @@ import { migrateToLatest } from './migrations.js';
 import type { Database } from './schema.js';
 import type { Store } from './store.js';
 import { createTunnelRepo } from './tunnels-repo.js';
-import { createRequestRepo } from './requests-repo.js';
+import { createRequestRepo, type RequestRepoOptions } from './requests-repo.js';
 import { createUsageRepo } from './usage-repo.js';
 import { createAcmeAccountRepo, createCertificateRepo } from './certificates-repo.js';
 import { createDomainRepo } from './domains-repo.js';
+import { StatementCachingDatabase } from './sqlite-statement-cache.js';
 
 // This is the only file that knows which engine is in use; everything it
 // runs beyond plain Kysely queries (pragmas, BEGIN IMMEDIATE, type parsers)
@@ -47,14 +48,14 @@ export function isPostgresUrl(url: string | undefined): url is string {
 /** Opens the store (PostgreSQL or SQLite, per options) and applies pending migrations. */
 export async function openStore(opts: OpenStoreOptions): Promise<Store> {
   const now = opts.now ?? Date.now;
-  const db = isPostgresUrl(opts.databaseUrl)
-    ? await openPostgres(opts.databaseUrl, opts.onPoolError ?? (() => {}))
+  const { db, requestOptions } = isPostgresUrl(opts.databaseUrl)
+    ? { db: await openPostgres(opts.databaseUrl, opts.onPoolError ?? (() => {})), requestOptions: {} }
     : await openSqlite(opts.dataDir);
   return {
     accounts: createAccountRepo(db, now),
     keys: createKeyRepo(db, now),
     tunnels: createTunnelRepo(db, now),
-    requests: createRequestRepo(db),
+    requests: createRequestRepo(db, requestOptions),
     usage: createUsageRepo(db, now),
     domains: createDomainRepo(db, now),
     certificates: createCertificateRepo(db),
@@ -63,7 +64,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
   };
 }
 
-async function openSqlite(dataDir: string): Promise<Kysely<Database>> {
+async function openSqlite(dataDir: string): Promise<{ db: Kysely<Database>; requestOptions: RequestRepoOptions }> {
   await mkdir(dataDir, { recursive: true });
   const raw = new BetterSqlite3(join(dataDir, SQLITE_FILE), { timeout: SQLITE_BUSY_TIMEOUT_MS });
   let db: Kysely<Database> | undefined;
@@ -76,7 +77,9 @@ async function openSqlite(dataDir: string): Promise<Kysely<Database>> {
     await enableWal(raw);
     raw.pragma('synchronous = NORMAL');
     raw.pragma('foreign_keys = ON');
-    db = new Kysely<Database>({ dialect: new SqliteDialect({ database: raw }) });
+    // Kysely prepares every query anew; the wrapper reuses prepared statements (see its notes).
+    const database = new StatementCachingDatabase(raw);
+    db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
     // Kysely runs SQLite migrations outside any transaction (its adapter
     // claims no transactional DDL), so two processes opening a fresh file
     // would both run 001. BEGIN IMMEDIATE takes the write lock up front,
@@ -90,7 +93,8 @@ async function openSqlite(dataDir: string): Promise<Kysely<Database>> {
     } finally {
       if (raw.inTransaction) raw.exec('ROLLBACK');
     }
-    return db;
+    // Inspector rows skip Kysely's per-query path; insertBatch calls this inside its transaction.
+    return { db, requestOptions: { runEach: (sql, parameterLists) => database.runEach(sql, parameterLists) } };
   } catch (err) {
     if (db) await db.destroy();
     else raw.close();
