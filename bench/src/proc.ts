@@ -131,13 +131,19 @@ export async function tempDir(prefix: string): Promise<{ dir: string; remove(): 
 /** Clock ticks per second of /proc/<pid>/stat times; 100 on every Linux we run on (getconf CLK_TCK). */
 const CLK_TCK = 100;
 
-/** CPU seconds (user + system) a process has used so far, from /proc/<pid>/stat. */
-export function cpuSeconds(pid: number): number {
+/** CPU seconds a process has used so far, from /proc/<pid>/stat: in user space and in the kernel. */
+export function cpuTimes(pid: number): { userS: number; systemS: number } {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   // The command name (field 2) may contain spaces and parentheses: split after its last ')'.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // fields[0] is field 3 (state); utime is field 14, stime field 15.
-  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+  return { userS: Number(fields[11]) / CLK_TCK, systemS: Number(fields[12]) / CLK_TCK };
+}
+
+/** CPU seconds (user + system) a process has used so far. */
+export function cpuSeconds(pid: number): number {
+  const { userS, systemS } = cpuTimes(pid);
+  return userS + systemS;
 }
 
 /** Sum of CPU seconds of several processes. */

@@ -85,6 +85,7 @@ export function buildRows(r: Results, sizes: Sizes): Row[] {
     { id: 'cpu_us_per_req', metric: 'CPU per request, edge + agent, µs', direct: null, tunnel: w1.cpuUsPerRequest.total, ratio: null, goal: '≤ 40 µs', met: w1.cpuUsPerRequest.total <= 40 },
     { id: 'cpu_us_per_req_edge', metric: '… of which edge, µs', direct: null, tunnel: w1.cpuUsPerRequest.edge, ratio: null, goal: '—', met: null },
     { id: 'cpu_us_per_req_agent', metric: '… of which agent, µs', direct: null, tunnel: w1.cpuUsPerRequest.agent, ratio: null, goal: '—', met: null },
+    { id: 'cpu_us_per_req_kernel', metric: '… of which in the kernel (system calls), edge + agent, µs', direct: null, tunnel: w1.cpuUsPerRequest.kernel, ratio: null, goal: '—', met: null },
     { id: 'tls_w1_rps', metric: 'Small GET with the agent session over TLS, req/s', direct: null, tunnel: r.tls.rps.tls, ratio: r.tls.rps.ratio, ratioText: `${r.tls.rps.ratio.toFixed(2)}× plain session`, goal: '—', met: null },
     { id: 'tls_cpu_us_per_req', metric: '… CPU per request, edge + agent, µs (plain session in the same pairs)', direct: r.tls.cpuUsPerRequest.plain, tunnel: r.tls.cpuUsPerRequest.tls, ratio: null, ratioText: `+${(r.tls.cpuUsPerRequest.tls - r.tls.cpuUsPerRequest.plain).toFixed(1)} µs`, goal: '—', met: null },
     { id: 'download_mib_s', metric: `Download ${mib} MiB, MiB/s`, ...r.download.mibPerS, goal: '≥ 750 MiB/s', met: r.download.mibPerS.tunnel >= 750 },

@@ -1,6 +1,6 @@
 import { runLoad, type LoadGenerator, type LoadResult, type LoadSpec } from './loadgen.js';
 import type { Sizes } from './options.js';
-import { cpuSeconds } from './proc.js';
+import { cpuTimes } from './proc.js';
 import { matchedPairs, median, summarise, type Pair } from './stats.js';
 import { TUNNEL_HOST, type BenchSystem } from './system.js';
 
@@ -8,6 +8,8 @@ import { TUNNEL_HOST, type BenchSystem } from './system.js';
 export interface TunnelLoad extends LoadResult {
   edgeCpuS: number;
   agentCpuS: number;
+  /** Of those, seconds in the kernel (system calls: socket reads and writes), edge + agent. */
+  kernelCpuS: number;
 }
 
 export interface SmallGetResult {
@@ -17,7 +19,7 @@ export interface SmallGetResult {
   p99Ms: { direct: number; tunnel: number; ratio: number };
   errors: { direct: number; tunnel: number };
   /** Median over tunnel runs of CPU microseconds per request. */
-  cpuUsPerRequest: { edge: number; agent: number; total: number };
+  cpuUsPerRequest: { edge: number; agent: number; total: number; kernel: number };
 }
 
 /** The load spec of one side of W1: the origin itself, or the edge with the tunnel's Host. */
@@ -32,11 +34,18 @@ export function smallGetSpec(system: BenchSystem, side: 'direct' | 'tunnel', siz
 }
 
 /** One tunnel run of W1 with edge and agent CPU read from /proc before and after. */
-export async function tunnelLoad(system: BenchSystem, generator: LoadGenerator, spec: LoadSpec): Promise<TunnelLoad> {
-  const edge0 = cpuSeconds(system.server.pid);
-  const agent0 = cpuSeconds(system.agent.pid);
+export async function tunnelLoad(system: BenchSystem, generator: LoadGenerator, spec: LoadSpec, agentPid = system.agent.pid): Promise<TunnelLoad> {
+  const edge0 = cpuTimes(system.server.pid);
+  const agent0 = cpuTimes(agentPid);
   const result = await runLoad(generator, spec);
-  return { ...result, edgeCpuS: cpuSeconds(system.server.pid) - edge0, agentCpuS: cpuSeconds(system.agent.pid) - agent0 };
+  const edge1 = cpuTimes(system.server.pid);
+  const agent1 = cpuTimes(agentPid);
+  return {
+    ...result,
+    edgeCpuS: edge1.userS + edge1.systemS - edge0.userS - edge0.systemS,
+    agentCpuS: agent1.userS + agent1.systemS - agent0.userS - agent0.systemS,
+    kernelCpuS: edge1.systemS - edge0.systemS + agent1.systemS - agent0.systemS,
+  };
 }
 
 /**
@@ -66,6 +75,7 @@ export async function smallGet(system: BenchSystem, generator: LoadGenerator, si
       edge: perRequest((run) => run.edgeCpuS),
       agent: perRequest((run) => run.agentCpuS),
       total: perRequest((run) => run.edgeCpuS + run.agentCpuS),
+      kernel: perRequest((run) => run.kernelCpuS),
     },
   };
 }

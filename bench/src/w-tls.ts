@@ -1,8 +1,8 @@
 import { runLoad, type LoadGenerator } from './loadgen.js';
 import type { Sizes } from './options.js';
-import { cpuSeconds, type Proc } from './proc.js';
+import type { Proc } from './proc.js';
 import { matchedPairs, median, summarise } from './stats.js';
-import { smallGetSpec, type TunnelLoad } from './w-small-get.js';
+import { smallGetSpec, tunnelLoad, type TunnelLoad } from './w-small-get.js';
 import type { BenchSystem } from './system.js';
 
 /** Subdomain of the tunnel whose agent session runs over TLS. */
@@ -28,10 +28,7 @@ export async function tlsSession(system: BenchSystem, generator: LoadGenerator, 
   if (sizes.w1WarmupS > 0) await runLoad(generator, spec('tunnel', sizes.w1WarmupS));
   // 'direct' is the plain session here, 'tunnel' the TLS one.
   const pairs = await matchedPairs<TunnelLoad>(sizes.w1Rounds, async (side) => {
-    const pids = [system.server.pid, agentOf(side).pid];
-    const [edge0, agent0] = pids.map(cpuSeconds) as [number, number];
-    const result = await runLoad(generator, spec(side, sizes.w1DurationS));
-    const run = { ...result, edgeCpuS: cpuSeconds(pids[0]!) - edge0, agentCpuS: cpuSeconds(pids[1]!) - agent0 };
+    const run = await tunnelLoad(system, generator, spec(side, sizes.w1DurationS), agentOf(side).pid);
     log(`  W1 ${side === 'tunnel' ? 'tls   ' : 'plain '} ${run.rps.toFixed(0)} req/s  p99 ${run.p99Ms.toFixed(2)} ms  errors ${run.errors}`);
     return run;
   });

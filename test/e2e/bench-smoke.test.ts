@@ -22,6 +22,7 @@ const FIGURES: Array<{ id: string; direct: boolean }> = [
   { id: 'cpu_us_per_req', direct: false },
   { id: 'cpu_us_per_req_edge', direct: false },
   { id: 'cpu_us_per_req_agent', direct: false },
+  { id: 'cpu_us_per_req_kernel', direct: false },
   { id: 'download_mib_s', direct: true },
   { id: 'download_cpu_s_gib', direct: false },
   { id: 'upload_mib_s', direct: true },
