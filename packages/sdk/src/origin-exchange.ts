@@ -1,0 +1,241 @@
+import { ResetCode, type MuxStream, type RequestHead, type ResponseHead } from '@svcrouter/protocol';
+import { LAST_CHUNK, frameRequest, writeChunk, type RequestFraming } from './h1-request.js';
+import type { ResponseHandler } from './h1-response-parser.js';
+import type { ConnectionUser, OriginConnection, OriginPool } from './origin-pool.js';
+
+/** One line of the agent's request log. */
+export interface RequestLog {
+  method: string;
+  path: string;
+  status: number;
+  durationMs: number;
+}
+
+/** Network errors that mean "the local service is not there" rather than "it failed mid-way". */
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'ETIMEDOUT']);
+/** Logged for a request the visitor abandoned before it completed (nginx's "client closed request"). */
+const STATUS_VISITOR_LEFT = 499;
+/** Logged when the origin failed before it answered. */
+const STATUS_BAD_GATEWAY = 502;
+
+/** The reset code for a failure to reach the origin, before any response. */
+export function resetCodeFor(error: Error | undefined): string {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code ?? '';
+  return UNREACHABLE_CODES.has(code) ? ResetCode.UPSTREAM_UNREACHABLE : ResetCode.UPSTREAM_ERROR;
+}
+
+// The stream's listeners are shared functions that find their exchange on the stream, so a
+// request costs no closures for them (this is the agent's hot path).
+const EXCHANGE = Symbol('originExchange');
+type CarrierStream = MuxStream & { [EXCHANGE]: OriginExchange };
+function onStreamGone(this: CarrierStream): void {
+  this[EXCHANGE].visitorGone();
+}
+function onStreamDrain(this: CarrierStream): void {
+  this[EXCHANGE].visitorDrained();
+}
+function onStreamData(this: CarrierStream, chunk: Buffer): void {
+  this[EXCHANGE].sendBody(chunk);
+}
+function onStreamEnd(this: CarrierStream): void {
+  this[EXCHANGE].bodyEnded();
+}
+
+/**
+ * One visitor request forwarded to the origin over a pooled HTTP/1.1 connection: the head in
+ * one write, the body streamed behind it, the response parsed and streamed back.
+ *
+ * Backpressure both ways: a full origin socket pauses the visitor stream and its 'drain'
+ * resumes it; a full visitor stream pauses the origin socket and its 'drain' resumes it.
+ * Exactly one outcome: the response completes, the origin fails (reset), or the visitor
+ * leaves (origin connection destroyed); each logs once. After it, events are ignored.
+ */
+export class OriginExchange implements ConnectionUser, ResponseHandler {
+  private connection: OriginConnection | undefined;
+  private framing: RequestFraming | undefined;
+  private readonly started = performance.now();
+  private status = 0;
+  private finished = false;
+  private retried = false;
+  /** Request body bytes written to the origin, and whether its end was (the last chunk, if chunked). */
+  private bytesSent = 0;
+  private bodyEnd = false;
+  private uploadPaused = false;
+  private downloadPaused = false;
+
+  constructor(
+    private readonly pool: OriginPool,
+    private readonly stream: MuxStream,
+    private readonly head: RequestHead,
+    private readonly onLog: (log: RequestLog) => void,
+  ) {}
+
+  /** Sends the request. Never throws; failures reset the stream. */
+  start(): void {
+    const stream = this.stream as CarrierStream;
+    if (stream.destroyed) return this.visitorGone();
+    try {
+      this.framing = frameRequest(this.head);
+    } catch (error) {
+      return this.fail(error as Error);
+    }
+    stream[EXCHANGE] = this;
+    stream.on('error', onStreamGone);
+    stream.on('close', onStreamGone);
+    stream.on('drain', onStreamDrain);
+    this.send(this.pool.acquire(this));
+    if (this.head.b === 1) {
+      stream.on('data', onStreamData);
+      stream.on('end', onStreamEnd);
+    } else {
+      // The OPEN frame ended the read side; let it finish so the stream can close when we end.
+      stream.resume();
+    }
+  }
+
+  // ---- visitor stream ----
+
+  /** @internal The stream errored or closed: the visitor left, or we are done. */
+  visitorGone(): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.dropConnection();
+    this.log(STATUS_VISITOR_LEFT);
+  }
+
+  /** @internal The visitor stream can take more response body. */
+  visitorDrained(): void {
+    if (!this.downloadPaused || this.connection === undefined) return;
+    this.downloadPaused = false;
+    this.connection.socket.resume();
+  }
+
+  /** @internal A piece of the request body. */
+  sendBody(chunk: Buffer): void {
+    const connection = this.connection;
+    if (this.finished || connection === undefined) return;
+    this.bytesSent += chunk.length;
+    const ok = this.framing!.chunked ? writeChunk(connection.socket, chunk) : connection.socket.write(chunk);
+    if (!ok) {
+      this.uploadPaused = true;
+      this.stream.pause();
+    }
+  }
+
+  /** @internal The request body ended cleanly (a failed one ends with 'error' instead, unterminated). */
+  bodyEnded(): void {
+    const connection = this.connection;
+    if (this.finished || connection === undefined) return;
+    if (this.framing!.chunked) connection.socket.write(LAST_CHUNK, 'latin1');
+    this.bodyEnd = true;
+  }
+
+  // ---- origin connection (ConnectionUser) ----
+
+  onOriginData(chunk: Buffer): void {
+    try {
+      this.connection!.parser.push(chunk);
+    } catch (error) {
+      this.fail(error as Error);
+    }
+  }
+
+  onOriginEnd(): void {
+    const connection = this.connection;
+    if (connection !== undefined && !connection.parser.end()) this.originLost(connection, undefined);
+  }
+
+  onOriginClose(error: Error | undefined): void {
+    if (this.connection !== undefined) this.originLost(this.connection, error);
+  }
+
+  onOriginDrain(): void {
+    if (!this.uploadPaused) return;
+    this.uploadPaused = false;
+    this.stream.resume();
+  }
+
+  // ---- response (ResponseHandler) ----
+
+  onResponseHead(status: number, headers: string[]): void {
+    this.status = status;
+    this.stream.sendHeaders({ s: status, h: headers } satisfies ResponseHead);
+  }
+
+  onResponseBody(chunk: Buffer): void {
+    if (!this.stream.write(chunk)) {
+      this.downloadPaused = true;
+      this.connection!.socket.pause();
+    }
+  }
+
+  onResponseComplete(): void {
+    const connection = this.connection!;
+    this.connection = undefined;
+    this.finished = true;
+    const requestSent = this.requestSent();
+    if (connection.parser.keepAlive && !connection.parser.extraBytes && requestSent) this.pool.release(connection);
+    else this.pool.discard(connection);
+    // The origin answered without reading the whole upload (a 413, a 401): drop the rest.
+    if (!requestSent) this.stream.resume();
+    this.stream.end();
+    this.log(this.status);
+  }
+
+  // ---- internals ----
+
+  private send(connection: OriginConnection): void {
+    this.connection = connection;
+    connection.parser.reset(this, this.head.m === 'HEAD');
+    connection.socket.write(this.framing!.head, 'latin1');
+  }
+
+  /** Whether the whole request, body included, went out: only then may the connection be reused. */
+  private requestSent(): boolean {
+    if (this.head.b !== 1) return true;
+    const framing = this.framing!;
+    return framing.chunked ? this.bodyEnd : this.bytesSent === framing.contentLength;
+  }
+
+  /**
+   * The connection ended or failed before the response completed. A reused connection that
+   * fails before any response byte most likely went stale while idle (the origin closed it as
+   * we sent): a request without a body is sent once more on a new connection, as undici and
+   * Node's http client do. One with a body may have been partly consumed, so it fails.
+   */
+  private originLost(connection: OriginConnection, error: Error | undefined): void {
+    if (this.finished) return;
+    const stale = connection.served > 0 && connection.parser.received === 0;
+    if (stale && this.head.b !== 1 && !this.retried) {
+      this.retried = true;
+      this.pool.discard(connection);
+      this.send(this.pool.connect(this));
+      return;
+    }
+    this.fail(stale ? undefined : (error ?? new Error('origin closed the connection')));
+  }
+
+  /** The origin failed: reset the stream with the code that tells the edge which page to show. */
+  private fail(error: Error | undefined): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.dropConnection();
+    if (this.status === 0) {
+      this.stream.reset(resetCodeFor(error));
+      this.log(STATUS_BAD_GATEWAY);
+    } else {
+      this.stream.reset(ResetCode.UPSTREAM_ERROR);
+      this.log(this.status);
+    }
+  }
+
+  private dropConnection(): void {
+    const connection = this.connection;
+    this.connection = undefined;
+    if (connection !== undefined) this.pool.discard(connection);
+  }
+
+  private log(status: number): void {
+    this.onLog({ method: this.head.m, path: this.head.p, status, durationMs: performance.now() - this.started });
+  }
+}
