@@ -47,12 +47,12 @@ export interface InspectorStats {
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /**
- * Write cadence. Each SQLite row costs ~9 µs on the event loop, so a batch is a pause of
- * batch size × 9 µs for every visitor of this node. With 500 records every 250 ms, a busy edge
- * paused ~25 ms four times a second (the small-GET p99 went from 8 to 50 ms), and the queued
- * records outlived two young-generation collections, so V8 copied and then promoted every one
- * of them (GC time ×4.6 with the inspector on). Small batches written often keep each pause
- * near 2 ms and let records die young.
+ * Write cadence. With 500 records every 250 ms, the queued records outlived two young-generation
+ * collections, so V8 copied and then promoted every one of them (GC time ×4.6 with the inspector
+ * on), and when rows were still inserted on the event loop (~9 µs each) a busy edge paused
+ * ~25 ms four times a second (small-GET p99 8 -> 50 ms). Small batches written often let records
+ * die young, and keep the store's share of any one loop turn small on engines that write in
+ * the calling thread (SQLite writes now run on a worker thread; see store/).
  */
 const DEFAULT_BATCH_SIZE = 256;
 const DEFAULT_FLUSH_INTERVAL_MS = 20;

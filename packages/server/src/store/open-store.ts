@@ -10,20 +10,20 @@ import { migrateToLatest } from './migrations.js';
 import type { Database } from './schema.js';
 import type { Store } from './store.js';
 import { createTunnelRepo } from './tunnels-repo.js';
-import { createRequestRepo, type RequestRepoOptions } from './requests-repo.js';
+import { createRequestRepo, singleRowInsert } from './requests-repo.js';
 import { createUsageRepo } from './usage-repo.js';
 import { createAcmeAccountRepo, createCertificateRepo } from './certificates-repo.js';
 import { createDomainRepo } from './domains-repo.js';
 import { StatementCachingDatabase } from './sqlite-statement-cache.js';
+import { applyConnectionPragmas, openSqliteConnection, SQLITE_BUSY_TIMEOUT_MS } from './sqlite-connection.js';
+import { SqliteRequestWriter } from './sqlite-request-writer.js';
 
-// This is the only file that knows which engine is in use; everything it
-// runs beyond plain Kysely queries (pragmas, BEGIN IMMEDIATE, type parsers)
-// is engine-specific on purpose.
+// This is the only file that chooses the engine; everything it runs beyond
+// plain Kysely queries (pragmas, BEGIN IMMEDIATE, type parsers, the SQLite
+// inspector writer thread) is engine-specific on purpose.
 
 /** Name of the SQLite database file inside the data dir. */
 export const SQLITE_FILE = 'svc.sqlite';
-/** How long a SQLite statement waits for another process's write lock. */
-const SQLITE_BUSY_TIMEOUT_MS = 5000;
 /** Pause between attempts to switch a contended fresh file to WAL. */
 const WAL_RETRY_MS = 20;
 /** Connections per process to PostgreSQL. */
@@ -48,35 +48,38 @@ export function isPostgresUrl(url: string | undefined): url is string {
 /** Opens the store (PostgreSQL or SQLite, per options) and applies pending migrations. */
 export async function openStore(opts: OpenStoreOptions): Promise<Store> {
   const now = opts.now ?? Date.now;
-  const { db, requestOptions } = isPostgresUrl(opts.databaseUrl)
-    ? { db: await openPostgres(opts.databaseUrl, opts.onPoolError ?? (() => {})), requestOptions: {} }
+  const { db, writer } = isPostgresUrl(opts.databaseUrl)
+    ? { db: await openPostgres(opts.databaseUrl, opts.onPoolError ?? (() => {})), writer: undefined }
     : await openSqlite(opts.dataDir);
   return {
     accounts: createAccountRepo(db, now),
     keys: createKeyRepo(db, now),
     tunnels: createTunnelRepo(db, now),
-    requests: createRequestRepo(db, requestOptions),
+    requests: createRequestRepo(db, { writer }),
     usage: createUsageRepo(db, now),
     domains: createDomainRepo(db, now),
     certificates: createCertificateRepo(db),
     acme: createAcmeAccountRepo(db),
-    close: () => db.destroy(),
+    close: async () => {
+      try {
+        // First: it waits for the inspector batches in flight.
+        await writer?.close();
+      } finally {
+        await db.destroy();
+      }
+    },
   };
 }
 
-async function openSqlite(dataDir: string): Promise<{ db: Kysely<Database>; requestOptions: RequestRepoOptions }> {
+async function openSqlite(dataDir: string): Promise<{ db: Kysely<Database>; writer: SqliteRequestWriter }> {
   await mkdir(dataDir, { recursive: true });
-  const raw = new BetterSqlite3(join(dataDir, SQLITE_FILE), { timeout: SQLITE_BUSY_TIMEOUT_MS });
+  const file = join(dataDir, SQLITE_FILE);
+  const raw = openSqliteConnection(file);
   let db: Kysely<Database> | undefined;
   try {
-    // busy_timeout first: the pragmas below may already contend with another process.
-    raw.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
-    // WAL lets the running server and `svc-server account create` read and
-    // write the same file at once; NORMAL sync is durable at checkpoints and
-    // is the recommended pairing with WAL.
+    // Why WAL: see applyConnectionPragmas.
     await enableWal(raw);
-    raw.pragma('synchronous = NORMAL');
-    raw.pragma('foreign_keys = ON');
+    applyConnectionPragmas(raw);
     // Kysely prepares every query anew; the wrapper reuses prepared statements (see its notes).
     const database = new StatementCachingDatabase(raw);
     db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
@@ -93,8 +96,9 @@ async function openSqlite(dataDir: string): Promise<{ db: Kysely<Database>; requ
     } finally {
       if (raw.inTransaction) raw.exec('ROLLBACK');
     }
-    // Inspector rows skip Kysely's per-query path; insertBatch calls this inside its transaction.
-    return { db, requestOptions: { runEach: (sql, parameterLists) => database.runEach(sql, parameterLists) } };
+    // Inspector rows are written by a worker thread on its own connection, off the event loop
+    // (see request-writer-thread.ts). Its thread starts with the first batch: the table exists now.
+    return { db, writer: new SqliteRequestWriter({ file, insert: singleRowInsert(db) }) };
   } catch (err) {
     if (db) await db.destroy();
     else raw.close();

@@ -153,29 +153,4 @@ describe('StatementCachingDatabase under Kysely', () => {
       await kysely.destroy();
     }
   });
-
-  it('runEach runs inside the Kysely transaction: a failure rolls back every row', async () => {
-    const { db } = await open();
-    const kysely = new Kysely<{ t: { k: number; v: string } }>({ dialect: new SqliteDialect({ database: db }) });
-    try {
-      await kysely.transaction().execute(async () => db.runEach(INSERT, [[1, 'one'], [2, 'two']]));
-      await assert.rejects(
-        kysely.transaction().execute(async () => db.runEach(INSERT, [[3, 'three'], [1, 'duplicate']])),
-        /UNIQUE/,
-      );
-      assert.deepEqual(await kysely.selectFrom('t').select('k').orderBy('k').execute(), [{ k: 1 }, { k: 2 }]);
-    } finally {
-      await kysely.destroy();
-    }
-  });
-
-  it('runEach refuses to run outside a transaction', async () => {
-    const { db } = await open();
-    try {
-      assert.throws(() => db.runEach(INSERT, [[1, 'one']]), /inside a transaction/);
-      assert.deepEqual(db.prepare(SELECT_ALL).all([]), []);
-    } finally {
-      db.close();
-    }
-  });
 });

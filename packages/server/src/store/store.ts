@@ -130,6 +130,6 @@ export interface Store {
   domains: DomainRepo;
   certificates: CertificateRepo;
   acme: AcmeAccountRepo;
-  /** Closes the database connection(s); the store is unusable afterwards. */
+  /** Waits for inspector batches in flight, then closes the database connection(s); the store is unusable afterwards. */
   close(): Promise<void>;
 }
