@@ -52,6 +52,8 @@ export class MuxStream extends Duplex {
   /** Bytes received and not yet returned as credit; never above `window`. */
   private unacknowledged = 0;
   private creditScheduled = false;
+  /** Least credit worth a WINDOW frame: a quarter of the window (at least one byte). */
+  private readonly creditBatch: number;
   private headersSent = false;
   private localEnded = false;
   private remoteEnded = false;
@@ -72,6 +74,7 @@ export class MuxStream extends Duplex {
     });
     this.meta = meta;
     this.sendWindow = window;
+    this.creditBatch = Math.max(1, Math.floor(window / 4));
     // Errors the mux raises itself are safe to leave unhandled; any other keeps Node's default.
     this.on('error', (error) => {
       if (!(error instanceof StreamResetError) && this.listenerCount('error') === 1) throw error;
@@ -238,12 +241,19 @@ export class MuxStream extends Duplex {
     process.nextTick(() => this.returnCredit());
   }
 
-  /** Returns credit for the bytes the reader has taken; bytes still buffered stay charged. */
+  /**
+   * Returns credit for the bytes the reader has taken; bytes still buffered stay charged.
+   * Credit goes back in quarters of the window, as HTTP/2 stacks do: a WINDOW frame per 64 KiB
+   * chunk cost the receiver a write(2) and woke the sender once per chunk of a bulk transfer,
+   * while the sender still has three quarters of its window to keep going in the meantime.
+   * No stall: the sender waits only once all of the window is unacknowledged, and then either
+   * the reader has taken a quarter of it (credit goes back) or it has not read that far yet.
+   */
   private returnCredit(): void {
     this.creditScheduled = false;
     if (this.remoteEnded || this.closedOnWire) return;
     const taken = this.unacknowledged - this.readableLength;
-    if (taken <= 0) return;
+    if (taken <= 0 || taken < this.creditBatch) return;
     this.unacknowledged -= taken;
     const credit = Buffer.allocUnsafe(4);
     credit.writeUInt32BE(taken, 0);
