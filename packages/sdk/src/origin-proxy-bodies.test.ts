@@ -2,17 +2,15 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import type http from 'node:http';
-import { afterEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import {
   collectAnswer,
   httpOrigin,
   openRequest,
-  proxyFixture,
+  originSetup,
   tcpOrigin,
   sha256,
   visit,
-  type ProxyFixture,
-  type TestOrigin,
 } from './origin-test-support.js';
 
 // Bodies through OriginProxy: request bodies with and without a length, big transfers both
@@ -26,17 +24,7 @@ async function readBody(req: http.IncomingMessage): Promise<Buffer> {
 }
 
 describe('OriginProxy bodies', () => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  });
-
-  async function setup<T extends TestOrigin>(origin: T): Promise<{ origin: T; fixture: ProxyFixture }> {
-    cleanups.push(() => origin.close());
-    const fixture = await proxyFixture(origin.url);
-    cleanups.push(() => fixture.close());
-    return { origin, fixture };
-  }
+  const setup = originSetup();
 
   it('sends a body without Content-Length chunk-encoded, and it arrives intact', async () => {
     const { fixture } = await setup(

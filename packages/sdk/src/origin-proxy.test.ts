@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import type http from 'node:http';
-import { afterEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { ResetCode, type ResponseHead } from '@svcrouter/protocol';
 import { IDLE_TIMEOUT_MS } from './origin-pool.js';
 import {
@@ -9,29 +9,17 @@ import {
   httpOrigin,
   httpsOrigin,
   openRequest,
-  proxyFixture,
+  originSetup,
   rawOrigin,
   selfSignedCertificate,
   visit,
-  type ProxyFixture,
-  type TestOrigin,
 } from './origin-test-support.js';
 
 // OriginProxy's connection handling against real origins on loopback: reuse, stale
 // connections, framing that rules reuse out, and the resets the edge turns into pages.
 
 describe('OriginProxy connections', () => {
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  });
-
-  async function setup<T extends TestOrigin>(origin: T): Promise<{ origin: T; fixture: ProxyFixture }> {
-    cleanups.push(() => origin.close());
-    const fixture = await proxyFixture(origin.url);
-    cleanups.push(() => fixture.close());
-    return { origin, fixture };
-  }
+  const setup = originSetup();
 
   const ok: http.RequestListener = (_req, res) => res.end('ok');
 
@@ -160,8 +148,9 @@ describe('OriginProxy connections', () => {
   });
 
   it('resets with UPSTREAM_UNREACHABLE and logs 502 when nothing listens on the port', async () => {
-    const fixture = await proxyFixture(`http://127.0.0.1:${await closedPort()}`);
-    cleanups.push(() => fixture.close());
+    const port = await closedPort();
+    // Nothing listens: an "origin" with nothing to close.
+    const { fixture } = await setup({ url: `http://127.0.0.1:${port}`, port, connections: [], close: async () => undefined });
     const result = await visit(fixture);
     assert.equal(result.resetCode, ResetCode.UPSTREAM_UNREACHABLE);
     assert.equal((await fixture.nextLog()).status, 502);

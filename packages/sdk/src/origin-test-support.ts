@@ -9,6 +9,7 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
+import { afterEach } from 'node:test';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -251,4 +252,21 @@ export async function closedPort(): Promise<number> {
 /** Hex sha256. */
 export function sha256(data: Buffer): string {
   return createHash('sha256').update(data).digest('hex');
+}
+
+/**
+ * Per-suite origin + proxy setup with cleanup after each test: call in a describe() body,
+ * then `await setup(origin)` in each test.
+ */
+export function originSetup(): <T extends TestOrigin>(origin: T) => Promise<{ origin: T; fixture: ProxyFixture }> {
+  const cleanups: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+  return async (origin) => {
+    cleanups.push(() => origin.close());
+    const fixture = await proxyFixture(origin.url);
+    cleanups.push(() => fixture.close());
+    return { origin, fixture };
+  };
 }
