@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import http from 'node:http';
-import { after, before, describe, it } from 'node:test';
-import { edgeUrl, loopbackLookup, startAgent, startOrigin, startServer, visit, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
+import { before, describe, it } from 'node:test';
+import { edgeUrl, loopbackLookup, tunnelSuite, visit, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
 import { MiB, cpuMs, openStreams } from './data-path-support.js';
 
 const REQUESTS = 10_000;
@@ -59,16 +59,9 @@ describe('a storm of aborted visitor requests', () => {
   let server: TestServer;
   let origin: TestOrigin;
   let agent: TestAgent;
-
-  before(async () => {
-    server = await startServer();
-    origin = await startOrigin();
-    agent = await startAgent(server, { token: server.token, target: origin.port });
-  });
-  after(async () => {
-    await agent?.close();
-    await origin?.close();
-    await server?.close();
+  const tunnel = tunnelSuite();
+  before(() => {
+    ({ server, origin, agent } = tunnel);
   });
 
   it('leaves the session serving, the agent connected, and no stream or origin request open', HANG, async (t) => {

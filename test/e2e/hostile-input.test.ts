@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { after, before, describe, it } from 'node:test';
-import { startAgent, startOrigin, startServer, visit, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
+import { before, describe, it } from 'node:test';
+import { tunnelSuite, visit, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
 
 /** Bounds a hung test (a connection the edge never answers); not a timing assertion. */
 const HANG = { timeout: 30_000 };
@@ -30,17 +30,10 @@ describe('hostile input at the edge', () => {
   let origin: TestOrigin;
   let agent: TestAgent;
   let host: string;
-
-  before(async () => {
-    server = await startServer();
-    origin = await startOrigin();
-    agent = await startAgent(server, { token: server.token, target: origin.port });
+  const tunnel = tunnelSuite();
+  before(() => {
+    ({ server, origin, agent } = tunnel);
     host = `${agent.hostname}:${server.httpPort}`;
-  });
-  after(async () => {
-    await agent?.close();
-    await origin?.close();
-    await server?.close();
   });
 
   /** The edge process is alive and the tunnel still serves. */

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import http2 from 'node:http2';
 import { after, before, describe, it } from 'node:test';
-import { patternChunk, patternSha256, startAgent, startOrigin, startServer, visit, PATTERN_CHUNK_BYTES, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
+import { PATTERN_CHUNK_BYTES, patternChunk, patternSha256, tunnelSuite, visit, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
 import { MiB, RssWatch, connectH2, h2Request, hashBody, openStreams, readText, request, writeChunks } from './data-path-support.js';
 
 const GiB = 1024 * MiB;
@@ -17,17 +17,10 @@ describe('streaming through the tunnel', () => {
   let origin: TestOrigin;
   let agent: TestAgent;
   let watch: () => RssWatch;
-
-  before(async () => {
-    server = await startServer();
-    origin = await startOrigin();
-    agent = await startAgent(server, { token: server.token, target: origin.port });
+  const tunnel = tunnelSuite();
+  before(() => {
+    ({ server, origin, agent } = tunnel);
     watch = () => new RssWatch({ edge: server.proc.child.pid!, agent: agent.proc.child.pid! });
-  });
-  after(async () => {
-    await agent?.close();
-    await origin?.close();
-    await server?.close();
   });
 
   it('delivers the SSE head and each event as the origin sends it, before the stream ends', HANG, async () => {

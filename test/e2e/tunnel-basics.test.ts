@@ -1,22 +1,15 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { Messages, SVC_VERSION } from '@svcrouter/protocol';
-import { runAgent, startAgent, startOrigin, startServer, visit, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
+import { runAgent, tunnelSuite, visit, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
 
 describe('a tunnel end to end', () => {
   let server: TestServer;
   let origin: TestOrigin;
   let agent: TestAgent;
-
-  before(async () => {
-    server = await startServer();
-    origin = await startOrigin();
-    agent = await startAgent(server, { token: server.token, target: origin.port });
-  });
-  after(async () => {
-    await agent?.close();
-    await origin?.close();
-    await server?.close();
+  const tunnel = tunnelSuite();
+  before(() => {
+    ({ server, origin, agent } = tunnel);
   });
 
   it('prints a random https URL under the shared domain with the local address', () => {

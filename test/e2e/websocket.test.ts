@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import http from 'node:http';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import WebSocket from 'ws';
-import { edgeUrl, loopbackLookup, patternChunk, startAgent, startOrigin, startServer, visit, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
+import { edgeUrl, loopbackLookup, patternChunk, tunnelSuite, visit, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
 import { MiB, openStreams } from './data-path-support.js';
 
 /** Bounds a hung test (a close that never propagates hangs); not a timing assertion. */
@@ -13,16 +13,9 @@ describe('WebSockets through the tunnel', () => {
   let server: TestServer;
   let origin: TestOrigin;
   let agent: TestAgent;
-
-  before(async () => {
-    server = await startServer();
-    origin = await startOrigin();
-    agent = await startAgent(server, { token: server.token, target: origin.port });
-  });
-  after(async () => {
-    await agent?.close();
-    await origin?.close();
-    await server?.close();
+  const tunnel = tunnelSuite();
+  before(() => {
+    ({ server, origin, agent } = tunnel);
   });
 
   /** Opens a visitor WebSocket to the origin's `/ws` echo and the origin's end of the same connection. */

@@ -1,0 +1,29 @@
+import { after, before } from 'node:test';
+import { startOrigin, type TestOrigin } from './origin.js';
+import { startAgent, startServer, type TestAgent, type TestServer } from './server.js';
+
+/** A server, an origin and one agent forwarding to it: the system most suites test. */
+export interface TunnelSystem {
+  server: TestServer;
+  origin: TestOrigin;
+  agent: TestAgent;
+}
+
+/**
+ * Call in a describe() body: starts server, origin and agent before the suite's tests and
+ * stops them (agent first) after. The returned object is filled in by the time tests run.
+ */
+export function tunnelSuite(): TunnelSystem {
+  const system = {} as Partial<TunnelSystem>;
+  before(async () => {
+    system.server = await startServer();
+    system.origin = await startOrigin();
+    system.agent = await startAgent(system.server, { token: system.server.token, target: system.origin.port });
+  });
+  after(async () => {
+    await system.agent?.close();
+    await system.origin?.close();
+    await system.server?.close();
+  });
+  return system as TunnelSystem;
+}
