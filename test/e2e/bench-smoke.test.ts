@@ -99,3 +99,16 @@ describe('the benchmark in --smoke mode', () => {
     assert.match(String(json.machine.loadGenerator), /Node/);
   });
 });
+
+describe('the benchmark options', () => {
+  it('--cpu-prof-workload picks what runs under the profiler, small-get by default, and refuses others', async () => {
+    const { parseOptions } = (await import(path.join(REPO_ROOT, 'bench/dist/options.js'))) as {
+      parseOptions(argv: string[]): { cpuProfWorkload: string };
+    };
+    assert.equal(parseOptions(['--cpu-prof', '/tmp/p']).cpuProfWorkload, 'small-get');
+    assert.equal(parseOptions(['--cpu-prof', '/tmp/p', '--cpu-prof-workload', 'download']).cpuProfWorkload, 'download');
+    assert.equal(parseOptions(['--cpu-prof-workload', 'upload']).cpuProfWorkload, 'upload');
+    assert.throws(() => parseOptions(['--cpu-prof-workload', 'sse']), /--cpu-prof-workload must be one of small-get, download, upload/);
+    assert.throws(() => parseOptions(['--cpu-prof-workload']), /needs a value/);
+  });
+});
