@@ -8,9 +8,14 @@ export interface Sizes {
   w1DurationS: number;
   w1WarmupS: number;
   connections: number;
-  /** Bytes of each download and upload, and pairs per direction. */
+  /**
+   * Bytes of each download and upload, pairs per direction, and unrecorded warm-up transfers
+   * per side before them (as W1 warms up: the first 100 MiB runs measure JIT compilation of
+   * client, origin, edge and agent, at a third to a half of the steady rate, direct and tunnel).
+   */
   transferBytes: number;
   transferRounds: number;
+  transferWarmups: number;
   /** Server-sent events per stream, their spacing, and pairs. */
   sseEvents: number;
   sseIntervalMs: number;
@@ -29,21 +34,21 @@ export type Mode = 'default' | 'quick' | 'smoke';
 export const PRESETS: Record<Mode, Sizes> = {
   default: {
     w1Rounds: 3, w1DurationS: 10, w1WarmupS: 3, connections: 50,
-    transferBytes: 100 * 1024 * 1024, transferRounds: 3,
+    transferBytes: 100 * 1024 * 1024, transferRounds: 3, transferWarmups: 2,
     sseEvents: 20, sseIntervalMs: 50, sseRounds: 3,
     wsTrips: 2000, wsRounds: 3,
     tunnels: 1000, bindSamples: 20,
   },
   quick: {
     w1Rounds: 1, w1DurationS: 5, w1WarmupS: 1, connections: 50,
-    transferBytes: 100 * 1024 * 1024, transferRounds: 1,
+    transferBytes: 100 * 1024 * 1024, transferRounds: 1, transferWarmups: 1,
     sseEvents: 10, sseIntervalMs: 50, sseRounds: 1,
     wsTrips: 1000, wsRounds: 1,
     tunnels: 1000, bindSamples: 10,
   },
   smoke: {
     w1Rounds: 1, w1DurationS: 1, w1WarmupS: 0, connections: 50,
-    transferBytes: 1024 * 1024, transferRounds: 1,
+    transferBytes: 1024 * 1024, transferRounds: 1, transferWarmups: 0,
     sseEvents: 3, sseIntervalMs: 20, sseRounds: 1,
     wsTrips: 50, wsRounds: 1,
     tunnels: 20, bindSamples: 3,

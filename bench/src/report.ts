@@ -132,7 +132,7 @@ export function markdown(rows: readonly Row[], machine: MachineInfo, load: LoadR
     `- Node ${machine.node}; load generator: ${machine.loadGenerator}; load average at start ${machine.loadAverage.join(' ')}`,
     `- Command: \`${command}\``,
     contention,
-    '- Medians of matched pairs (direct, tunnel, direct, tunnel…); ratio = median of per-pair tunnel/direct.',
+    '- Medians of matched pairs (direct, tunnel, direct, tunnel…); ratio = median of per-pair tunnel/direct. Small GET, transfers and WebSocket echo start with unrecorded warm-up runs of both sides (--smoke skips most).',
     '',
     '| metric | direct | svcRouter | ratio | goal | met? |',
     '|---|---:|---:|---:|---|:---:|',

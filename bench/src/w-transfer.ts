@@ -72,11 +72,15 @@ export function upload(port: number, bytes: number): Promise<number> {
   });
 }
 
-/** Download or upload `sizes.transferBytes`, direct and through the tunnel, in matched pairs. */
+/** Download or upload `sizes.transferBytes`, direct and through the tunnel, in matched pairs after a warm-up of each side. */
 export async function transfer(system: BenchSystem, direction: 'download' | 'upload', sizes: Sizes, log: (line: string) => void): Promise<TransferResult> {
   const bytes = sizes.transferBytes;
   const move = direction === 'download' ? download : upload;
   const pids = [system.server.pid, system.agent.pid];
+  for (let i = 0; i < sizes.transferWarmups; i++) {
+    for (const port of [system.originPort, system.httpPort]) await move(port, bytes);
+  }
+  if (sizes.transferWarmups > 0) log(`  ${direction} warm-up: ${sizes.transferWarmups} unrecorded transfer(s) per side`);
   const pairs = await matchedPairs<TransferRun>(sizes.transferRounds, async (side) => {
     const port = side === 'direct' ? system.originPort : system.httpPort;
     const cpu0 = side === 'tunnel' ? pids.reduce((s, pid) => s + cpuSeconds(pid), 0) : 0;
