@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+// First import, evaluated before any other module: see v8-tuning.ts.
+import './v8-tuning.js';
 import { pino } from 'pino';
 import { SVC_VERSION } from '@svcrouter/protocol';
 import { runAccountCommand } from './cli/account-command.js';
