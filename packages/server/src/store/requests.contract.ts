@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import type { NewRequestRecord } from './request-records.js';
+import { PRUNE_CHUNK_ROWS } from './requests-repo.js';
 import type { Account, Store } from './store.js';
 
 // RequestRepo part of the Store contract; runStoreContract calls it inside its suite, so
@@ -119,6 +120,19 @@ export function runRequestsContract(store: () => Store, newAccount: () => Promis
       assert.equal(deleted, 2);
       assert.deepEqual((await store().requests.list(a.id, { limit: 10 })).map((r) => r.timestamp), [3000]);
       assert.deepEqual((await store().requests.list(b.id, { limit: 10 })).map((r) => r.timestamp), [4000]);
+    });
+
+    it('prune deletes more rows than one chunk, and keeps the newest', async () => {
+      const a = await newAccount();
+      const total = PRUNE_CHUNK_ROWS * 2 + 37;
+      await store().requests.insertBatch(Array.from({ length: total }, (_, i) => record(a.id, { timestamp: T0 + i })));
+      const deleted = await store().requests.prune({ olderThanMs: 0, maxPerAccount: 10 });
+      assert.ok(deleted >= total - 10, `deleted ${deleted} of ${total}`);
+      const kept = await store().requests.list(a.id, { limit: 100 });
+      assert.deepEqual(
+        kept.map((r) => r.timestamp),
+        Array.from({ length: 10 }, (_, i) => T0 + total - 1 - i),
+      );
     });
 
     it('prune keeps only the newest maxPerAccount records of each account', async () => {
