@@ -38,10 +38,11 @@ function compileInsertPlan(db: Kysely<Database>, rows: number): InsertPlan {
 /**
  * Rows per DELETE of retention. A busy edge writes ~1M inspector rows a minute, and one
  * statement deleting them all held SQLite (on the event loop) for most of a second: the
- * benchmark's small GET saw p99 650-810 ms and wrk timeouts once a minute. 500 rows are a
- * few milliseconds; the loop runs other work between chunks.
+ * benchmark's small GET saw p99 650-810 ms and wrk timeouts once a minute. Measured on
+ * SQLite, deleting 300,000 of 400,000 rows of one account: 2.6 µs per row in chunks of 2,000
+ * (3.1 in chunks of 500, 3.3 in one statement), the loop never held more than ~30 ms.
  */
-export const PRUNE_CHUNK_ROWS = 500;
+export const PRUNE_CHUNK_ROWS = 2000;
 
 type IdQuery = SelectQueryBuilder<Database, 'requests', { id: string }>;
 
@@ -49,7 +50,9 @@ type IdQuery = SelectQueryBuilder<Database, 'requests', { id: string }>;
 async function deleteInChunks(db: Kysely<Database>, where: (ids: IdQuery) => IdQuery): Promise<number> {
   let total = 0;
   for (;;) {
-    const chunk = where(db.selectFrom('requests').select('id')).limit(PRUNE_CHUNK_ROWS);
+    // Oldest first: the walk starts where the doomed rows are, not behind the kept ones
+    // (without it each chunk of a crowded account stepped over its 100,000 newest rows).
+    const chunk = where(db.selectFrom('requests').select('id')).orderBy('timestamp').orderBy('id').limit(PRUNE_CHUNK_ROWS);
     const result = await db.deleteFrom('requests').where('id', 'in', chunk).executeTakeFirst();
     const n = Number(result.numDeletedRows);
     total += n;
