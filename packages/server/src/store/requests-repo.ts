@@ -46,17 +46,17 @@ export const PRUNE_CHUNK_ROWS = 2000;
 
 type IdQuery = SelectQueryBuilder<Database, 'requests', { id: string }>;
 
-/** Deletes the rows `where` selects, PRUNE_CHUNK_ROWS per statement, yielding between; returns how many. */
-async function deleteInChunks(db: Kysely<Database>, where: (ids: IdQuery) => IdQuery): Promise<number> {
+/** Deletes the rows `where` selects, `rowsPerChunk` per statement, yielding between; returns how many. */
+async function deleteInChunks(db: Kysely<Database>, rowsPerChunk: number, where: (ids: IdQuery) => IdQuery): Promise<number> {
   let total = 0;
   for (;;) {
     // Oldest first: the walk starts where the doomed rows are, not behind the kept ones
     // (without it each chunk of a crowded account stepped over its 100,000 newest rows).
-    const chunk = where(db.selectFrom('requests').select('id')).orderBy('timestamp').orderBy('id').limit(PRUNE_CHUNK_ROWS);
+    const chunk = where(db.selectFrom('requests').select('id')).orderBy('timestamp').orderBy('id').limit(rowsPerChunk);
     const result = await db.deleteFrom('requests').where('id', 'in', chunk).executeTakeFirst();
     const n = Number(result.numDeletedRows);
     total += n;
-    if (n < PRUNE_CHUNK_ROWS) return total;
+    if (n < rowsPerChunk) return total;
     await new Promise<void>((resolve) => setImmediate(resolve));
   }
 }
@@ -85,11 +85,13 @@ export interface RequestRepoOptions {
    * (PostgreSQL, whose driver is asynchronous), multi-row INSERTs through Kysely save round trips.
    */
   writer?: RequestBatchWriter | undefined;
+  /** Rows per retention DELETE (default PRUNE_CHUNK_ROWS); tests make it small. */
+  pruneChunkRows?: number;
 }
 
 /** The inspector records repo over a Kysely database (either engine). */
 export function createRequestRepo(db: Kysely<Database>, options: RequestRepoOptions = {}): RequestRepo {
-  const { writer } = options;
+  const { writer, pruneChunkRows = PRUNE_CHUNK_ROWS } = options;
   const plans = new Map<number, InsertPlan>();
   const planFor = (rows: number): InsertPlan => {
     let plan = plans.get(rows);
@@ -135,7 +137,7 @@ export function createRequestRepo(db: Kysely<Database>, options: RequestRepoOpti
     },
 
     async prune({ olderThanMs, maxPerAccount }) {
-      let deleted = await deleteInChunks(db, (ids) => ids.where('timestamp', '<', olderThanMs));
+      let deleted = await deleteInChunks(db, pruneChunkRows, (ids) => ids.where('timestamp', '<', olderThanMs));
       // Account by account, each an index walk of at most maxPerAccount entries: a GROUP BY
       // over the whole table to find crowded accounts cost a scan of every row, in one statement.
       const accounts = await db.selectFrom('accounts').select('id').execute();
@@ -151,7 +153,7 @@ export function createRequestRepo(db: Kysely<Database>, options: RequestRepoOpti
           .offset(maxPerAccount)
           .executeTakeFirst();
         if (!cut) continue;
-        deleted += await deleteInChunks(db, (ids) =>
+        deleted += await deleteInChunks(db, pruneChunkRows, (ids) =>
           ids
             .where('account_id', '=', accountId)
             .where((eb) => eb.or([eb('timestamp', '<', cut.timestamp), eb.and([eb('timestamp', '=', cut.timestamp), eb('id', '<=', cut.id)])])),

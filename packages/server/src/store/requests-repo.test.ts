@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, SqliteDialect } from 'kysely';
+import { createAccountRepo } from './accounts-repo.js';
+import { migrateToLatest } from './migrations.js';
+import { createRequestRepo } from './requests-repo.js';
+import type { NewRequestRecord, RequestRepo } from './request-records.js';
+import type { Database } from './schema.js';
+
+// Retention's chunking, seen from the SQL it runs: the store contract checks what survives a
+// prune on both engines; this checks that no statement deletes more than a chunk, and that
+// the event loop gets a turn between chunks (on SQLite statements run on the loop itself).
+
+const CHUNK = 7;
+
+describe('requests repo retention in chunks (SQLite in memory)', () => {
+  let db: Kysely<Database>;
+  let repo: RequestRepo;
+  let accountId: string;
+  let deletes = 0;
+
+  before(async () => {
+    db = new Kysely<Database>({
+      dialect: new SqliteDialect({ database: new BetterSqlite3(':memory:') }),
+      log: (event) => {
+        if (event.level === 'query' && /^delete/i.test(event.query.sql)) deletes++;
+      },
+    });
+    await migrateToLatest(db);
+    repo = createRequestRepo(db, { pruneChunkRows: CHUNK });
+    accountId = (await createAccountRepo(db, Date.now).create({ email: 'chunks@example.com', name: 'Chunks', plan: 'free' })).id;
+  });
+  after(async () => {
+    await db.destroy();
+  });
+
+  const record = (timestamp: number): NewRequestRecord => ({
+    accountId,
+    tunnelId: undefined,
+    timestamp,
+    method: 'GET',
+    path: '/',
+    status: 200,
+    durationMs: 1,
+    bytes: 10,
+    ip: '127.0.0.1',
+    userAgent: 'test',
+    proto: 'HTTP/1.1',
+    host: 'chunks.localhost',
+  });
+
+  it('deletes aged rows and rows past the cap a chunk per statement, yielding between', async () => {
+    // 20 aged rows (3 statements: 7, 7, 6) and 30 recent ones, of which the cap keeps 5
+    // (25 to delete: 7, 7, 7, 4 rows).
+    await repo.insertBatch([...Array.from({ length: 20 }, (_, i) => record(1000 + i)), ...Array.from({ length: 30 }, (_, i) => record(1_000_000 + i))]);
+    deletes = 0;
+    let pruning = true;
+    let immediatesWhilePruning = 0;
+    const tick = (): void => {
+      if (!pruning) return;
+      immediatesWhilePruning++;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    const deleted = await repo.prune({ olderThanMs: 500_000, maxPerAccount: 5 });
+    pruning = false;
+
+    assert.equal(deleted, 45);
+    assert.equal(deletes, 7, 'one DELETE per chunk: 3 for the aged rows, 4 for the cap');
+    assert.ok(immediatesWhilePruning >= 5, `the loop turned between chunks (${immediatesWhilePruning} turns)`);
+    const kept = await repo.list(accountId, { limit: 100 });
+    assert.deepEqual(
+      kept.map((r) => r.timestamp),
+      [1_000_029, 1_000_028, 1_000_027, 1_000_026, 1_000_025],
+    );
+  });
+});
