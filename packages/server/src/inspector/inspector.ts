@@ -168,8 +168,12 @@ export class Inspector {
   private async withOwners(batch: CapturedRequest[]): Promise<NewRequestRecord[]> {
     const records: NewRequestRecord[] = [];
     for (const r of batch) {
-      const owner = r.accountId !== undefined ? { accountId: r.accountId, tunnelId: r.tunnelId } : await this.ownerOf(r.host);
-      if (owner) records.push({ ...r, accountId: owner.accountId, tunnelId: owner.tunnelId });
+      // Most records know their owner: passed on as they are, with no copy per record.
+      if (r.accountId !== undefined) records.push(r as NewRequestRecord);
+      else {
+        const owner = await this.ownerOf(r.host);
+        if (owner) records.push({ ...r, accountId: owner.accountId, tunnelId: owner.tunnelId });
+      }
     }
     return records;
   }

@@ -1,6 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import type { NewRequestRecord } from './request-records.js';
-import { toRows } from './request-rows.js';
+import { forEachPackedRow } from './request-rows.js';
 import type { SingleRowInsert } from './requests-repo.js';
 import { applyConnectionPragmas, openSqliteConnection } from './sqlite-connection.js';
 
@@ -21,7 +20,8 @@ export interface RequestWriterThreadData {
 }
 
 /** Commands, answered one by one in the order they arrive. */
-export type RequestWriterCommand = { type: 'write'; records: readonly NewRequestRecord[] } | { type: 'close' };
+/** `packed`: records as packRecords lays them out (one flat array of column values). */
+export type RequestWriterCommand = { type: 'write'; packed: unknown[] } | { type: 'close' };
 
 /** The answer to one `write` command. */
 export type RequestWriterReply = { ok: true } | { ok: false; message: string; code: string | undefined };
@@ -38,9 +38,9 @@ applyConnectionPragmas(db);
 const statement = db.prepare(insert.sql);
 // ONE transaction per batch: one COMMIT (and at most one fsync) for the whole batch, and all
 // or nothing, since better-sqlite3 rolls the transaction back when the function throws.
-// Ids and rows are made here too, so the main thread only posts the plain records.
-const insertBatch = db.transaction((records: readonly NewRequestRecord[]) => {
-  for (const row of toRows(records)) statement.run(insert.columns.map((column) => row[column]));
+// Ids are made here too, so the main thread only packs the records.
+const insertBatch = db.transaction((packed: readonly unknown[]) => {
+  forEachPackedRow(packed, insert.columns, (parameters) => statement.run(parameters));
 });
 
 port.on('message', (command: RequestWriterCommand) => {
@@ -57,7 +57,7 @@ port.on('message', (command: RequestWriterCommand) => {
     // connection (usage flushes, retention) instead of failing on a lock upgrade later.
     // The other way round, a main-connection write that meets this transaction (~2.5 ms per
     // 256 rows) waits in SQLite's busy handler, which sleeps 1, 2, 5… ms on the event loop.
-    insertBatch.immediate(command.records);
+    insertBatch.immediate(command.packed);
     reply = { ok: true };
   } catch (error) {
     const err = error as { message?: unknown; code?: unknown };

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { NewRequestRecord } from './request-records.js';
+import { packRecords } from './request-rows.js';
 import type { RequestWriterCommand, RequestWriterReply, RequestWriterThreadData } from './request-writer-thread.js';
 import type { RequestBatchWriter } from './requests-repo.js';
 
@@ -21,7 +22,7 @@ interface Pending {
 
 /**
  * The main thread's side of the inspector's SQLite writer thread (request-writer-thread.ts):
- * `write` posts a batch (a structured clone of plain records) and resolves once the thread
+ * `write` posts a batch (packed into one flat array of column values) and resolves once the thread
  * has committed it, or rejects with the SQLite error after the thread rolled the whole batch
  * back. The thread answers in order, so batches commit in the order `write` was called.
  *
@@ -60,9 +61,9 @@ export class SqliteRequestWriter implements RequestBatchWriter {
       }
       thread = this.start();
     }
-    const command: RequestWriterCommand = { type: 'write', records };
     return new Promise<void>((resolve, reject) => {
-      // Throws (rejecting this promise) when a record cannot be cloned; nothing was posted then.
+      // Throws (rejecting this promise) when a record cannot be packed or cloned; nothing was posted then.
+      const command: RequestWriterCommand = { type: 'write', packed: packRecords(records) };
       thread.postMessage(command);
       // A batch in flight keeps the process alive, as pending I/O would; an idle thread does not.
       if (this.pending.length === 0) thread.ref();
