@@ -1,4 +1,4 @@
-import { Migrator, sql, type Kysely, type Migration } from 'kysely';
+import { Migrator, SqliteAdapter, sql, type CreateTableBuilder, type Kysely, type Migration } from 'kysely';
 
 // Migrations are written with Kysely's schema builder only, so the same code
 // creates the same tables on SQLite and PostgreSQL. Column types are chosen to
@@ -184,7 +184,65 @@ const MIGRATIONS: readonly NamedMigration[] = [
       await db.schema.dropTable('domains').execute();
     },
   },
+  {
+    // Inspector records clustered by (account_id, timestamp, id), the order every reader and
+    // retention walk, in place of a table keyed by id with two secondary indexes. On SQLite the
+    // table is WITHOUT ROWID, so each insert writes one B-tree instead of four: measured at
+    // ~400k rows, 3.8 against 5.1-6.0 µs per row, and the file less than half the size (the
+    // inspector's writer thread inserts one row per proxied request). Ids stay unique (ms +
+    // 64 random bits) but nothing looks a record up by id alone. Retention by age now walks
+    // account by account on the same key, so the timestamp index goes too.
+    name: '004_requests_clustered',
+    async up(db: Kysely<any>) {
+      await createRequestsTable(db, 'requests_clustered', 'clustered').execute();
+      await db
+        .insertInto('requests_clustered')
+        .columns(REQUEST_COLUMN_NAMES)
+        .expression(db.selectFrom('requests').select(REQUEST_COLUMN_NAMES))
+        .execute();
+      await db.schema.dropTable('requests').execute();
+      await db.schema.alterTable('requests_clustered').renameTo('requests').execute();
+    },
+    async down(db: Kysely<any>) {
+      await createRequestsTable(db, 'requests_by_id', 'by-id').execute();
+      await db.insertInto('requests_by_id').columns(REQUEST_COLUMN_NAMES).expression(db.selectFrom('requests').select(REQUEST_COLUMN_NAMES)).execute();
+      await db.schema.dropTable('requests').execute();
+      await db.schema.alterTable('requests_by_id').renameTo('requests').execute();
+      await db.schema.createIndex('requests_account_time_idx').on('requests').columns(['account_id', 'timestamp desc', 'id desc']).execute();
+      await db.schema.createIndex('requests_timestamp_idx').on('requests').column('timestamp').execute();
+    },
+  },
 ];
+
+/** The columns of `requests` as migration 004 found and left them (not today's schema type). */
+const REQUEST_COLUMN_NAMES = [
+  'id', 'account_id', 'tunnel_id', 'timestamp', 'method', 'path', 'status', 'duration_ms', 'bytes', 'ip', 'user_agent', 'proto', 'host',
+];
+
+/** The `requests` table of migration 002 ('by-id') or 004 ('clustered'), under `name`. */
+function createRequestsTable(db: Kysely<any>, name: string, layout: 'by-id' | 'clustered'): CreateTableBuilder<string, string> {
+  let table = db.schema
+    .createTable(name)
+    .addColumn('id', 'text', (c) => (layout === 'by-id' ? c.primaryKey() : c.notNull()))
+    .addColumn('account_id', 'text', (c) => c.notNull())
+    .addColumn('tunnel_id', 'text')
+    .addColumn('timestamp', 'bigint', (c) => c.notNull())
+    .addColumn('method', 'text', (c) => c.notNull())
+    .addColumn('path', 'text', (c) => c.notNull())
+    .addColumn('status', 'integer', (c) => c.notNull())
+    .addColumn('duration_ms', 'bigint', (c) => c.notNull())
+    .addColumn('bytes', 'bigint', (c) => c.notNull())
+    .addColumn('ip', 'text', (c) => c.notNull())
+    .addColumn('user_agent', 'text', (c) => c.notNull())
+    .addColumn('proto', 'text', (c) => c.notNull())
+    .addColumn('host', 'text', (c) => c.notNull());
+  if (layout === 'clustered') {
+    table = table.addPrimaryKeyConstraint(`${name}_pk`, ['account_id', 'timestamp', 'id']);
+    // PostgreSQL tables are heaps whatever the key; SQLite clusters a WITHOUT ROWID table by it.
+    if (db.getExecutor().adapter instanceof SqliteAdapter) table = table.modifyEnd(sql`without rowid`);
+  }
+  return table;
+}
 
 /**
  * Applies every pending migration, in name order; throws the first failure.
@@ -193,12 +251,23 @@ const MIGRATIONS: readonly NamedMigration[] = [
  * the database and can mistake another schema's for ours.
  */
 export async function migrateToLatest(db: Kysely<any>, schema?: string): Promise<void> {
-  const migrator = new Migrator({
+  settle(await migrator(db, schema).migrateToLatest());
+}
+
+/** Applies (or reverts) migrations up to and including `name`; for tests of a migration's data path. */
+export async function migrateTo(db: Kysely<any>, name: string, schema?: string): Promise<void> {
+  settle(await migrator(db, schema).migrateTo(name));
+}
+
+function migrator(db: Kysely<any>, schema: string | undefined): Migrator {
+  return new Migrator({
     db,
     provider: { getMigrations: async () => Object.fromEntries(MIGRATIONS.map((m) => [m.name, m])) },
     ...(schema === undefined ? {} : { migrationTableSchema: schema }),
   });
-  const { error } = await migrator.migrateToLatest();
+}
+
+function settle({ error }: { error?: unknown }): void {
   if (error !== undefined) throw error instanceof Error ? error : new Error(`migration failed: ${String(error)}`);
 }
 /* eslint-enable @typescript-eslint/no-explicit-any */

@@ -2,8 +2,11 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { after, describe, it } from 'node:test';
+import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import { checkRequestsMigration } from './migrations.contract.js';
 import { isPostgresUrl, openStore } from './open-store.js';
+import type { Database } from './schema.js';
 import type { Store } from './store.js';
 import { runStoreContract } from './store.contract.js';
 
@@ -71,6 +74,23 @@ function runPostgresSuites(url: string): void {
         assert.equal(await store.accounts.count(), 1);
       } finally {
         await store.close();
+      }
+    });
+
+    it('migration 004 keeps every inspector record under the new key', async () => {
+      // The store itself runs the migrations on open; openStore first makes int8 come back as a number.
+      await (await openStore({ databaseUrl: await freshSchemaUrl(), dataDir: tmpdir() })).close();
+      const scopedUrl = await freshSchemaUrl();
+      const schema = new URL(scopedUrl).searchParams.get('options')!.split('=')[1]!;
+      const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: scopedUrl, max: 1 }) }) });
+      try {
+        await checkRequestsMigration(db, schema);
+        const { rows } = await admin((c) =>
+          c.query<{ indexname: string }>('select indexname from pg_indexes where schemaname = $1 and tablename = $2', [schema, 'requests']),
+        );
+        assert.deepEqual(rows.map((r) => r.indexname), ['requests_clustered_pk'], 'only the new key indexes the table');
+      } finally {
+        await db.destroy();
       }
     });
 

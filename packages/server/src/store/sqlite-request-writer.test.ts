@@ -48,7 +48,7 @@ interface Fixture {
   /** Reads with its own connection, like the store's main connection. */
   reader: BetterSqlite3.Database;
   open(options?: { now?: () => number }): SqliteRequestWriter;
-  /** Paths of all rows in insertion (rowid) order. */
+  /** Paths of all rows in the order they were inserted (the table is clustered by time, not by insertion). */
   paths(): string[];
 }
 
@@ -58,6 +58,9 @@ async function fixture(): Promise<Fixture> {
   await (await openStore({ dataDir })).close();
   const file = join(dataDir, SQLITE_FILE);
   const reader = new BetterSqlite3(file);
+  // A log the writer's inserts fill in commit order, so tests can see the order batches landed in.
+  reader.exec(`create table insert_log (seq integer primary key, path text not null);
+    create trigger requests_insert_log after insert on requests begin insert into insert_log (path) values (new.path); end;`);
   const insert = singleRowInsert(new Kysely<Database>({ dialect: new SqliteDialect({ database: reader }) }));
   const writers: SqliteRequestWriter[] = [];
   after(async () => {
@@ -71,7 +74,7 @@ async function fixture(): Promise<Fixture> {
       writers.push(writer);
       return writer;
     },
-    paths: () => reader.prepare('select path from requests order by rowid').pluck().all() as string[],
+    paths: () => reader.prepare('select path from insert_log order by seq').pluck().all() as string[],
   };
 }
 
