@@ -19,12 +19,16 @@ describe('requests repo retention in chunks (SQLite in memory)', () => {
   let repo: RequestRepo;
   let accountId: string;
   let deletes = 0;
+  /** OFFSET values of the SELECTs run, in order. */
+  const offsets: number[] = [];
 
   before(async () => {
     db = new Kysely<Database>({
       dialect: new SqliteDialect({ database: new BetterSqlite3(':memory:') }),
       log: (event) => {
         if (event.level === 'query' && /^delete/i.test(event.query.sql)) deletes++;
+        // Kysely binds LIMIT then OFFSET as the last two parameters.
+        if (event.level === 'query' && /^select.* offset \?$/i.test(event.query.sql)) offsets.push(Number(event.query.parameters.at(-1)));
       },
     });
     await migrateToLatest(db);
@@ -74,5 +78,16 @@ describe('requests repo retention in chunks (SQLite in memory)', () => {
       kept.map((r) => r.timestamp),
       [1_000_029, 1_000_028, 1_000_027, 1_000_026, 1_000_025],
     );
+  });
+
+  it('finds the cap a chunk of the key at a time, ties on timestamp included', async () => {
+    const other = (await createAccountRepo(db, Date.now).create({ email: 'walk@example.com', name: 'Walk', plan: 'free' })).id;
+    // 40 rows, two per millisecond, so the walk's cursor must tell rows of one timestamp apart.
+    await repo.insertBatch(Array.from({ length: 40 }, (_, i) => ({ ...record(2_000_000 + Math.floor(i / 2)), accountId: other })));
+    const newest = (await repo.list(other, { limit: 100 })).map((r) => r.id);
+    offsets.length = 0;
+    assert.equal(await repo.prune({ olderThanMs: 0, maxPerAccount: 17 }), 23);
+    assert.deepEqual((await repo.list(other, { limit: 100 })).map((r) => r.id), newest.slice(0, 17));
+    assert.ok(offsets.length > 0 && offsets.every((offset) => offset <= CHUNK - 1), `no statement skips more than a chunk: ${offsets.join(', ')}`);
   });
 });
