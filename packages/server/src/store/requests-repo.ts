@@ -1,3 +1,4 @@
+import { setImmediate as nextLoopTurn } from 'node:timers/promises';
 import { CompiledQuery, type ExpressionBuilder, type Kysely } from 'kysely';
 import { MAX_REQUEST_PAGE, type NewRequestRecord, type RequestRepo } from './request-records.js';
 import { fromRow, REQUEST_COLUMNS, toRows } from './request-rows.js';
@@ -42,7 +43,7 @@ function compileInsertPlan(db: Kysely<Database>, rows: number): InsertPlan {
  * SQLite, deleting 300,000 of 400,000 rows of one account: 2.6 µs per row in chunks of 2,000
  * (3.1 in chunks of 500, 3.3 in one statement), the loop never held more than ~30 ms. Since
  * the table is clustered by (account_id, timestamp, id) and each chunk is a range of that key:
- * 0.7 µs per row, the loop held at most ~20 ms.
+ * 0.7 µs per row, the loop held at most ~10 ms.
  */
 export const PRUNE_CHUNK_ROWS = 2000;
 
@@ -52,10 +53,17 @@ interface RecordKey {
   id: string;
 }
 
-/** Rows of one account at or before `key` in (timestamp, id) order: a range of the table's key. */
+/**
+ * Rows before (or at) `key` in (timestamp, id) order. A row value, so both engines seek to
+ * `key` in the table's key instead of filtering every newer row of the account.
+ */
+function keyBefore(key: RecordKey, orAt = false) {
+  return (eb: ExpressionBuilder<Database, 'requests'>) => eb(eb.refTuple('timestamp', 'id'), orAt ? '<=' : '<', eb.tuple(key.timestamp, key.id));
+}
+
+/** Rows of one account at or before `key`: a range of the table's key. */
 function atOrBefore(accountId: string, key: RecordKey) {
-  return (eb: ExpressionBuilder<Database, 'requests'>) =>
-    eb.and([eb('account_id', '=', accountId), eb(eb.refTuple('timestamp', 'id'), '<=', eb.tuple(key.timestamp, key.id))]);
+  return (eb: ExpressionBuilder<Database, 'requests'>) => eb.and([eb('account_id', '=', accountId), keyBefore(key, true)(eb)]);
 }
 
 /** The newer of two keys (either may be missing). */
@@ -84,7 +92,7 @@ async function deleteThrough(db: Kysely<Database>, accountId: string, last: Reco
     const result = await db.deleteFrom('requests').where(atOrBefore(accountId, chunkEnd ?? last)).executeTakeFirst();
     total += Number(result.numDeletedRows);
     if (!chunkEnd) return total;
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    await nextLoopTurn();
   }
 }
 
@@ -111,12 +119,11 @@ async function newestAt(db: Kysely<Database>, accountId: string, position: numbe
   while (at < position) {
     const ahead = Math.min(step, position - at);
     let query = newestFirst(db, accountId).offset(ahead - 1);
-    const after = reached;
-    if (after) query = query.where((eb) => eb(eb.refTuple('timestamp', 'id'), '<', eb.tuple(after.timestamp, after.id)));
+    if (reached) query = query.where(keyBefore(reached));
     reached = await query.executeTakeFirst();
     if (!reached) return undefined;
     at += ahead;
-    if (at < position) await new Promise<void>((resolve) => setImmediate(resolve));
+    if (at < position) await nextLoopTurn();
   }
   return reached;
 }
@@ -199,11 +206,7 @@ export function createRequestRepo(db: Kysely<Database>, options: RequestRepoOpti
       if (query.since !== undefined) q = q.where('timestamp', '>=', query.since);
       if (query.until !== undefined) q = q.where('timestamp', '<', query.until);
       const before = query.before;
-      if (before !== undefined) {
-        // A row value, so both engines seek to the cursor in the table's key instead of
-        // filtering every newer row of the account.
-        q = q.where((eb) => eb(eb.refTuple('timestamp', 'id'), '<', eb.tuple(before.timestamp, before.id)));
-      }
+      if (before !== undefined) q = q.where(keyBefore(before));
       const rows = await q.orderBy('timestamp', 'desc').orderBy('id', 'desc').limit(limit).execute();
       return rows.map(fromRow);
     },
