@@ -19,8 +19,10 @@ export interface RequestWriterThreadData {
   insert: SingleRowInsert;
 }
 
-/** Commands, answered one by one in the order they arrive. */
-/** `packed`: records as packRecords lays them out (one flat array of column values). */
+/**
+ * Commands, answered one by one in the order they arrive. `packed` holds a batch's records as
+ * packRecords lays them out (one flat array of column values).
+ */
 export type RequestWriterCommand = { type: 'write'; packed: unknown[] } | { type: 'close' };
 
 /** The answer to one `write` command. */
