@@ -4,6 +4,7 @@ import { once } from 'node:events';
 import { after, describe, test } from 'node:test';
 import { INITIAL_STREAM_WINDOW } from './mux.js';
 import type { MuxStream } from './mux-stream.js';
+import { MAX_STREAM_WINDOW } from './mux-window.js';
 import { TRANSPORTS, collect, muxPair, sha256, writeAll, type MuxPair } from './test-support.js';
 
 const MiB = 1024 * 1024;
@@ -11,9 +12,10 @@ const MiB = 1024 * 1024;
 /**
  * Reads at most four 16 KiB pieces per macrotask (the next batch waits for setImmediate), so the
  * sender outruns the reader. Checks before every batch that neither the readable buffer nor the
- * stream's flow-control accounting ever holds more than the window.
+ * stream's flow-control accounting ever holds more than its receive window, and that the window
+ * never grew past `maxWindow` (this reader is quick enough between batches to grow it).
  */
-function slowRead(stream: MuxStream, window: number): Promise<{ digest: string; maxBuffered: number }> {
+function slowRead(stream: MuxStream, maxWindow: number): Promise<{ digest: string; maxBuffered: number }> {
   return new Promise((resolve, reject) => {
     const hash = createHash('sha256');
     let maxBuffered = 0;
@@ -21,8 +23,9 @@ function slowRead(stream: MuxStream, window: number): Promise<{ digest: string; 
     const pump = (): void => {
       scheduled = false;
       maxBuffered = Math.max(maxBuffered, stream.readableLength);
-      if (stream.readableLength > window || stream.receiveBuffered > window) {
-        reject(new Error(`buffered ${stream.readableLength}/${stream.receiveBuffered} bytes, window ${window}`));
+      const window = stream.receiveWindowBytes;
+      if (stream.readableLength > window || stream.receiveBuffered > window || window > maxWindow) {
+        reject(new Error(`buffered ${stream.readableLength}/${stream.receiveBuffered} bytes, window ${window} of at most ${maxWindow}`));
         return;
       }
       for (let i = 0; i < 4; i++) {
@@ -60,7 +63,7 @@ for (const kind of TRANSPORTS) {
     const pairs: MuxPair[] = [];
     after(() => Promise.all(pairs.map((p) => p.close())));
 
-    test('8 MiB to a slow reader arrives intact and never exceeds the window in memory', async () => {
+    test('8 MiB to a slow reader arrives intact and never exceeds its window in memory', async () => {
       const body = randomBytes(8 * MiB);
       const done = new Set<string>();
       const failures: Error[] = [];
@@ -68,7 +71,7 @@ for (const kind of TRANSPORTS) {
       pairs.push(pair);
       const stream = pair.acceptor.open({ name: 'big' }, true);
       await once(stream, 'headers');
-      const { digest, maxBuffered } = await slowRead(stream, INITIAL_STREAM_WINDOW);
+      const { digest, maxBuffered } = await slowRead(stream, MAX_STREAM_WINDOW);
       assert.equal(digest, sha256(body));
       assert.ok(maxBuffered > 0, 'the reader was slow enough for data to queue');
       assert.deepEqual(failures, []);
@@ -81,7 +84,7 @@ for (const kind of TRANSPORTS) {
       const pair = await muxPair(kind, {
         dialer: {
           onStream: (stream) => {
-            result = slowRead(stream, INITIAL_STREAM_WINDOW);
+            result = slowRead(stream, MAX_STREAM_WINDOW);
             void result.then(({ digest }) => stream.sendHeaders({ digest }, true), () => stream.reset('FAILED'));
           },
         },
@@ -110,6 +113,7 @@ for (const kind of TRANSPORTS) {
       assert.ok(!done.has('a'), 'the writer of the paused stream is held back by its window');
       assert.ok(a.readableLength <= INITIAL_STREAM_WINDOW, 'paused readable buffer within the window');
       assert.ok(a.receiveBuffered <= INITIAL_STREAM_WINDOW, 'paused stream accounting within the window');
+      assert.equal(a.receiveWindowBytes, INITIAL_STREAM_WINDOW, 'a reader that takes nothing never grows its window');
       // Now `a` resumes and completes.
       assert.equal(sha256(await collect(a)), sha256(bodies.a));
       assert.deepEqual(failures, []);

@@ -1,6 +1,7 @@
 import { Duplex } from 'node:stream';
 import { FLAG_END, FrameType, MAX_DATA_CHUNK, encodeJson } from './frame.js';
 import { StreamResetError } from './errors.js';
+import type { WindowTuner } from './mux-window.js';
 
 /** What a stream needs from its session; implemented by Mux. */
 export interface StreamTransport {
@@ -10,6 +11,8 @@ export interface StreamTransport {
   whenWritable(callback: () => void): void;
   /** Forgets the stream: no more frames will be sent or accepted for it. */
   forget(stream: number): void;
+  /** Grows receive windows of readers that keep up; undefined keeps every window fixed. */
+  readonly windowTuner?: WindowTuner | undefined;
 }
 
 /** Largest readable buffer a stream keeps before it stops asking for more (never above the window). */
@@ -30,8 +33,10 @@ const WRITE_HIGH_WATER_MARK = 256 * 1024;
  * most `window` bytes unacknowledged. The receiver returns credit with WINDOW frames only
  * for bytes its reader has actually taken out of the buffer, counted a tick after each
  * `_read` and each `read()` that took bytes (at most one WINDOW frame per stream per tick).
- * So a slow consumer stops its own producer and never anyone else's, and at most `window`
- * bytes per stream sit in memory on the receiver.
+ * So a slow consumer stops its own producer and never anyone else's, and at most the receive
+ * window's bytes per stream sit in memory on the receiver. The receive window starts at
+ * `window` (both sides' initial send credit) and grows only while the reader keeps up
+ * (mux-window.ts), by sending the growth as extra credit.
  *
  * Errors: a reset by the peer, a session close and a flow-control violation destroy the
  * stream with a StreamResetError, so `errored`, `finished()`, `pipeline()` and
@@ -49,11 +54,17 @@ export class MuxStream extends Duplex {
   /** Code of the reset that ended the stream (ours or the peer's); undefined if it was not reset. */
   resetCode: string | undefined;
   private sendWindow: number;
-  /** Bytes received and not yet returned as credit; never above `window`. */
+  /** Bytes the peer may have unacknowledged on this stream: `window`, plus any growth. */
+  private receiveWindow: number;
+  /** Bytes received and not yet returned as credit; never above receiveWindow. */
   private unacknowledged = 0;
   private creditScheduled = false;
-  /** Least credit worth a WINDOW frame: a quarter of the window (at least one byte). */
-  private readonly creditBatch: number;
+  /** Least credit worth a WINDOW frame: a quarter of the receive window (at least one byte). */
+  private creditBatch: number;
+  /** When the reader began on its current window's worth of bytes (first byte, or last growth check). */
+  private epochStartMs: number | undefined;
+  /** Bytes the reader has taken since epochStartMs. */
+  private epochTaken = 0;
   private headersSent = false;
   private localEnded = false;
   private remoteEnded = false;
@@ -64,17 +75,19 @@ export class MuxStream extends Duplex {
     private readonly transport: StreamTransport,
     readonly id: number,
     meta: unknown,
-    private readonly window: number,
+    /** The session's window: each side's initial credit, and where the receive window starts. */
+    private readonly initialWindow: number,
   ) {
     // The high-water mark must not exceed the window, or a full buffer would never ask for more.
     super({
       allowHalfOpen: true,
-      readableHighWaterMark: Math.min(window, READ_HIGH_WATER_MARK),
+      readableHighWaterMark: Math.min(initialWindow, READ_HIGH_WATER_MARK),
       writableHighWaterMark: WRITE_HIGH_WATER_MARK,
     });
     this.meta = meta;
-    this.sendWindow = window;
-    this.creditBatch = Math.max(1, Math.floor(window / 4));
+    this.sendWindow = initialWindow;
+    this.receiveWindow = initialWindow;
+    this.creditBatch = Math.max(1, Math.floor(initialWindow / 4));
     // Errors the mux raises itself are safe to leave unhandled; any other keeps Node's default.
     this.on('error', (error) => {
       if (!(error instanceof StreamResetError) && this.listenerCount('error') === 1) throw error;
@@ -84,6 +97,11 @@ export class MuxStream extends Duplex {
   /** Bytes received from the peer and not yet acknowledged with credit (at most the window). */
   get receiveBuffered(): number {
     return this.unacknowledged;
+  }
+
+  /** Bytes the peer may send on this stream before it must wait for credit. */
+  get receiveWindowBytes(): number {
+    return this.receiveWindow;
   }
 
   /** Bytes this side may still send before it must wait for credit. */
@@ -122,12 +140,13 @@ export class MuxStream extends Duplex {
   onData(payload: Buffer, flags: number): void {
     if (this.remoteEnded || this.closedOnWire) return;
     if (payload.length > 0) {
-      if (payload.length > this.window - this.unacknowledged) {
+      if (payload.length > this.receiveWindow - this.unacknowledged) {
         this.resetCode = 'FLOW_CONTROL';
         this.destroy(new StreamResetError('FLOW_CONTROL', false));
         return;
       }
       this.unacknowledged += payload.length;
+      this.epochStartMs ??= performance.now();
       this.push(payload);
     }
     if (flags & FLAG_END) this.onRemoteEnd();
@@ -220,6 +239,9 @@ export class MuxStream extends Duplex {
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
     this.resumeWrite = undefined;
+    // Growth goes back to the session's budget; the window cannot grow again once destroyed.
+    this.transport.windowTuner?.release(this.receiveWindow - this.initialWindow);
+    this.receiveWindow = this.initialWindow;
     if (!this.closedOnWire) {
       this.closedOnWire = true;
       this.transport.forget(this.id);
@@ -256,8 +278,28 @@ export class MuxStream extends Duplex {
     if (taken <= 0 || taken < this.creditBatch) return;
     this.unacknowledged -= taken;
     const credit = Buffer.allocUnsafe(4);
-    credit.writeUInt32BE(taken, 0);
+    credit.writeUInt32BE(taken + this.grownBy(taken), 0);
     this.transport.sendFrame(FrameType.WINDOW, 0, this.id, credit);
+  }
+
+  /**
+   * Counts `taken` towards the reader's current window's worth; once the reader has taken a
+   * whole window, asks the session's tuner whether that was fast enough to grow the window,
+   * and returns the growth (0 when it stays), to be sent as extra credit.
+   */
+  private grownBy(taken: number): number {
+    const tuner = this.transport.windowTuner;
+    if (!tuner || this.epochStartMs === undefined) return 0;
+    this.epochTaken += taken;
+    if (this.epochTaken < this.receiveWindow) return 0;
+    const now = performance.now();
+    const next = tuner.grow(this.receiveWindow, now - this.epochStartMs);
+    this.epochStartMs = now;
+    this.epochTaken = 0;
+    const growth = next - this.receiveWindow;
+    this.receiveWindow = next;
+    this.creditBatch = Math.max(1, Math.floor(next / 4));
+    return growth;
   }
 
   /** Once both directions have ended on the wire, the session can drop the stream id. */

@@ -15,8 +15,12 @@ import {
   type Frame,
 } from './frame.js';
 import { MuxStream, type StreamTransport } from './mux-stream.js';
+import { MAX_STREAM_WINDOW, SESSION_WINDOW_GROWTH_BUDGET, WindowTuner } from './mux-window.js';
 
-/** Default per-stream flow-control window: enough for bulk speed on loopback, bounded per slow visitor. */
+/**
+ * Default per-stream flow-control window, where every stream's receive window starts: small
+ * enough to bound what a slow visitor holds, and it grows for readers that keep up (mux-window.ts).
+ */
 export const INITIAL_STREAM_WINDOW = 1024 * 1024;
 /** Payloads up to this size are copied into the header buffer: one write instead of two. */
 const COALESCE_BELOW = 4096;
@@ -40,6 +44,14 @@ export interface MuxOptions {
    * get its streams reset with FLOW_CONTROL.
    */
   window?: number;
+  /**
+   * Largest receive window a stream's window may grow to while its reader keeps up; growth is
+   * local (sent as extra credit), so the peer need not agree. Default MAX_STREAM_WINDOW when
+   * `window` is the default, else `window` itself (no growth).
+   */
+  maxWindow?: number;
+  /** Growth beyond `window` all open streams may hold together (default SESSION_WINDOW_GROWTH_BUDGET). */
+  windowGrowthBudget?: number;
   /**
    * Called for every stream the peer opens; absent means the peer may not open streams
    * (they are reset with REFUSED). An exception thrown here ends the session with it.
@@ -82,6 +94,8 @@ export class Mux extends EventEmitter implements StreamTransport {
   private heardFromPeer = true;
   /** Round-trip time of the last answered ping, in milliseconds. */
   lastPingRttMs: number | undefined;
+  /** @internal Grows the receive windows of streams whose readers keep up; undefined: fixed windows. */
+  readonly windowTuner: WindowTuner | undefined;
 
   constructor(
     private readonly socket: Socket | Duplex,
@@ -92,6 +106,11 @@ export class Mux extends EventEmitter implements StreamTransport {
     if (!Number.isInteger(this.window) || this.window < 1 || this.window > 0x7fffffff) {
       throw new RangeError(`window must be an integer from 1 to 2^31-1, got ${this.window}`);
     }
+    const maxWindow = options.maxWindow ?? (options.window === undefined ? MAX_STREAM_WINDOW : this.window);
+    if (!Number.isInteger(maxWindow) || maxWindow < this.window || maxWindow > 0x7fffffff) {
+      throw new RangeError(`maxWindow must be an integer from window to 2^31-1, got ${maxWindow}`);
+    }
+    if (maxWindow > this.window) this.windowTuner = new WindowTuner(maxWindow, options.windowGrowthBudget ?? SESSION_WINDOW_GROWTH_BUDGET);
     this.nextStreamId = options.role === 'dialer' ? 1 : 2;
     // DATA is delivered as it arrives: no copy to join a frame split across socket reads.
     this.decoder = new FrameDecoder((frame) => this.onFrame(frame), { streamData: true });
@@ -150,12 +169,14 @@ export class Mux extends EventEmitter implements StreamTransport {
   /**
    * Sends a PING every `intervalMs` and ends the session when nothing at all was heard
    * from the peer for `timeoutMs`. Any frame counts as a sign of life, so a busy session
-   * is never killed for a ping stuck behind bulk data.
+   * is never killed for a ping stuck behind bulk data. The first ping leaves at once, so the
+   * round trip that window growth weighs is known from the session's start.
    */
   startHeartbeat(intervalMs: number, timeoutMs: number): void {
     if (this.closed) return;
     if (this.heartbeat) clearInterval(this.heartbeat);
     let silentMs = 0;
+    this.sendPing();
     this.heartbeat = setInterval(() => {
       silentMs = this.heardFromPeer ? 0 : silentMs + intervalMs;
       this.heardFromPeer = false;
@@ -163,11 +184,16 @@ export class Mux extends EventEmitter implements StreamTransport {
         this.destroy(new ProtocolError(`no heartbeat from peer for ${silentMs} ms`));
         return;
       }
-      const stamp = Buffer.allocUnsafe(8);
-      stamp.writeDoubleBE(performance.now(), 0);
-      this.sendFrame(FrameType.PING, 0, 0, stamp);
+      this.sendPing();
     }, intervalMs);
     this.heartbeat.unref();
+  }
+
+  /** A PING stamped with the time it left; its answer gives the round trip. */
+  private sendPing(): void {
+    const stamp = Buffer.allocUnsafe(8);
+    stamp.writeDoubleBE(performance.now(), 0);
+    this.sendFrame(FrameType.PING, 0, 0, stamp);
   }
 
   /** Graceful close: tells the peer why, then ends the socket after pending writes. */
@@ -260,6 +286,7 @@ export class Mux extends EventEmitter implements StreamTransport {
         if (frame.flags & FLAG_ACK) {
           if (frame.payload.length === 8) {
             this.lastPingRttMs = performance.now() - frame.payload.readDoubleBE(0);
+            if (this.windowTuner) this.windowTuner.rttMs = this.lastPingRttMs;
             this.emit('pong', this.lastPingRttMs);
           }
         } else {
