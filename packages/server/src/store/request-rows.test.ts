@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { NewRequestRecord } from './request-records.js';
-import { forEachPackedRow, packRecords, PACKED_COLUMNS, REQUEST_COLUMNS, toRows } from './request-rows.js';
+import { forEachPackedRow, packRecords, PACKED_COLUMNS, REQUEST_COLUMNS, toRows, type PackedBatch } from './request-rows.js';
 import type { RequestsTable } from './schema.js';
 
 const record = (path: string, over: Partial<NewRequestRecord> = {}): NewRequestRecord => ({
@@ -20,10 +20,15 @@ const record = (path: string, over: Partial<NewRequestRecord> = {}): NewRequestR
   ...over,
 });
 
-/** The rows forEachPackedRow binds, as objects keyed by the slot order it was given. */
-function unpack(packed: unknown[], columns: Array<keyof RequestsTable>): Array<Record<string, unknown>> {
+/**
+ * The rows forEachPackedRow binds, as objects keyed by the slot order it was given, from the
+ * batch as the writer thread receives it (cloned, its values' buffer transferred).
+ */
+function unpack(packed: PackedBatch, columns: Array<keyof RequestsTable>): Array<Record<string, unknown>> {
+  const received = structuredClone(packed, { transfer: [packed.values.buffer] });
+  assert.equal(packed.values.length, 0, 'the values moved rather than being copied');
   const rows: Array<Record<string, unknown>> = [];
-  forEachPackedRow(packed, columns, (parameters) => rows.push(Object.fromEntries(columns.map((c, i) => [c, parameters[i]]))));
+  forEachPackedRow(received, columns, (parameters) => rows.push(Object.fromEntries(columns.map((c, i) => [c, parameters[i]]))));
   return rows;
 }
 
@@ -43,6 +48,22 @@ describe('packed inspector records', () => {
       assert.match(String(id), new RegExp(`^req_${Math.floor(records[i]!.timestamp).toString(16).padStart(12, '0')}[0-9a-f]{16}$`));
     }
     assert.notEqual(rows[0]!.id, rows[1]!.id);
+  });
+
+  it('carry each distinct string of a batch once, and keep NULL apart from every string', () => {
+    const records = [
+      record('/same'),
+      record('/same', { tunnelId: undefined }),
+      record('/other', { userAgent: 'acc_rows', ip: '', method: 'GET' }),
+    ];
+    const packed = packRecords(records);
+    assert.deepEqual([...packed.strings].sort(), ['', '/other', '/same', 'GET', 'HTTP/2.0', 'POST', '203.0.113.9', 'acc_rows', 'curl/8', 'rows.example.com', 'tun_rows'].sort());
+    const rows = unpack(packed, [...REQUEST_COLUMNS]);
+    assert.deepEqual(rows.map((row) => [row.tunnel_id, row.path, row.ip, row.user_agent, row.method]), [
+      ['tun_rows', '/same', '203.0.113.9', 'curl/8', 'POST'],
+      [null, '/same', '203.0.113.9', 'curl/8', 'POST'],
+      ['tun_rows', '/other', '', 'acc_rows', 'GET'],
+    ]);
   });
 
   it('give every record of a batch its own id', () => {

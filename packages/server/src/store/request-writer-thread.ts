@@ -1,5 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { forEachPackedRow } from './request-rows.js';
+import { forEachPackedRow, type PackedBatch } from './request-rows.js';
 import type { SingleRowInsert } from './requests-repo.js';
 import { applyConnectionPragmas, openSqliteConnection } from './sqlite-connection.js';
 
@@ -19,11 +19,8 @@ export interface RequestWriterThreadData {
   insert: SingleRowInsert;
 }
 
-/**
- * Commands, answered one by one in the order they arrive. `packed` holds a batch's records as
- * packRecords lays them out (one flat array of column values).
- */
-export type RequestWriterCommand = { type: 'write'; packed: unknown[] } | { type: 'close' };
+/** Commands, answered one by one in the order they arrive. `packed` is a batch's records as packRecords packs them. */
+export type RequestWriterCommand = { type: 'write'; packed: PackedBatch } | { type: 'close' };
 
 /** The answer to one `write` command. */
 export type RequestWriterReply = { ok: true } | { ok: false; message: string; code: string | undefined };
@@ -41,7 +38,7 @@ const statement = db.prepare(insert.sql);
 // ONE transaction per batch: one COMMIT (and at most one fsync) for the whole batch, and all
 // or nothing, since better-sqlite3 rolls the transaction back when the function throws.
 // Ids are made here too, so the main thread only packs the records.
-const insertBatch = db.transaction((packed: readonly unknown[]) => {
+const insertBatch = db.transaction((packed: PackedBatch) => {
   forEachPackedRow(packed, insert.columns, (parameters) => statement.run(parameters));
 });
 

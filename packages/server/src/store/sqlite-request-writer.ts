@@ -22,7 +22,7 @@ interface Pending {
 
 /**
  * The main thread's side of the inspector's SQLite writer thread (request-writer-thread.ts):
- * `write` posts a batch (packed into one flat array of column values) and resolves once the thread
+ * `write` posts a batch (packed: request-rows.ts, PackedBatch) and resolves once the thread
  * has committed it, or rejects with the SQLite error after the thread rolled the whole batch
  * back. The thread answers in order, so batches commit in the order `write` was called.
  *
@@ -64,7 +64,7 @@ export class SqliteRequestWriter implements RequestBatchWriter {
     return new Promise<void>((resolve, reject) => {
       // Throws (rejecting this promise) when a record cannot be packed or cloned; nothing was posted then.
       const command: RequestWriterCommand = { type: 'write', packed: packRecords(records) };
-      thread.postMessage(command);
+      thread.postMessage(command, [command.packed.values.buffer]);
       // A batch in flight keeps the process alive, as pending I/O would; an idle thread does not.
       if (this.pending.length === 0) thread.ref();
       this.pending.push({ resolve, reject });
