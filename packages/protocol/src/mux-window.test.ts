@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
+import { PassThrough } from 'node:stream';
 import { after, describe, test } from 'node:test';
-import { INITIAL_STREAM_WINDOW } from './mux.js';
+import { INITIAL_STREAM_WINDOW, Mux } from './mux.js';
 import type { MuxStream } from './mux-stream.js';
 import { GROW_WITHIN_MS, MAX_STREAM_WINDOW, WindowTuner } from './mux-window.js';
 import { TRANSPORTS, muxPair, sha256, writeAll, type MuxPair } from './test-support.js';
@@ -39,6 +40,13 @@ describe('WindowTuner', () => {
     tuner.release(MiB);
     assert.equal(tuner.grow(MiB, 0), 2 * MiB);
     assert.equal(tuner.grantedBytes, 3 * MiB);
+  });
+
+  test('a session refuses a maxWindow below its window', () => {
+    assert.throws(() => new Mux(new PassThrough(), { role: 'dialer', window: 1024, maxWindow: 512 }), /maxWindow must be an integer from window to 2\^31-1, got 512/);
+    const fixed = new Mux(new PassThrough(), { role: 'dialer', window: 1024, maxWindow: 4096 });
+    assert.equal(fixed.windowTuner?.maxWindow, 4096, 'an explicit window grows when maxWindow says so');
+    fixed.destroy();
   });
 });
 
