@@ -3,11 +3,14 @@ import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { ErrorCode, SESSION_PATH } from '@svcrouter/protocol';
-import { acmeChallengeToken } from '../certs/index.js';
+import { ACME_CHALLENGE_PATH, acmeChallengeToken } from '../certs/index.js';
 import type { Store } from '../store/index.js';
 import { Binder, type BinderDeps } from './binder.js';
 import type { EdgeSession } from './edge-session.js';
 import { isIpHost, normalizeHost } from './host.js';
+import { proxyLean } from './lean/lean-proxy.js';
+import type { LeanRequest } from './lean/request-head.js';
+import type { LeanHandler, VisitorConnection } from './lean/visitor-connection.js';
 import { badRequestPage, bandwidthPage, offlinePage, rawResponse } from './pages.js';
 import { proxyRequest, sendPage, type ByteMeter, type Exchange, type ExchangeObserver } from './proxy.js';
 import { Router, type Binding } from './router.js';
@@ -42,7 +45,7 @@ export interface EdgeDeps extends Omit<BinderDeps, 'router'> {
  * Host routing order: ACME HTTP-01 answers (plain HTTP only) → apex → live binding → offline
  * page. Hosts are lower-cased, the port and a trailing dot dropped, before any lookup.
  */
-export class Edge {
+export class Edge implements LeanHandler {
   readonly router = new Router();
   readonly sessions = new Set<EdgeSession>();
   private readonly binder: Binder;
@@ -79,6 +82,45 @@ export class Edge {
       return this.finish(exchange);
     }
     proxyRequest(req, res, binding, exchange, secure, this.observe, this.deps.meter);
+  }
+
+  /**
+   * Handles a body-less HTTP/1.1 request read by the lean path (lean/visitor-connection.ts), with
+   * the same routing as `handleRequest`. Requests for the apex, ACME challenges and unroutable
+   * hosts answer false, so Node's server takes them, and everything after them, the usual way.
+   */
+  serveLean(connection: VisitorConnection, request: LeanRequest): boolean {
+    const host = normalizeHost(request.host);
+    if (!host || this.isApex(host)) return false;
+    if (!connection.secure && this.deps.acmeChallenge && request.target.startsWith(ACME_CHALLENGE_PATH)) return false;
+    const exchange: Exchange = {
+      binding: undefined,
+      host,
+      method: request.method,
+      path: request.target,
+      status: 0,
+      startedAt: performance.now(),
+      durationMs: 0,
+      bytesIn: 0,
+      bytesOut: 0,
+      ip: connection.ip,
+      userAgent: request.userAgent,
+      proto: 'HTTP/1.1',
+    };
+    const binding = this.router.resolve(host);
+    if (!binding || binding.session.isClosed) {
+      exchange.status = connection.sendPage(offlinePage(host));
+      this.finish(exchange);
+      return true;
+    }
+    exchange.binding = binding;
+    if (this.deps.isOverBandwidth?.(binding.accountId)) {
+      exchange.status = connection.sendPage(bandwidthPage());
+      this.finish(exchange);
+      return true;
+    }
+    proxyLean(connection, request, binding, exchange, this.observe, this.deps.meter);
+    return true;
   }
 
   /** Handles an HTTP/1.1 `Upgrade` request: an agent session on the apex, or a visitor's. */

@@ -1,8 +1,9 @@
 import http from 'node:http';
 import http2 from 'node:http2';
-import type { AddressInfo, Socket } from 'node:net';
+import net, { type AddressInfo, type Socket } from 'node:net';
 import tls from 'node:tls';
 import type { Edge } from './edge.js';
+import { VisitorConnection } from './lean/visitor-connection.js';
 
 /** Pending-connection queue per listener: a short backlog shows up as multi-second p99 under bursts. */
 export const LISTEN_BACKLOG = 2048;
@@ -13,6 +14,8 @@ export const LISTEN_BACKLOG = 2048;
 const VISITOR_HIGH_WATER = 256 * 1024;
 /** Largest request head a visitor may send (Node answers 431 above it). */
 export const MAX_HEADER_BYTES = 32 * 1024;
+/** Idle keep-alive visitor connections close after this; longer than typical client pools, so reuse does not race a close. */
+const KEEP_ALIVE_MS = 65_000;
 
 export interface EdgeListeners {
   httpPort: number;
@@ -31,12 +34,25 @@ export interface ListenOptions {
 
 /**
  * Starts the public listeners: plain HTTP, and TLS where ALPN picks HTTP/2 or HTTP/1.1 per
- * connection. Both HTTP/1.1 servers handle `Upgrade` (agents and visitors' WebSockets);
+ * connection. HTTP/1.1 connections start on the lean path (lean/visitor-connection.ts), which
+ * serves body-less requests to tunnels itself and hands the connection to Node's HTTP server for
+ * anything else. Both HTTP/1.1 servers handle `Upgrade` (agents and visitors' WebSockets);
  * HTTP/2 visitors get the same routing through the compatibility API.
  */
 export async function startListeners(edge: Edge, options: ListenOptions): Promise<EdgeListeners> {
-  const plain = createHttp1(edge, false);
+  const http1 = createHttp1(edge, false);
   const secure1 = createHttp1(edge, true);
+  const lean = (socket: Socket, secure: boolean): VisitorConnection =>
+    new VisitorConnection(socket, {
+      secure,
+      maxHeadBytes: MAX_HEADER_BYTES,
+      keepAliveMs: KEEP_ALIVE_MS,
+      handler: edge,
+      handOver: (taken) => (secure ? secure1 : http1).emit('connection', taken),
+    });
+  // Not allowHalfOpen: a visitor's FIN closes the connection and cancels a request in flight, as
+  // Node's HTTP server does by default (httpAllowHalfOpen false) and as proxies treat a client abort.
+  const plain = net.createServer({ noDelay: true, highWaterMark: VISITOR_HIGH_WATER }, (socket) => lean(socket, false));
   const secure2 = http2.createServer({ maxSessionMemory: 64 });
   secure2.on('request', (req, res) => edge.handleRequest(req, res, true));
   secure2.on('sessionError', () => undefined);
@@ -47,10 +63,12 @@ export async function startListeners(edge: Edge, options: ListenOptions): Promis
     key: options.defaultCertificate.keyPem,
     ALPNProtocols: ['h2', 'http/1.1'],
     minVersion: 'TLSv1.2',
+    // As Node's HTTP server sets for its own sockets: a response's last bytes must not wait for an ACK.
+    noDelay: true,
   });
   tlsServer.on('secureConnection', (socket: tls.TLSSocket) => {
     if (socket.alpnProtocol === 'h2') secure2.emit('connection', socket);
-    else secure1.emit('connection', socket);
+    else lean(socket, true);
   });
   // Failed handshakes (unknown SNI, scanners) are routine: drop them quietly.
   tlsServer.on('tlsClientError', (_error, socket) => socket.destroy());
@@ -58,7 +76,7 @@ export async function startListeners(edge: Edge, options: ListenOptions): Promis
   await listen(plain, options.host, options.httpPort);
   await listen(tlsServer, options.host, options.httpsPort);
   const sockets = new Set<Socket>();
-  for (const server of [plain, tlsServer]) {
+  for (const server of [plain, tlsServer] as net.Server[]) {
     server.on('connection', (socket: Socket) => {
       sockets.add(socket);
       socket.once('close', () => sockets.delete(socket));
@@ -71,7 +89,8 @@ export async function startListeners(edge: Edge, options: ListenOptions): Promis
       const closing = [plain, tlsServer].map((server) => new Promise<void>((resolve) => server.close(() => resolve())));
       for (const socket of sockets) socket.destroy();
       secure1.closeAllConnections();
-      plain.closeAllConnections();
+      http1.closeAllConnections();
+      for (const server of [http1, secure1]) server.close();
       await Promise.all(closing);
     },
   };
@@ -86,12 +105,15 @@ function createHttp1(edge: Edge, secure: boolean): http.Server {
     const status = error.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';
     socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
   });
-  // Keep-alive sockets idle longer than typical client pools, so reuse does not race a close.
-  server.keepAliveTimeout = 65_000;
+  server.keepAliveTimeout = KEEP_ALIVE_MS;
+  // This server never listens (connections are handed to it), and Node starts the checks of
+  // headersTimeout and requestTimeout on 'listening': without them a visitor trickling a head
+  // would hold its connection for ever. close() stops the checks again.
+  server.emit('listening');
   return server;
 }
 
-function listen(server: http.Server | tls.Server, host: string, port: number): Promise<void> {
+function listen(server: net.Server, host: string, port: number): Promise<void> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen({ host, port, backlog: LISTEN_BACKLOG }, () => {

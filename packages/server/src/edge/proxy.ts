@@ -49,7 +49,7 @@ const EDGE_SET = new Set(['x-forwarded-proto', 'x-forwarded-host', 'expect']);
  * beyond the output array, since this runs for every request.
  */
 export function requestHead(
-  req: VisitorRequest,
+  req: Pick<VisitorRequest, 'rawHeaders' | 'method' | 'url'>,
   binding: Binding,
   host: string,
   ip: string,

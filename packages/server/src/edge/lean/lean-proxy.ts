@@ -1,0 +1,128 @@
+import { ResetCode, StreamResetError, type MuxStream, type ResponseHead } from '@svcrouter/protocol';
+import { offlinePage, unreachablePage, upstreamErrorPage } from '../pages.js';
+import { requestHead, responseHeaders, type ByteMeter, type Exchange, type ExchangeObserver } from '../proxy.js';
+import type { Binding } from '../router.js';
+import type { LeanRequest } from './request-head.js';
+import { visitorResponseHead } from './response-head.js';
+import type { ResponseOwner, VisitorConnection } from './visitor-connection.js';
+
+/**
+ * Proxies one body-less request read by the lean path: the same exchange as proxy.ts (pages for
+ * every failure before the head, a closed connection after it, metering, backpressure from the
+ * visitor's socket to the stream), written straight to the visitor's socket instead of through
+ * Node's IncomingMessage and ServerResponse.
+ */
+export function proxyLean(
+  connection: VisitorConnection,
+  request: LeanRequest,
+  binding: Binding,
+  exchange: Exchange,
+  done: ExchangeObserver,
+  meter?: ByteMeter,
+): void {
+  const head = requestHead(
+    { rawHeaders: request.rawHeaders, method: request.method, url: request.target },
+    binding,
+    exchange.host,
+    exchange.ip,
+    connection.secure,
+    false,
+  );
+  let stream: MuxStream;
+  try {
+    stream = binding.session.mux.open(head, true);
+  } catch {
+    exchange.status = connection.sendPage(offlinePage(exchange.host));
+    done(finished(exchange));
+    return;
+  }
+  new LeanExchange(connection, request.method, stream, binding, exchange, done, meter);
+}
+
+class LeanExchange implements ResponseOwner {
+  private settled = false;
+  private cut = false;
+
+  constructor(
+    private readonly connection: VisitorConnection,
+    private readonly method: string,
+    private readonly stream: MuxStream,
+    private readonly binding: Binding,
+    private readonly exchange: Exchange,
+    private readonly done: ExchangeObserver,
+    private readonly meter: ByteMeter | undefined,
+  ) {
+    connection.adopt(this);
+    stream.on('headers', (meta: ResponseHead) => this.onHeaders(meta));
+    stream.on('error', (error: Error) => this.onStreamError(error));
+  }
+
+  onVisitorDrain(): void {
+    this.stream.resume();
+  }
+
+  onVisitorGone(): void {
+    // The visitor left before the response completed: tell the agent to stop the origin.
+    this.stream.reset(ResetCode.CANCEL);
+    this.settle();
+  }
+
+  private onHeaders(meta: ResponseHead): void {
+    const exchange = this.exchange;
+    exchange.status = meta.s;
+    const head = visitorResponseHead(meta.s, responseHeaders(meta.h), this.method, this.connection.keepAlive);
+    if (!head) {
+      this.stream.reset(ResetCode.UPSTREAM_ERROR);
+      exchange.status = this.connection.sendPage(upstreamErrorPage(exchange.host, 'invalid response headers'));
+      this.settle();
+      return;
+    }
+    this.connection.startBody(head);
+    this.stream.on('data', (chunk: Buffer) => {
+      exchange.bytesOut += chunk.length;
+      if (this.meter && !this.cut && !this.meter(this.binding.accountId, chunk.length)) return this.cutOff();
+      if (!this.connection.writeBody(chunk)) this.stream.pause();
+    });
+    this.stream.on('end', () => {
+      if (this.settled) return;
+      this.connection.endBody();
+      this.settle();
+    });
+  }
+
+  private onStreamError(error: Error): void {
+    if (this.settled) return;
+    const exchange = this.exchange;
+    if (exchange.status !== 0 && !this.cut) {
+      // The head is out: the visitor can only learn of the failure by the connection closing.
+      this.connection.abort();
+    } else if (!this.cut) {
+      const code = error instanceof StreamResetError ? error.code : 'CANCEL';
+      exchange.status = this.connection.sendPage(
+        code === ResetCode.UPSTREAM_UNREACHABLE
+          ? unreachablePage(exchange.host, this.binding.local)
+          : upstreamErrorPage(exchange.host, code === 'SESSION_CLOSED' ? 'the agent disconnected' : 'the local service failed'),
+      );
+    }
+    this.settle();
+  }
+
+  /** The account's transfer quota ran out mid-response: both directions stop, the chunk is not forwarded. */
+  private cutOff(): void {
+    this.cut = true;
+    this.stream.reset(ResetCode.CANCEL);
+    this.connection.abort();
+    this.settle();
+  }
+
+  private settle(): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.done(finished(this.exchange));
+  }
+}
+
+function finished(exchange: Exchange): Exchange {
+  exchange.durationMs = performance.now() - exchange.startedAt;
+  return exchange;
+}

@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { offlinePage } from '../pages.js';
+import { BodyFraming, pageResponse, visitorResponseHead } from './response-head.js';
+
+test('keeps the origin Content-Length and its headers in order, adding a Date when it sent none', () => {
+  const head = visitorResponseHead(200, ['Content-Type', 'text/plain', 'Content-Length', '100', 'Set-Cookie', 'a=1', 'Set-Cookie', 'b=2'], 'GET', true)!;
+  assert.equal(head.framing, BodyFraming.LENGTH);
+  assert.equal(head.length, 100);
+  const lines = head.text.split('\r\n');
+  assert.deepEqual(lines.slice(0, 5), ['HTTP/1.1 200 OK', 'Content-Type: text/plain', 'Content-Length: 100', 'Set-Cookie: a=1', 'Set-Cookie: b=2']);
+  assert.match(lines[5]!, /^date: \w{3}, \d{2} \w{3} \d{4} \d{2}:\d{2}:\d{2} GMT$/);
+  assert.ok(head.text.endsWith('\r\n\r\n'));
+  assert.ok(!/connection:/i.test(head.text), 'HTTP/1.1 keeps the connection open by default');
+});
+
+test("passes the origin's own Date through instead of adding one", () => {
+  const head = visitorResponseHead(404, ['Date', 'Tue, 01 Jan 2030 00:00:00 GMT', 'Content-Length', '0'], 'GET', true)!;
+  assert.equal(head.text.match(/date:/gi)?.length, 1);
+  assert.ok(head.text.startsWith('HTTP/1.1 404 Not Found\r\n'));
+});
+
+test('a body without a length is chunked; HEAD, 204 and 304 have none whatever the headers say', () => {
+  assert.equal(visitorResponseHead(200, [], 'GET', true)!.framing, BodyFraming.CHUNKED);
+  assert.match(visitorResponseHead(200, [], 'GET', true)!.text, /\r\ntransfer-encoding: chunked\r\n/);
+  for (const [status, method] of [[200, 'HEAD'], [204, 'GET'], [304, 'GET']] as const) {
+    const head = visitorResponseHead(status, ['Content-Length', '42'], method, true)!;
+    assert.equal(head.framing, BodyFraming.NONE, `${status} ${method}`);
+    assert.ok(!head.text.includes('transfer-encoding'));
+    assert.match(head.text, /Content-Length: 42\r\n/, 'the length of the representation is kept');
+  }
+});
+
+test('says connection: close when the connection will not be kept', () => {
+  assert.match(visitorResponseHead(200, ['Content-Length', '1'], 'GET', false)!.text, /\r\nconnection: close\r\n\r\n$/);
+});
+
+test('refuses what Node would refuse: a bad status, a non-token name, a control byte in a value, a bad length', () => {
+  assert.equal(visitorResponseHead(99, [], 'GET', true), undefined);
+  assert.equal(visitorResponseHead(1000, [], 'GET', true), undefined);
+  assert.equal(visitorResponseHead(101, [], 'GET', true), undefined, 'a 101 outside an upgrade');
+  assert.equal(visitorResponseHead(200, ['Bad Name', 'x'], 'GET', true), undefined);
+  assert.equal(visitorResponseHead(200, ['X-Split', 'a\r\nSet-Cookie: evil=1'], 'GET', true), undefined);
+  assert.equal(visitorResponseHead(200, ['X-Nul', 'a\0b'], 'GET', true), undefined);
+  assert.equal(visitorResponseHead(200, ['Content-Length', '12abc'], 'GET', true), undefined);
+  assert.equal(visitorResponseHead(200, ['Content-Length', '1', 'Content-Length', '2'], 'GET', true), undefined);
+  assert.equal(visitorResponseHead(200, ['Content-Length', '2', 'Content-Length', '2'], 'GET', true)!.length, 2, 'repeated equal lengths are one length');
+});
+
+test('an edge page is a whole response with its length, and only a head for HEAD', () => {
+  const page = offlinePage('gone.example.com');
+  const get = pageResponse(page, 'GET', true);
+  const [head, body] = get.split('\r\n\r\n') as [string, string];
+  assert.ok(head.startsWith('HTTP/1.1 404 Not Found\r\n'));
+  assert.equal(Number(/content-length: (\d+)/.exec(head)![1]), Buffer.byteLength(body));
+  assert.ok(!head.includes('connection: close'));
+  assert.ok(pageResponse(page, 'HEAD', false).endsWith('connection: close\r\n\r\n'));
+});

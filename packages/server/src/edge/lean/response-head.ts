@@ -1,0 +1,90 @@
+import { STATUS_CODES } from 'node:http';
+import type { EdgePage } from '../pages.js';
+
+/** How the body after a head is framed on the visitor's connection. */
+export const BodyFraming = {
+  /** No body may follow (HEAD, 204, 304). */
+  NONE: 0,
+  /** Exactly `length` bytes follow, as the origin's Content-Length said. */
+  LENGTH: 1,
+  /** The origin gave no length: chunked transfer coding, ended by a zero chunk. */
+  CHUNKED: 2,
+} as const;
+export type BodyFramingValue = (typeof BodyFraming)[keyof typeof BodyFraming];
+
+export interface VisitorResponseHead {
+  /** The serialised head, ready to write as latin1. */
+  text: string;
+  framing: BodyFramingValue;
+  /** Body bytes announced by Content-Length (framing LENGTH). */
+  length: number;
+}
+
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** The bytes Node refuses in a header value: controls other than tab (CR and LF included). */
+const INVALID_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
+const DIGITS = /^\d{1,15}$/;
+
+let dateSecond = -1;
+let dateText = '';
+
+/** The current time as an HTTP date, formatted once per second (Node's ServerResponse adds one too). */
+function httpDate(): string {
+  const now = Date.now();
+  const second = Math.floor(now / 1000);
+  if (second !== dateSecond) {
+    dateSecond = second;
+    dateText = new Date(now).toUTCString();
+  }
+  return dateText;
+}
+
+/**
+ * Serialises a response head for an HTTP/1.1 visitor from the origin's status and headers
+ * (hop-by-hop ones already removed). Returns undefined for a head Node's `writeHead` would refuse
+ * too: a bad status, a header name that is not a token, a value with a control byte (which
+ * could split the response), or a Content-Length that is not one decimal number.
+ */
+export function visitorResponseHead(
+  status: number,
+  headers: readonly string[],
+  requestMethod: string,
+  keepAlive: boolean,
+): VisitorResponseHead | undefined {
+  if (!Number.isInteger(status) || status < 200 || status > 999) return undefined;
+  let text = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Unknown'}\r\n`;
+  let length = -1;
+  let hasDate = false;
+  for (let i = 0; i < headers.length; i += 2) {
+    const name = headers[i]!;
+    const value = headers[i + 1]!;
+    if (!TOKEN.test(name) || INVALID_VALUE.test(value)) return undefined;
+    if (name.length === 14 && name.toLowerCase() === 'content-length') {
+      const trimmed = value.trim();
+      if (!DIGITS.test(trimmed) || (length >= 0 && Number(trimmed) !== length)) return undefined;
+      length = Number(trimmed);
+    } else if (name.length === 4 && name.toLowerCase() === 'date') {
+      hasDate = true;
+    }
+    text += `${name}: ${value}\r\n`;
+  }
+  if (!hasDate) text += `date: ${httpDate()}\r\n`;
+  let framing: BodyFramingValue;
+  if (requestMethod === 'HEAD' || status === 204 || status === 304) framing = BodyFraming.NONE;
+  else if (length >= 0) framing = BodyFraming.LENGTH;
+  else {
+    framing = BodyFraming.CHUNKED;
+    text += 'transfer-encoding: chunked\r\n';
+  }
+  if (!keepAlive) text += 'connection: close\r\n';
+  return { text: `${text}\r\n`, framing, length: Math.max(length, 0) };
+}
+
+/** One of the edge's own pages as a whole HTTP/1.1 response that keeps the connection usable. */
+export function pageResponse(page: EdgePage, requestMethod: string, keepAlive: boolean): string {
+  let text = `HTTP/1.1 ${page.status} ${STATUS_CODES[page.status] ?? 'Error'}\r\n`;
+  for (const name in page.headers) text += `${name}: ${page.headers[name]}\r\n`;
+  text += `date: ${httpDate()}\r\n`;
+  if (!keepAlive) text += 'connection: close\r\n';
+  return requestMethod === 'HEAD' ? `${text}\r\n` : `${text}\r\n${page.body}`;
+}
