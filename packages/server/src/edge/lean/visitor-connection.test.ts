@@ -214,3 +214,24 @@ test('pages are whole responses and keep the connection; a visitor leaving mid-r
   socket.destroy();
   await visitorGone;
 });
+
+test('a slow answer is not idleness: the keep-alive timer firing mid-request leaves the connection be', async () => {
+  let held!: (served: Served) => void;
+  const holding = new Promise<Served>((resolve) => (held = resolve));
+  const { port, nextSocket } = await leanServer((served) => {
+    held(served);
+    return true;
+  }, { keepAliveMs: 50 });
+  const serverSide = nextSocket();
+  const socket = net.connect(port, '127.0.0.1');
+  cleanups.push(async () => void socket.destroy());
+  let received = '';
+  socket.on('data', (chunk: Buffer) => (received += chunk));
+  socket.write('GET /slow HTTP/1.1\r\nHost: a\r\n\r\n');
+  const served = await holding;
+  await once(await serverSide, 'timeout');
+  answer(served, 'late but whole');
+  while (!received.includes('late but whole')) await once(socket, 'data');
+  // Idle again, the connection now closes after keepAliveMs.
+  await once(socket, 'close');
+});

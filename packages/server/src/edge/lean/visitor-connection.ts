@@ -55,8 +55,13 @@ export class VisitorConnection {
   private readonly onData = (chunk: Buffer): void => this.receive(chunk);
   private readonly onClose = (): void => this.visitorClose();
   private readonly onDrain = (): void => this.owner?.onVisitorDrain();
+  /**
+   * The idle timer stays armed for the connection's life (Node re-arms it on every read and
+   * write), rather than being cleared and set again around each request: an answer that is
+   * merely slow (a long poll, a quiet event stream) is not idleness, so it is let be.
+   */
   private readonly onTimeout = (): void => {
-    this.socket.destroy();
+    if (this.owner === undefined && this.pending === undefined) this.socket.destroy();
   };
 
   constructor(
@@ -159,7 +164,6 @@ export class VisitorConnection {
     // A head that is not all here is Node's: its parser keeps state across reads and enforces
     // headersTimeout against visitors who trickle bytes.
     if (result === INCOMPLETE || result === HAND_OVER) return this.handOver(buffer);
-    this.socket.setTimeout(0);
     this.requestMethod = result.method;
     this.closeAfterResponse = result.close;
     this.pending = buffer.length > result.headBytes ? buffer.subarray(result.headBytes) : undefined;
@@ -193,9 +197,7 @@ export class VisitorConnection {
         }
         this.serveFrom(next);
       });
-      return;
     }
-    this.socket.setTimeout(this.options.keepAliveMs);
   }
 
   private visitorClose(): void {
