@@ -64,20 +64,30 @@ function answer({ connection, request }: Served, body: string): void {
   connection.endBody();
 }
 
-/** Connects, writes `text`, and collects what comes back until `until` says enough or the socket closes. */
-async function exchange(port: number, text: string, until: (received: string) => boolean) {
+/** A raw visitor connection that collects what the server sends. */
+function rawClient(port: number) {
   const socket = net.connect(port, '127.0.0.1');
   cleanups.push(async () => void socket.destroy());
   let received = '';
-  socket.write(text);
-  await new Promise<void>((resolve) => {
-    socket.on('data', (chunk: Buffer) => {
-      received += chunk.toString('latin1');
-      if (until(received)) resolve();
-    });
-    socket.on('close', () => resolve());
-  });
-  return { received, socket };
+  socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+  return {
+    socket,
+    get received(): string {
+      return received;
+    },
+    /** Resolves once `done` holds for what has arrived, or the connection has closed. */
+    async until(done: (text: string) => boolean): Promise<string> {
+      while (!done(received) && !socket.destroyed) await Promise.race([once(socket, 'data'), once(socket, 'close')]);
+      return received;
+    },
+  };
+}
+
+/** Connects, writes `text`, and collects what comes back until `until` says enough or the socket closes. */
+async function exchange(port: number, text: string, until: (received: string) => boolean) {
+  const client = rawClient(port);
+  client.socket.write(text);
+  return { received: await client.until(until), socket: client.socket };
 }
 
 const count = (text: string, pattern: RegExp): number => text.match(pattern)?.length ?? 0;
@@ -118,16 +128,13 @@ test('a head trickled in pieces is finished by Node', async () => {
   let servedLean = false;
   const { port, nextSocket } = await leanServer(() => (servedLean = true));
   const serverSide = nextSocket();
-  const socket = net.connect(port, '127.0.0.1');
-  cleanups.push(async () => void socket.destroy());
-  let received = '';
-  socket.on('data', (chunk: Buffer) => (received += chunk));
-  socket.write('GET /tr');
+  const client = rawClient(port);
+  client.socket.write('GET /tr');
   // The first piece is read (and handed over) before the rest is sent.
   await once(await serverSide, 'data');
-  socket.write('ickle HTTP/1.1\r\nHo');
-  socket.write('st: a\r\n\r\n');
-  while (!received.includes('node GET /trickle')) await once(socket, 'data');
+  client.socket.write('ickle HTTP/1.1\r\nHo');
+  client.socket.write('st: a\r\n\r\n');
+  assert.match(await client.until((got) => got.includes('node GET /trickle')), /node GET \/trickle/);
   assert.equal(servedLean, false);
 });
 
@@ -139,18 +146,16 @@ test('pauses the visitor once more than a head waits behind a request, and serve
     else answer(served, 'ok');
     return true;
   }, { maxHeadBytes: 1024 });
-  const socket = net.connect(port, '127.0.0.1');
-  cleanups.push(async () => void socket.destroy());
-  let received = '';
-  socket.on('data', (chunk: Buffer) => (received += chunk));
-  socket.write('GET /hold HTTP/1.1\r\nHost: a\r\n\r\n');
+  const client = rawClient(port);
+  client.socket.write('GET /hold HTTP/1.1\r\nHost: a\r\n\r\n');
   const first = await holding;
   const paused = once(sockets[0]!, 'pause');
   const queued = Array.from({ length: 60 }, (_, i) => `GET /q${i} HTTP/1.1\r\nHost: a\r\n\r\n`).join('');
-  socket.write(queued);
+  client.socket.write(queued);
   await paused;
   answer(first, 'held');
-  while (count(received, /HTTP\/1\.1 200 OK/g) < 61) await once(socket, 'data');
+  const received = await client.until((got) => count(got, /HTTP\/1\.1 200 OK/g) >= 61);
+  assert.equal(count(received, /HTTP\/1\.1 200 OK/g), 61);
   assert.ok(received.indexOf('held') < received.lastIndexOf('ok'));
 });
 
@@ -223,15 +228,12 @@ test('a slow answer is not idleness: the keep-alive timer firing mid-request lea
     return true;
   }, { keepAliveMs: 50 });
   const serverSide = nextSocket();
-  const socket = net.connect(port, '127.0.0.1');
-  cleanups.push(async () => void socket.destroy());
-  let received = '';
-  socket.on('data', (chunk: Buffer) => (received += chunk));
-  socket.write('GET /slow HTTP/1.1\r\nHost: a\r\n\r\n');
+  const client = rawClient(port);
+  client.socket.write('GET /slow HTTP/1.1\r\nHost: a\r\n\r\n');
   const served = await holding;
   await once(await serverSide, 'timeout');
   answer(served, 'late but whole');
-  while (!received.includes('late but whole')) await once(socket, 'data');
+  assert.match(await client.until((got) => got.includes('late but whole')), /late but whole/);
   // Idle again, the connection now closes after keepAliveMs.
-  await once(socket, 'close');
+  if (!client.socket.destroyed) await once(client.socket, 'close');
 });
