@@ -11,7 +11,7 @@ import { isIpHost, normalizeHost } from './host.js';
 import { proxyLean } from './lean/lean-proxy.js';
 import type { LeanRequest } from './lean/request-head.js';
 import type { LeanHandler, VisitorConnection } from './lean/visitor-connection.js';
-import { badRequestPage, bandwidthPage, offlinePage, rawResponse } from './pages.js';
+import { badRequestPage, bandwidthPage, offlinePage, rawResponse, type EdgePage } from './pages.js';
 import { proxyRequest, sendPage, type ByteMeter, type Exchange, type ExchangeObserver } from './proxy.js';
 import { Router, type Binding } from './router.js';
 import { acceptSession, clientIp, isSessionUpgrade, type Authenticate } from './session-acceptor.js';
@@ -71,14 +71,9 @@ export class Edge implements LeanHandler {
     if (!secure && this.answerAcmeChallenge(req, res)) return;
     if (this.isApex(host)) return this.deps.apex(req, res);
     const exchange = this.newExchange(req, host);
-    const binding = this.router.resolve(host);
-    if (!binding || binding.session.isClosed) {
-      exchange.status = sendPage(res, offlinePage(host));
-      return this.finish(exchange);
-    }
-    exchange.binding = binding;
-    if (this.deps.isOverBandwidth?.(binding.accountId)) {
-      exchange.status = sendPage(res, bandwidthPage());
+    const binding = this.tunnelFor(exchange);
+    if (!binding) {
+      exchange.status = sendPage(res, this.refusal(exchange));
       return this.finish(exchange);
     }
     proxyRequest(req, res, binding, exchange, secure, this.observe, this.deps.meter);
@@ -93,29 +88,10 @@ export class Edge implements LeanHandler {
     const host = normalizeHost(request.host);
     if (!host || this.isApex(host)) return false;
     if (!connection.secure && this.deps.acmeChallenge && request.target.startsWith(ACME_CHALLENGE_PATH)) return false;
-    const exchange: Exchange = {
-      binding: undefined,
-      host,
-      method: request.method,
-      path: request.target,
-      status: 0,
-      startedAt: performance.now(),
-      durationMs: 0,
-      bytesIn: 0,
-      bytesOut: 0,
-      ip: connection.ip,
-      userAgent: request.userAgent,
-      proto: 'HTTP/1.1',
-    };
-    const binding = this.router.resolve(host);
-    if (!binding || binding.session.isClosed) {
-      exchange.status = connection.sendPage(offlinePage(host));
-      this.finish(exchange);
-      return true;
-    }
-    exchange.binding = binding;
-    if (this.deps.isOverBandwidth?.(binding.accountId)) {
-      exchange.status = connection.sendPage(bandwidthPage());
+    const exchange = newExchange(host, request.method, request.target, connection.ip, request.userAgent, 'HTTP/1.1');
+    const binding = this.tunnelFor(exchange);
+    if (!binding) {
+      exchange.status = connection.sendPage(this.refusal(exchange));
       this.finish(exchange);
       return true;
     }
@@ -151,16 +127,9 @@ export class Edge implements LeanHandler {
       return;
     }
     const exchange = this.newExchange(req, host);
-    const binding = this.router.resolve(host);
-    if (!binding || binding.session.isClosed) {
-      const page = offlinePage(host);
-      exchange.status = page.status;
-      socket.end(rawResponse(page));
-      return this.finish(exchange);
-    }
-    exchange.binding = binding;
-    if (this.deps.isOverBandwidth?.(binding.accountId)) {
-      const page = bandwidthPage();
+    const binding = this.tunnelFor(exchange);
+    if (!binding) {
+      const page = this.refusal(exchange);
       exchange.status = page.status;
       socket.end(rawResponse(page));
       return this.finish(exchange);
@@ -229,24 +198,45 @@ export class Edge implements LeanHandler {
 
   private newExchange(req: VisitorRequest, host: string): Exchange {
     const userAgent = req.headers['user-agent'];
-    return {
-      binding: undefined,
-      host,
-      method: req.method ?? 'GET',
-      path: req.url ?? '/',
-      status: 0,
-      startedAt: performance.now(),
-      durationMs: 0,
-      bytesIn: 0,
-      bytesOut: 0,
-      ip: clientIp(req),
-      userAgent: typeof userAgent === 'string' ? userAgent : '',
-      proto: `HTTP/${req.httpVersion}`,
-    };
+    return newExchange(host, req.method ?? 'GET', req.url ?? '/', clientIp(req), typeof userAgent === 'string' ? userAgent : '', `HTTP/${req.httpVersion}`);
+  }
+
+  /**
+   * The live binding the exchange's host routes to, recorded on the exchange; undefined when
+   * the request must be refused instead (see `refusal`).
+   */
+  private tunnelFor(exchange: Exchange): Binding | undefined {
+    const binding = this.router.resolve(exchange.host);
+    if (!binding || binding.session.isClosed) return undefined;
+    exchange.binding = binding;
+    return this.deps.isOverBandwidth?.(binding.accountId) ? undefined : binding;
+  }
+
+  /** The page for a request `tunnelFor` refused: offline (no live agent), or over the transfer quota. */
+  private refusal(exchange: Exchange): EdgePage {
+    return exchange.binding ? bandwidthPage() : offlinePage(exchange.host);
   }
 
   private finish(exchange: Exchange): void {
     exchange.durationMs = performance.now() - exchange.startedAt;
     this.observe(exchange);
   }
+}
+
+/** A fresh record of one visitor request, for the inspector and metering; routing fills in the binding. */
+function newExchange(host: string, method: string, path: string, ip: string, userAgent: string, proto: string): Exchange {
+  return {
+    binding: undefined,
+    host,
+    method,
+    path,
+    status: 0,
+    startedAt: performance.now(),
+    durationMs: 0,
+    bytesIn: 0,
+    bytesOut: 0,
+    ip,
+    userAgent,
+    proto,
+  };
 }
