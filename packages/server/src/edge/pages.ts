@@ -1,4 +1,5 @@
 import { Messages } from '@svcrouter/protocol';
+import { pageResponse } from './lean/response-head.js';
 
 /** A small page the edge answers with itself (offline, 502, 429…). */
 export interface EdgePage {
@@ -50,12 +51,9 @@ export function badRequestPage(reason: string): EdgePage {
   return page(400, 'Bad Request', reason);
 }
 
-/** Serialises a page as a raw HTTP/1.1 response, for sockets taken over by an upgrade. */
+/** Serialises a page as a raw HTTP/1.1 response that closes the connection, for sockets taken over by an upgrade. */
 export function rawResponse(edgePage: EdgePage): string {
-  const reason = { 400: 'Bad Request', 404: 'Not Found', 429: 'Too Many Requests', 502: 'Bad Gateway' }[edgePage.status] ?? 'Error';
-  const lines = [`HTTP/1.1 ${edgePage.status} ${reason}`, 'connection: close'];
-  for (const [name, value] of Object.entries(edgePage.headers)) lines.push(`${name}: ${value}`);
-  return `${lines.join('\r\n')}\r\n\r\n${edgePage.body}`;
+  return pageResponse(edgePage, 'GET', false);
 }
 
 function escapeHtml(text: string): string {
