@@ -1,6 +1,7 @@
 import { Duplex } from 'node:stream';
 import { FLAG_END, FrameType, MAX_DATA_CHUNK, encodeJson } from './frame.js';
 import { StreamResetError } from './errors.js';
+import { ReceiveCredit, creditPayload } from './mux-credit.js';
 import type { WindowTuner } from './mux-window.js';
 
 /** What a stream needs from its session; implemented by Mux. */
@@ -9,10 +10,21 @@ export interface StreamTransport {
   sendFrame(type: number, flags: number, stream: number, payload?: Buffer): void;
   /** Runs `callback` once the session socket can take more bytes (at once if it can now). */
   whenWritable(callback: () => void): void;
+  /** Whether the session socket can take more bytes now (whenWritable would call back at once). */
+  readonly writable: boolean;
   /** Forgets the stream: no more frames will be sent or accepted for it. */
   forget(stream: number): void;
   /** Grows receive windows of readers that keep up; undefined keeps every window fixed. */
   readonly windowTuner?: WindowTuner | undefined;
+}
+
+/** What the session needs from a stream of either kind (MuxStream, CallbackStream) to feed it frames. */
+export interface StreamEndpoint {
+  onData(payload: Buffer, flags: number): void;
+  onHeaders(meta: unknown, flags: number): void;
+  onWindow(increment: number): void;
+  onReset(code: string): void;
+  onRemoteEnd(): void;
 }
 
 /** Largest readable buffer a stream keeps before it stops asking for more (never above the window). */
@@ -46,7 +58,7 @@ const WRITE_HIGH_WATER_MARK = 256 * 1024;
  * Any other error passed to `destroy(error)` behaves as on every Node stream: unhandled, it
  * is thrown. A local `reset()` is not an error for local listeners: 'close' without 'end'.
  */
-export class MuxStream extends Duplex {
+export class MuxStream extends Duplex implements StreamEndpoint {
   /** Open metadata sent with OPEN (the request head, for example). */
   readonly meta: unknown;
   /** The peer's HEADERS metadata, once received. */
@@ -54,17 +66,8 @@ export class MuxStream extends Duplex {
   /** Code of the reset that ended the stream (ours or the peer's); undefined if it was not reset. */
   resetCode: string | undefined;
   private sendWindow: number;
-  /** Bytes the peer may have unacknowledged on this stream: `window`, plus any growth. */
-  private receiveWindow: number;
-  /** Bytes received and not yet returned as credit; never above receiveWindow. */
-  private unacknowledged = 0;
+  private readonly credit: ReceiveCredit;
   private creditScheduled = false;
-  /** Least credit worth a WINDOW frame: a quarter of the receive window (at least one byte). */
-  private creditBatch: number;
-  /** When the reader began on its current window's worth of bytes (first byte, or last growth check). */
-  private epochStartMs: number | undefined;
-  /** Bytes the reader has taken since epochStartMs. */
-  private epochTaken = 0;
   private headersSent = false;
   private localEnded = false;
   private remoteEnded = false;
@@ -76,7 +79,7 @@ export class MuxStream extends Duplex {
     readonly id: number,
     meta: unknown,
     /** The session's window: each side's initial credit, and where the receive window starts. */
-    private readonly initialWindow: number,
+    initialWindow: number,
   ) {
     // The high-water mark must not exceed the window, or a full buffer would never ask for more.
     super({
@@ -86,8 +89,7 @@ export class MuxStream extends Duplex {
     });
     this.meta = meta;
     this.sendWindow = initialWindow;
-    this.receiveWindow = initialWindow;
-    this.creditBatch = Math.max(1, Math.floor(initialWindow / 4));
+    this.credit = new ReceiveCredit(initialWindow, transport.windowTuner);
     // Errors the mux raises itself are safe to leave unhandled; any other keeps Node's default.
     this.on('error', (error) => {
       if (!(error instanceof StreamResetError) && this.listenerCount('error') === 1) throw error;
@@ -96,12 +98,12 @@ export class MuxStream extends Duplex {
 
   /** Bytes received from the peer and not yet acknowledged with credit (at most the window). */
   get receiveBuffered(): number {
-    return this.unacknowledged;
+    return this.credit.unacknowledged;
   }
 
   /** Bytes the peer may send on this stream before it must wait for credit. */
   get receiveWindowBytes(): number {
-    return this.receiveWindow;
+    return this.credit.window;
   }
 
   /** Bytes this side may still send before it must wait for credit. */
@@ -140,13 +142,11 @@ export class MuxStream extends Duplex {
   onData(payload: Buffer, flags: number): void {
     if (this.remoteEnded || this.closedOnWire) return;
     if (payload.length > 0) {
-      if (payload.length > this.receiveWindow - this.unacknowledged) {
+      if (!this.credit.receive(payload.length)) {
         this.resetCode = 'FLOW_CONTROL';
         this.destroy(new StreamResetError('FLOW_CONTROL', false));
         return;
       }
-      this.unacknowledged += payload.length;
-      this.epochStartMs ??= performance.now();
       this.push(payload);
     }
     if (flags & FLAG_END) this.onRemoteEnd();
@@ -199,7 +199,7 @@ export class MuxStream extends Duplex {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the signature of Readable.read
   override read(size?: number): any {
     const chunk: unknown = super.read(size);
-    if (this.unacknowledged > this.readableLength) this.scheduleCredit();
+    if (this.credit.unacknowledged > this.readableLength) this.scheduleCredit();
     return chunk;
   }
 
@@ -239,9 +239,7 @@ export class MuxStream extends Duplex {
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
     this.resumeWrite = undefined;
-    // Growth goes back to the session's budget; the window cannot grow again once destroyed.
-    this.transport.windowTuner?.release(this.receiveWindow - this.initialWindow);
-    this.receiveWindow = this.initialWindow;
+    this.credit.release();
     if (!this.closedOnWire) {
       this.closedOnWire = true;
       this.transport.forget(this.id);
@@ -263,43 +261,12 @@ export class MuxStream extends Duplex {
     process.nextTick(() => this.returnCredit());
   }
 
-  /**
-   * Returns credit for the bytes the reader has taken; bytes still buffered stay charged.
-   * Credit goes back in quarters of the window, as HTTP/2 stacks do: a WINDOW frame per 64 KiB
-   * chunk cost the receiver a write(2) and woke the sender once per chunk of a bulk transfer,
-   * while the sender still has three quarters of its window to keep going in the meantime.
-   * No stall: the sender waits only once all of the window is unacknowledged, and then either
-   * the reader has taken a quarter of it (credit goes back) or it has not read that far yet.
-   */
+  /** Returns credit for the bytes the reader has taken (ReceiveCredit); bytes still buffered stay charged. */
   private returnCredit(): void {
     this.creditScheduled = false;
     if (this.remoteEnded || this.closedOnWire) return;
-    const taken = this.unacknowledged - this.readableLength;
-    if (taken <= 0 || taken < this.creditBatch) return;
-    this.unacknowledged -= taken;
-    const credit = Buffer.allocUnsafe(4);
-    credit.writeUInt32BE(taken + this.grownBy(taken), 0);
-    this.transport.sendFrame(FrameType.WINDOW, 0, this.id, credit);
-  }
-
-  /**
-   * Counts `taken` towards the reader's current window's worth; once the reader has taken a
-   * whole window, asks the session's tuner whether that was fast enough to grow the window,
-   * and returns the growth (0 when it stays), to be sent as extra credit.
-   */
-  private grownBy(taken: number): number {
-    const tuner = this.transport.windowTuner;
-    if (!tuner || this.epochStartMs === undefined) return 0;
-    this.epochTaken += taken;
-    if (this.epochTaken < this.receiveWindow) return 0;
-    const now = performance.now();
-    const next = tuner.grow(this.receiveWindow, now - this.epochStartMs);
-    this.epochStartMs = now;
-    this.epochTaken = 0;
-    const growth = next - this.receiveWindow;
-    this.receiveWindow = next;
-    this.creditBatch = Math.max(1, Math.floor(next / 4));
-    return growth;
+    const credit = this.credit.take(this.readableLength);
+    if (credit > 0) this.transport.sendFrame(FrameType.WINDOW, 0, this.id, creditPayload(credit));
   }
 
   /** Once both directions have ended on the wire, the session can drop the stream id. */

@@ -14,7 +14,8 @@ import {
   encodeJson,
   type Frame,
 } from './frame.js';
-import { MuxStream, type StreamTransport } from './mux-stream.js';
+import { CallbackStream, type CallbackStreamHandler } from './callback-stream.js';
+import { MuxStream, type StreamEndpoint, type StreamTransport } from './mux-stream.js';
 import { MAX_STREAM_WINDOW, SESSION_WINDOW_GROWTH_BUDGET, WindowTuner } from './mux-window.js';
 
 /**
@@ -57,6 +58,16 @@ export interface MuxOptions {
    * (they are reset with REFUSED). An exception thrown here ends the session with it.
    */
   onStream?: (stream: MuxStream) => void;
+  /**
+   * Picks, by their OPEN metadata, the peer's streams that arrive as CallbackStreams on
+   * onCallbackStream instead of Duplexes on onStream. Default: none.
+   */
+  wantsCallbacks?: (meta: unknown) => boolean;
+  /**
+   * Called for every stream wantsCallbacks picked; it must attach a handler before returning.
+   * An exception thrown here ends the session with it.
+   */
+  onCallbackStream?: (stream: CallbackStream) => void;
   /** Called for every control message on stream 0, in order. An exception thrown here ends the session. */
   onControl?: (message: unknown) => void;
 }
@@ -80,7 +91,7 @@ export interface MuxOptions {
  * inside the socket's 'data' handler; an exception thrown there ends the session with that error.
  */
 export class Mux extends EventEmitter implements StreamTransport {
-  private readonly streams = new Map<number, MuxStream>();
+  private readonly streams = new Map<number, StreamEndpoint>();
   private readonly decoder: FrameDecoder;
   private readonly window: number;
   private nextStreamId: number;
@@ -149,12 +160,24 @@ export class Mux extends EventEmitter implements StreamTransport {
    * Throws ProtocolError when the session is closed or its stream ids are used up.
    */
   open(meta: unknown, end = false): MuxStream {
-    if (this.closed) throw new ProtocolError('session is closed');
-    const id = this.nextStreamId;
-    if (id > MAX_STREAM_ID) throw new ProtocolError('stream ids exhausted; open a new session');
+    const id = this.takeStreamId();
     const payload = encodeJson(meta);
-    this.nextStreamId += 2;
     const stream = new MuxStream(this, id, meta, this.window);
+    this.streams.set(id, stream);
+    this.sendFrame(FrameType.OPEN, end ? FLAG_END : 0, id, payload);
+    if (end) stream.endOnOpen();
+    return stream;
+  }
+
+  /**
+   * Opens a stream driven by `handler` (CallbackStream) rather than a Duplex; otherwise as open().
+   * The handler is attached before any frame of the peer's can arrive.
+   */
+  openCallbackStream(meta: unknown, handler: CallbackStreamHandler, end = false): CallbackStream {
+    const id = this.takeStreamId();
+    const payload = encodeJson(meta);
+    const stream = new CallbackStream(this, id, meta, this.window);
+    stream.attach(handler);
     this.streams.set(id, stream);
     this.sendFrame(FrameType.OPEN, end ? FLAG_END : 0, id, payload);
     if (end) stream.endOnOpen();
@@ -221,6 +244,14 @@ export class Mux extends EventEmitter implements StreamTransport {
     this.emit('close', error);
   }
 
+  private takeStreamId(): number {
+    if (this.closed) throw new ProtocolError('session is closed');
+    const id = this.nextStreamId;
+    if (id > MAX_STREAM_ID) throw new ProtocolError('stream ids exhausted; open a new session');
+    this.nextStreamId += 2;
+    return id;
+  }
+
   // ---- StreamTransport ----
 
   /** @internal */
@@ -242,8 +273,13 @@ export class Mux extends EventEmitter implements StreamTransport {
 
   /** @internal */
   whenWritable(callback: () => void): void {
-    if (this.closed || this.socket.writableLength < SESSION_WRITE_HIGH_WATER) callback();
+    if (this.writable) callback();
     else this.drainWaiters.push(callback);
+  }
+
+  /** @internal */
+  get writable(): boolean {
+    return this.closed || this.socket.writableLength < SESSION_WRITE_HIGH_WATER;
   }
 
   /** @internal */
@@ -309,6 +345,14 @@ export class Mux extends EventEmitter implements StreamTransport {
     }
     this.lastPeerStreamId = frame.stream;
     const meta = decodeJson(frame.payload);
+    const onCallbackStream = this.options.onCallbackStream;
+    if (onCallbackStream && this.options.wantsCallbacks?.(meta)) {
+      const stream = new CallbackStream(this, frame.stream, meta, this.window);
+      this.streams.set(frame.stream, stream);
+      if (frame.flags & FLAG_END) stream.onRemoteEnd();
+      onCallbackStream(stream);
+      return;
+    }
     if (!this.options.onStream) {
       this.sendFrame(FrameType.RESET, 0, frame.stream, Buffer.from('REFUSED'));
       return;
