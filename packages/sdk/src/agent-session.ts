@@ -6,14 +6,16 @@ import {
   HEARTBEAT_INTERVAL_MS,
   HEARTBEAT_MISSES,
   Mux,
+  MuxStream,
   SvcError,
   type AgentMessage,
+  type CallbackStream,
   type EdgeMessage,
   type ErrorCodeValue,
-  type MuxStream,
   type RequestHead,
 } from '@svcrouter/protocol';
 import { dialSession, type DialOptions } from './dial.js';
+import { wantsCallbacks } from './origin-proxy.js';
 import { reconnectDelay } from './backoff.js';
 
 /** How long a clean close waits for the edge to acknowledge (close its side) before giving up. */
@@ -42,7 +44,7 @@ export interface Bound {
 export interface SessionTunnel {
   readonly bindRequest: BindRequest;
   /** Serves one visitor stream. */
-  handleStream(stream: MuxStream): void;
+  handleStream(stream: MuxStream | CallbackStream): void;
   /** The session is re-dialling; `attempt` counts from 1 in each episode of lost connection. */
   onReconnecting(attempt: number, delayMs: number, reason: string): void;
   /** The tunnel is live again after a reconnect. */
@@ -97,6 +99,8 @@ export class AgentSession extends EventEmitter {
     const mux = new Mux(socket, {
       role: 'dialer',
       onStream: (stream) => this.onStream(stream),
+      wantsCallbacks,
+      onCallbackStream: (stream) => this.onStream(stream),
       onControl: (message) => this.onControl(message as EdgeMessage),
     });
     this.mux = mux;
@@ -172,11 +176,11 @@ export class AgentSession extends EventEmitter {
     });
   }
 
-  private onStream(stream: MuxStream): void {
+  private onStream(stream: MuxStream | CallbackStream): void {
     const head = stream.meta as RequestHead;
     const tunnel = this.byId.get(head.t);
     if (!tunnel) {
-      stream.on('error', () => undefined);
+      if (stream instanceof MuxStream) stream.on('error', () => undefined);
       stream.reset('NOT_FOUND');
       return;
     }

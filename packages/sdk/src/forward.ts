@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { ErrorCode, SvcError, type MuxStream } from '@svcrouter/protocol';
+import { ErrorCode, SvcError, type CallbackStream, type MuxStream } from '@svcrouter/protocol';
 import { AgentSession, type BindRequest, type Bound, type SessionTunnel } from './agent-session.js';
 import { parseLocalTarget, type LocalTarget } from './local-target.js';
 import { OriginProxy, type RequestLog } from './origin-proxy.js';
@@ -65,7 +65,7 @@ export class Tunnel extends EventEmitter implements SessionTunnel {
   }
 
   /** @internal */
-  handleStream(stream: MuxStream): void {
+  handleStream(stream: MuxStream | CallbackStream): void {
     this.proxy.handle(stream);
   }
 

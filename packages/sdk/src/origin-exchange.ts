@@ -1,4 +1,4 @@
-import { ResetCode, type MuxStream, type RequestHead, type ResponseHead } from '@svcrouter/protocol';
+import { ResetCode, type CallbackStream, type CallbackStreamHandler, type RequestHead, type ResponseHead } from '@svcrouter/protocol';
 import { LAST_CHUNK, frameRequest, writeChunk, type RequestFraming } from './h1-request.js';
 import type { ResponseHandler } from './h1-response-parser.js';
 import type { ConnectionUser, OriginConnection, OriginPool } from './origin-pool.js';
@@ -24,23 +24,6 @@ export function resetCodeFor(error: Error | undefined): string {
   return UNREACHABLE_CODES.has(code) ? ResetCode.UPSTREAM_UNREACHABLE : ResetCode.UPSTREAM_ERROR;
 }
 
-// The stream's listeners are shared functions that find their exchange on the stream, so a
-// request costs no closures for them (this is the agent's hot path).
-const EXCHANGE = Symbol('originExchange');
-type CarrierStream = MuxStream & { [EXCHANGE]: OriginExchange };
-function onStreamGone(this: CarrierStream): void {
-  this[EXCHANGE].visitorGone();
-}
-function onStreamDrain(this: CarrierStream): void {
-  this[EXCHANGE].visitorDrained();
-}
-function onStreamData(this: CarrierStream, chunk: Buffer): void {
-  this[EXCHANGE].sendBody(chunk);
-}
-function onStreamEnd(this: CarrierStream): void {
-  this[EXCHANGE].bodyEnded();
-}
-
 /**
  * One visitor request forwarded to the origin over a pooled HTTP/1.1 connection: the head in
  * one write, the body streamed behind it, the response parsed and streamed back.
@@ -50,7 +33,7 @@ function onStreamEnd(this: CarrierStream): void {
  * Exactly one outcome: the response completes, the origin fails (reset), or the visitor
  * leaves (origin connection destroyed); each logs once. After it, events are ignored.
  */
-export class OriginExchange implements ConnectionUser, ResponseHandler {
+export class OriginExchange implements ConnectionUser, ResponseHandler, CallbackStreamHandler {
   private connection: OriginConnection | undefined;
   private framing: RequestFraming | undefined;
   private readonly started = performance.now();
@@ -65,38 +48,27 @@ export class OriginExchange implements ConnectionUser, ResponseHandler {
 
   constructor(
     private readonly pool: OriginPool,
-    private readonly stream: MuxStream,
+    private readonly stream: CallbackStream,
     private readonly head: RequestHead,
     private readonly onLog: (log: RequestLog) => void,
   ) {}
 
   /** Sends the request. Never throws; failures reset the stream. */
   start(): void {
-    const stream = this.stream as CarrierStream;
-    if (stream.destroyed) return this.visitorGone();
     try {
       this.framing = frameRequest(this.head);
     } catch (error) {
       return this.fail(error as Error);
     }
-    stream[EXCHANGE] = this;
-    stream.on('error', onStreamGone);
-    stream.on('close', onStreamGone);
-    stream.on('drain', onStreamDrain);
     this.send(this.pool.acquire(this));
-    if (this.head.b === 1) {
-      stream.on('data', onStreamData);
-      stream.on('end', onStreamEnd);
-    } else {
-      // The OPEN frame ended the read side; let it finish so the stream can close when we end.
-      stream.resume();
-    }
+    // After send: the body (and its end) can only go out once there is a connection.
+    this.stream.attach(this);
   }
 
-  // ---- visitor stream ----
+  // ---- visitor stream (CallbackStreamHandler) ----
 
-  /** @internal The stream errored or closed: the visitor left, or we are done. */
-  visitorGone(): void {
+  /** @internal The stream was reset: the visitor left, or the session closed. */
+  onReset(): void {
     if (this.finished) return;
     this.finished = true;
     this.dropConnection();
@@ -104,14 +76,14 @@ export class OriginExchange implements ConnectionUser, ResponseHandler {
   }
 
   /** @internal The visitor stream can take more response body. */
-  visitorDrained(): void {
+  onDrain(): void {
     if (!this.downloadPaused || this.connection === undefined) return;
     this.downloadPaused = false;
     this.connection.socket.resume();
   }
 
   /** @internal A piece of the request body. */
-  sendBody(chunk: Buffer): void {
+  onData(chunk: Buffer): void {
     const connection = this.connection;
     if (this.finished || connection === undefined) return;
     this.bytesSent += chunk.length;
@@ -122,8 +94,8 @@ export class OriginExchange implements ConnectionUser, ResponseHandler {
     }
   }
 
-  /** @internal The request body ended cleanly (a failed one ends with 'error' instead, unterminated). */
-  bodyEnded(): void {
+  /** @internal The request body ended cleanly (a failed one is reset instead, unterminated); at once for a body-less request. */
+  onEnd(): void {
     const connection = this.connection;
     if (this.finished || connection === undefined) return;
     if (this.framing!.chunked) connection.socket.write(LAST_CHUNK, 'latin1');

@@ -1,12 +1,20 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
-import { ResetCode, type MuxStream, type RequestHead, type ResponseHead } from '@svcrouter/protocol';
+import { CallbackStream, ResetCode, type MuxStream, type RequestHead, type ResponseHead } from '@svcrouter/protocol';
 import type { LocalTarget } from './local-target.js';
 import { OriginExchange, resetCodeFor, type RequestLog } from './origin-exchange.js';
 import { OriginPool, originAddress } from './origin-pool.js';
 
 export type { RequestLog };
+
+/**
+ * Which visitor streams the agent's session hands over as CallbackStreams (Mux's
+ * `wantsCallbacks`): every plain HTTP request. Upgrades stay Duplexes, to be piped.
+ */
+export function wantsCallbacks(meta: unknown): boolean {
+  return !(meta as RequestHead).u;
+}
 
 /**
  * Forwards visitor streams to one local service. Plain requests go over our own HTTP/1.1
@@ -25,11 +33,21 @@ export class OriginProxy {
     this.pool = new OriginPool(originAddress(target));
   }
 
-  /** Serves one visitor request arriving on `stream`. Never throws; failures reset the stream. */
-  handle(stream: MuxStream): void {
+  /**
+   * Serves one visitor request arriving on `stream`: a CallbackStream for a plain request, a
+   * MuxStream for an upgrade (as wantsCallbacks sorts them). Never throws; failures reset the stream.
+   */
+  handle(stream: MuxStream | CallbackStream): void {
     const head = stream.meta as RequestHead;
-    if (head.u) this.handleUpgrade(stream, head);
-    else new OriginExchange(this.pool, stream, head, this.onLog).start();
+    if (stream instanceof CallbackStream) {
+      new OriginExchange(this.pool, stream, head, this.onLog).start();
+    } else if (head.u) {
+      this.handleUpgrade(stream, head);
+    } else {
+      // A session that did not sort its streams with wantsCallbacks: a bug of ours, not the visitor's.
+      stream.on('error', () => undefined);
+      stream.reset(ResetCode.UPSTREAM_ERROR);
+    }
   }
 
   /** Closes pooled origin connections; requests still in flight on them fail. */

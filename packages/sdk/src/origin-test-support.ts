@@ -16,7 +16,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Mux, StreamResetError, type MuxStream, type RequestHead, type ResponseHead } from '@svcrouter/protocol';
 import { parseLocalTarget, type LocalTarget } from './local-target.js';
-import { OriginProxy, type RequestLog } from './origin-proxy.js';
+import { OriginProxy, wantsCallbacks, type RequestLog } from './origin-proxy.js';
 
 /** The edge's end of a session whose agent end forwards every stream to `proxy`. */
 export interface ProxyFixture {
@@ -43,7 +43,12 @@ export async function proxyFixture(origin: string): Promise<ProxyFixture> {
     logs.push(log);
     logged.emit('log');
   });
-  new Mux(dialerSocket, { role: 'dialer', onStream: (stream) => proxy.handle(stream) });
+  new Mux(dialerSocket, {
+    role: 'dialer',
+    onStream: (stream) => proxy.handle(stream),
+    wantsCallbacks,
+    onCallbackStream: (stream) => proxy.handle(stream),
+  });
   const edge = new Mux(acceptorSocket, { role: 'acceptor' });
   return {
     edge,

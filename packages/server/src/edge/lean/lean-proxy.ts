@@ -1,4 +1,4 @@
-import { ResetCode, StreamResetError, type MuxStream, type ResponseHead } from '@svcrouter/protocol';
+import { ResetCode, type CallbackStream, type CallbackStreamHandler, type ResponseHead, type StreamResetError } from '@svcrouter/protocol';
 import { offlinePage, unreachablePage, upstreamErrorPage } from '../pages.js';
 import { requestHead, responseHeaders, type ByteMeter, type Exchange, type ExchangeObserver } from '../proxy.js';
 import type { Binding } from '../router.js';
@@ -28,34 +28,31 @@ export function proxyLean(
     connection.secure,
     false,
   );
-  let stream: MuxStream;
+  const lean = new LeanExchange(connection, request.method, binding, exchange, done, meter);
   try {
-    stream = binding.session.mux.open(head, true);
+    lean.stream = binding.session.mux.openCallbackStream(head, lean, true);
   } catch {
     exchange.status = connection.sendPage(offlinePage(exchange.host));
     done(finished(exchange));
     return;
   }
-  new LeanExchange(connection, request.method, stream, binding, exchange, done, meter);
+  connection.adopt(lean);
 }
 
-class LeanExchange implements ResponseOwner {
+/** The response of one lean request: the handler of its stream, and the owner of the visitor's connection meanwhile. */
+class LeanExchange implements ResponseOwner, CallbackStreamHandler {
+  stream!: CallbackStream;
+  /** Once set, nothing more is done: the exchange was observed, and its stream ended or was reset. */
   private settled = false;
-  private cut = false;
 
   constructor(
     private readonly connection: VisitorConnection,
     private readonly method: string,
-    private readonly stream: MuxStream,
     private readonly binding: Binding,
     private readonly exchange: Exchange,
     private readonly done: ExchangeObserver,
     private readonly meter: ByteMeter | undefined,
-  ) {
-    connection.adopt(this);
-    stream.on('headers', (meta: ResponseHead) => this.onHeaders(meta));
-    stream.on('error', (error: Error) => this.onStreamError(error));
-  }
+  ) {}
 
   onVisitorDrain(): void {
     this.stream.resume();
@@ -67,10 +64,11 @@ class LeanExchange implements ResponseOwner {
     this.settle();
   }
 
-  private onHeaders(meta: ResponseHead): void {
+  onHeaders(meta: unknown): void {
+    const { s: status, h: headers } = meta as ResponseHead;
     const exchange = this.exchange;
-    exchange.status = meta.s;
-    const head = visitorResponseHead(meta.s, responseHeaders(meta.h), this.method, this.connection.keepAlive);
+    exchange.status = status;
+    const head = visitorResponseHead(status, responseHeaders(headers), this.method, this.connection.keepAlive);
     if (!head) {
       this.stream.reset(ResetCode.UPSTREAM_ERROR);
       exchange.status = this.connection.sendPage(upstreamErrorPage(exchange.host, 'invalid response headers'));
@@ -78,26 +76,29 @@ class LeanExchange implements ResponseOwner {
       return;
     }
     this.connection.startBody(head);
-    this.stream.on('data', (chunk: Buffer) => {
-      exchange.bytesOut += chunk.length;
-      if (this.meter && !this.cut && !this.meter(this.binding.accountId, chunk.length)) return this.cutOff();
-      if (!this.connection.writeBody(chunk)) this.stream.pause();
-    });
-    this.stream.on('end', () => {
-      if (this.settled) return;
-      this.connection.endBody();
-      this.settle();
-    });
   }
 
-  private onStreamError(error: Error): void {
+  onData(chunk: Buffer): void {
+    if (this.settled) return;
+    this.exchange.bytesOut += chunk.length;
+    if (this.meter && !this.meter(this.binding.accountId, chunk.length)) return this.cutOff();
+    if (!this.connection.writeBody(chunk)) this.stream.pause();
+  }
+
+  onEnd(): void {
+    if (this.settled) return;
+    this.connection.endBody();
+    this.settle();
+  }
+
+  onReset(error: StreamResetError): void {
     if (this.settled) return;
     const exchange = this.exchange;
-    if (exchange.status !== 0 && !this.cut) {
+    if (exchange.status !== 0) {
       // The head is out: the visitor can only learn of the failure by the connection closing.
       this.connection.abort();
-    } else if (!this.cut) {
-      const code = error instanceof StreamResetError ? error.code : 'CANCEL';
+    } else {
+      const code = error.code;
       exchange.status = this.connection.sendPage(
         code === ResetCode.UPSTREAM_UNREACHABLE
           ? unreachablePage(exchange.host, this.binding.local)
@@ -109,7 +110,6 @@ class LeanExchange implements ResponseOwner {
 
   /** The account's transfer quota ran out mid-response: both directions stop, the chunk is not forwarded. */
   private cutOff(): void {
-    this.cut = true;
     this.stream.reset(ResetCode.CANCEL);
     this.connection.abort();
     this.settle();
