@@ -20,9 +20,13 @@ interface Received {
   maxBuffered: number;
 }
 
-/** A handler that collects everything; with `slow`, it pauses after each chunk and resumes a macrotask later. */
+/**
+ * A handler that collects everything; with `slow`, it pauses after every 16 KiB it takes and
+ * resumes a macrotask later, so the sender outruns it.
+ */
 function receiver(slow = false): { handler: CallbackStreamHandler; received: Received; bind(stream: CallbackStream): void } {
   const chunks: Buffer[] = [];
+  let sincePause = 0;
   let settle!: (error: StreamResetError | undefined) => void;
   let stream: CallbackStream | undefined;
   const received: Received = {
@@ -35,7 +39,9 @@ function receiver(slow = false): { handler: CallbackStreamHandler; received: Rec
     onHeaders: (meta) => (received.headers = meta),
     onData: (chunk) => {
       chunks.push(chunk);
-      if (!slow || !stream) return;
+      sincePause += chunk.length;
+      if (!slow || !stream || sincePause < 16 * 1024) return;
+      sincePause = 0;
       received.maxBuffered = Math.max(received.maxBuffered, stream.receiveBuffered);
       stream.pause();
       setImmediate(() => stream!.resume());

@@ -1,4 +1,4 @@
-import { FLAG_END, FrameType, MAX_DATA_CHUNK, encodeJson } from './frame.js';
+import { FLAG_END, FrameType, MAX_DATA_CHUNK, jsonText } from './frame.js';
 import { StreamResetError } from './errors.js';
 import { ReceiveCredit, creditPayload } from './mux-credit.js';
 import type { StreamEndpoint, StreamTransport } from './mux-stream.js';
@@ -46,8 +46,10 @@ export class CallbackStream implements StreamEndpoint {
   private handler: CallbackStreamHandler | undefined;
   private readonly credit: ReceiveCredit;
   private sendWindow: number;
-  /** Received while paused (or before a handler was attached), in order. */
+  /** Received while paused (or before a handler was attached), in order, from waitingHead on. */
   private waiting: Buffer[] | undefined;
+  /** Index of the next chunk to deliver: an index, not shift(), which is linear in the chunks held. */
+  private waitingHead = 0;
   private waitingBytes = 0;
   /** Written beyond the send credit, in order; sent as WINDOW frames arrive. */
   private unsent: Buffer[] | undefined;
@@ -122,7 +124,7 @@ export class CallbackStream implements StreamEndpoint {
     if (this.headersSent || this.localEnded || this.closedOnWire) return;
     this.headersSent = true;
     if (end) this.localEnded = this.endSent = true;
-    this.transport.sendFrame(FrameType.HEADERS, end ? FLAG_END : 0, this.id, encodeJson(meta));
+    this.transport.sendTextFrame(FrameType.HEADERS, end ? FLAG_END : 0, this.id, jsonText(meta));
     if (end) this.settleIfDone();
   }
 
@@ -152,8 +154,7 @@ export class CallbackStream implements StreamEndpoint {
   reset(code = 'CANCEL'): void {
     if (this.abandoned) return;
     this.abandoned = true;
-    this.waiting = this.unsent = undefined;
-    this.waitingBytes = this.unsentBytes = 0;
+    this.dropHeld();
     if (this.closedOnWire) return;
     this.resetCode = code;
     this.closeOnWire();
@@ -232,13 +233,19 @@ export class CallbackStream implements StreamEndpoint {
     if (this.delivering) return; // resume() from inside onData: the running loop goes on
     this.delivering = true;
     while (!this.paused && !this.abandoned && this.handler !== undefined && this.waitingBytes > 0) {
-      const chunk = this.waiting!.shift()!;
+      const chunk = this.waiting![this.waitingHead++]!;
       this.waitingBytes -= chunk.length;
       this.handler.onData?.(chunk);
     }
     this.delivering = false;
     if (this.abandoned || this.handler === undefined) return;
-    if (this.waitingBytes === 0) this.waiting = undefined;
+    if (this.waitingBytes === 0) {
+      this.waiting = undefined;
+      this.waitingHead = 0;
+    } else if (this.waitingHead > 1024 && this.waitingHead * 2 > this.waiting!.length) {
+      this.waiting!.splice(0, this.waitingHead);
+      this.waitingHead = 0;
+    }
     this.returnCredit();
     if (this.remoteEnded && !this.endDelivered && this.waitingBytes === 0 && !this.paused) {
       this.endDelivered = true;
@@ -299,11 +306,15 @@ export class CallbackStream implements StreamEndpoint {
 
   /** Tells the owner (unless it reset the stream itself) and drops what waited. */
   private fail(error: StreamResetError): void {
-    this.waiting = this.unsent = undefined;
-    this.waitingBytes = this.unsentBytes = 0;
+    this.dropHeld();
     if (this.abandoned) return;
     this.abandoned = true;
     this.handler?.onReset(error);
+  }
+
+  private dropHeld(): void {
+    this.waiting = this.unsent = undefined;
+    this.waitingHead = this.waitingBytes = this.unsentBytes = 0;
   }
 
   private closeOnWire(): void {

@@ -192,6 +192,15 @@ export class FrameDecoder {
 }
 
 /** Encodes JSON metadata as a frame payload (`undefined` travels as `null`); throws if it cannot fit a frame. */
+/** A value as JSON text for a frame; throws ProtocolError when its UTF-8 would exceed the payload limit. */
+export function jsonText(value: unknown): string {
+  const text = JSON.stringify(value ?? null);
+  if (text.length * 3 > MAX_FRAME_PAYLOAD && Buffer.byteLength(text) > MAX_FRAME_PAYLOAD) {
+    throw new ProtocolError(`JSON payload of ${Buffer.byteLength(text)} bytes exceeds the limit`);
+  }
+  return text;
+}
+
 export function encodeJson(value: unknown): Buffer {
   const payload = Buffer.from(JSON.stringify(value ?? null));
   if (payload.length > MAX_FRAME_PAYLOAD) throw new ProtocolError(`JSON payload of ${payload.length} bytes exceeds the limit`);

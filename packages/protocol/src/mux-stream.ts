@@ -1,5 +1,5 @@
 import { Duplex } from 'node:stream';
-import { FLAG_END, FrameType, MAX_DATA_CHUNK, encodeJson } from './frame.js';
+import { FLAG_END, FrameType, MAX_DATA_CHUNK, jsonText } from './frame.js';
 import { StreamResetError } from './errors.js';
 import { ReceiveCredit, creditPayload } from './mux-credit.js';
 import type { WindowTuner } from './mux-window.js';
@@ -8,6 +8,8 @@ import type { WindowTuner } from './mux-window.js';
 export interface StreamTransport {
   /** Writes one frame; the payload is not copied. */
   sendFrame(type: number, flags: number, stream: number, payload?: Buffer): void;
+  /** Writes one frame whose payload is `text` in UTF-8 (from jsonText). */
+  sendTextFrame(type: number, flags: number, stream: number, text: string): void;
   /** Runs `callback` once the session socket can take more bytes (at once if it can now). */
   whenWritable(callback: () => void): void;
   /** Whether the session socket can take more bytes now (whenWritable would call back at once). */
@@ -116,7 +118,7 @@ export class MuxStream extends Duplex implements StreamEndpoint {
     if (this.headersSent || this.localEnded || this.closedOnWire) return;
     this.headersSent = true;
     if (end) this.localEnded = true; // before end(): FLAG_END here replaces the END frame of _final
-    this.transport.sendFrame(FrameType.HEADERS, end ? FLAG_END : 0, this.id, encodeJson(meta));
+    this.transport.sendTextFrame(FrameType.HEADERS, end ? FLAG_END : 0, this.id, jsonText(meta));
     if (end) {
       this.end();
       this.settleIfDone();

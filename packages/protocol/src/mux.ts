@@ -9,11 +9,10 @@ import {
   FRAME_HEADER_BYTES,
   ProtocolError,
   decodeJson,
-  encodeFrame,
-  encodeHeader,
-  encodeJson,
+  jsonText,
   type Frame,
 } from './frame.js';
+import { FrameWriter } from './frame-writer.js';
 import { CallbackStream, type CallbackStreamHandler } from './callback-stream.js';
 import { MuxStream, type StreamEndpoint, type StreamTransport } from './mux-stream.js';
 import { MAX_STREAM_WINDOW, SESSION_WINDOW_GROWTH_BUDGET, WindowTuner } from './mux-window.js';
@@ -23,8 +22,6 @@ import { MAX_STREAM_WINDOW, SESSION_WINDOW_GROWTH_BUDGET, WindowTuner } from './
  * enough to bound what a slow visitor holds, and it grows for readers that keep up (mux-window.ts).
  */
 export const INITIAL_STREAM_WINDOW = 1024 * 1024;
-/** Payloads up to this size are copied into the header buffer: one write instead of two. */
-const COALESCE_BELOW = 4096;
 /**
  * Bytes the session socket may hold in user space before writers are told to wait. Node's
  * default (16 KiB on Node 20) is below one 64 KiB read from an origin, so every chunk of a
@@ -97,6 +94,7 @@ export class Mux extends EventEmitter implements StreamTransport {
   private nextStreamId: number;
   /** Highest stream id the peer has opened; its ids only ever grow. */
   private lastPeerStreamId = 0;
+  private readonly writer: FrameWriter;
   private corked = false;
   private readonly uncorkBound = (): void => this.uncork();
   private drainWaiters: Array<() => void> = [];
@@ -123,6 +121,7 @@ export class Mux extends EventEmitter implements StreamTransport {
     }
     if (maxWindow > this.window) this.windowTuner = new WindowTuner(maxWindow, options.windowGrowthBudget ?? SESSION_WINDOW_GROWTH_BUDGET);
     this.nextStreamId = options.role === 'dialer' ? 1 : 2;
+    this.writer = new FrameWriter(socket);
     // DATA is delivered as it arrives: no copy to join a frame split across socket reads.
     this.decoder = new FrameDecoder((frame) => this.onFrame(frame), { streamData: true });
     socket.on('data', (chunk: Buffer) => {
@@ -161,10 +160,10 @@ export class Mux extends EventEmitter implements StreamTransport {
    */
   open(meta: unknown, end = false): MuxStream {
     const id = this.takeStreamId();
-    const payload = encodeJson(meta);
+    const text = jsonText(meta);
     const stream = new MuxStream(this, id, meta, this.window);
     this.streams.set(id, stream);
-    this.sendFrame(FrameType.OPEN, end ? FLAG_END : 0, id, payload);
+    this.sendTextFrame(FrameType.OPEN, end ? FLAG_END : 0, id, text);
     if (end) stream.endOnOpen();
     return stream;
   }
@@ -175,18 +174,18 @@ export class Mux extends EventEmitter implements StreamTransport {
    */
   openCallbackStream(meta: unknown, handler: CallbackStreamHandler, end = false): CallbackStream {
     const id = this.takeStreamId();
-    const payload = encodeJson(meta);
+    const text = jsonText(meta);
     const stream = new CallbackStream(this, id, meta, this.window);
     stream.attach(handler);
     this.streams.set(id, stream);
-    this.sendFrame(FrameType.OPEN, end ? FLAG_END : 0, id, payload);
+    this.sendTextFrame(FrameType.OPEN, end ? FLAG_END : 0, id, text);
     if (end) stream.endOnOpen();
     return stream;
   }
 
   /** Sends a control message on stream 0 (dropped once the session is closed). */
   sendControl(message: unknown): void {
-    this.sendFrame(FrameType.CONTROL, 0, 0, encodeJson(message));
+    this.sendTextFrame(FrameType.CONTROL, 0, 0, jsonText(message));
   }
 
   /**
@@ -238,8 +237,12 @@ export class Mux extends EventEmitter implements StreamTransport {
     for (const stream of streams) stream.onReset('SESSION_CLOSED');
     this.flushDrainWaiters();
     if (!this.socket.destroyed) {
-      if (error) this.socket.destroy();
-      else this.socket.end();
+      if (error) {
+        this.socket.destroy();
+      } else {
+        this.uncork(); // frames of this turn go out before the FIN
+        this.socket.end();
+      }
     }
     this.emit('close', error);
   }
@@ -257,18 +260,23 @@ export class Mux extends EventEmitter implements StreamTransport {
   /** @internal */
   sendFrame(type: number, flags: number, stream: number, payload?: Buffer): void {
     if (this.closed) return;
-    if (!this.corked) {
-      this.corked = true;
-      this.socket.cork();
-      setImmediate(this.uncorkBound);
-    }
-    const length = payload ? payload.length : 0;
-    if (payload && length > COALESCE_BELOW) {
-      this.socket.write(encodeHeader(type, flags, stream, length));
-      this.socket.write(payload);
-    } else {
-      this.socket.write(encodeFrame(type, flags, stream, payload));
-    }
+    this.corkForTurn();
+    this.writer.frame(type, flags, stream, payload);
+  }
+
+  /** @internal */
+  sendTextFrame(type: number, flags: number, stream: number, text: string): void {
+    if (this.closed) return;
+    this.corkForTurn();
+    this.writer.textFrame(type, flags, stream, text);
+  }
+
+  /** Frames of this loop turn leave together at its end (see the class comment). */
+  private corkForTurn(): void {
+    if (this.corked) return;
+    this.corked = true;
+    this.socket.cork();
+    setImmediate(this.uncorkBound);
   }
 
   /** @internal */
@@ -367,6 +375,7 @@ export class Mux extends EventEmitter implements StreamTransport {
   private uncork(): void {
     if (!this.corked) return;
     this.corked = false;
+    this.writer.flush();
     this.socket.uncork();
   }
 
