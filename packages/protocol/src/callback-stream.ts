@@ -46,8 +46,11 @@ export class CallbackStream implements StreamEndpoint {
   private handler: CallbackStreamHandler | undefined;
   private readonly credit: ReceiveCredit;
   private sendWindow: number;
-  /** Received while paused (or before a handler was attached), in order, from waitingHead on. */
-  private waiting: Buffer[] | undefined;
+  /**
+   * Received while paused (or before a handler was attached), in order, from waitingHead on.
+   * Delivered slots are cleared at once, so the array never keeps a delivered chunk alive.
+   */
+  private waiting: Array<Buffer | undefined> | undefined;
   /** Index of the next chunk to deliver: an index, not shift(), which is linear in the chunks held. */
   private waitingHead = 0;
   private waitingBytes = 0;
@@ -233,7 +236,9 @@ export class CallbackStream implements StreamEndpoint {
     if (this.delivering) return; // resume() from inside onData: the running loop goes on
     this.delivering = true;
     while (!this.paused && !this.abandoned && this.handler !== undefined && this.waitingBytes > 0) {
-      const chunk = this.waiting![this.waitingHead++]!;
+      const waiting = this.waiting!;
+      const chunk = waiting[this.waitingHead]!;
+      waiting[this.waitingHead++] = undefined;
       this.waitingBytes -= chunk.length;
       this.handler.onData?.(chunk);
     }
@@ -242,7 +247,7 @@ export class CallbackStream implements StreamEndpoint {
     if (this.waitingBytes === 0) {
       this.waiting = undefined;
       this.waitingHead = 0;
-    } else if (this.waitingHead > 1024 && this.waitingHead * 2 > this.waiting!.length) {
+    } else if (this.waitingHead >= 64 && this.waitingHead * 2 >= this.waiting!.length) {
       this.waiting!.splice(0, this.waitingHead);
       this.waitingHead = 0;
     }
