@@ -191,20 +191,16 @@ export class FrameDecoder {
   }
 }
 
-/** Encodes JSON metadata as a frame payload (`undefined` travels as `null`); throws if it cannot fit a frame. */
-/** A value as JSON text for a frame; throws ProtocolError when its UTF-8 would exceed the payload limit. */
+/**
+ * JSON metadata as the text of a frame payload (`undefined` travels as `null`); throws
+ * ProtocolError when its UTF-8 would not fit a frame.
+ */
 export function jsonText(value: unknown): string {
   const text = JSON.stringify(value ?? null);
   if (text.length * 3 > MAX_FRAME_PAYLOAD && Buffer.byteLength(text) > MAX_FRAME_PAYLOAD) {
     throw new ProtocolError(`JSON payload of ${Buffer.byteLength(text)} bytes exceeds the limit`);
   }
   return text;
-}
-
-export function encodeJson(value: unknown): Buffer {
-  const payload = Buffer.from(JSON.stringify(value ?? null));
-  if (payload.length > MAX_FRAME_PAYLOAD) throw new ProtocolError(`JSON payload of ${payload.length} bytes exceeds the limit`);
-  return payload;
 }
 
 /** Decodes a JSON payload from the peer; malformed JSON is a ProtocolError. */
