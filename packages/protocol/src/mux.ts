@@ -159,13 +159,8 @@ export class Mux extends EventEmitter implements StreamTransport {
    * Throws ProtocolError when the session is closed or its stream ids are used up.
    */
   open(meta: unknown, end = false): MuxStream {
-    const id = this.takeStreamId();
     const text = jsonText(meta);
-    const stream = new MuxStream(this, id, meta, this.window);
-    this.streams.set(id, stream);
-    this.sendTextFrame(FrameType.OPEN, end ? FLAG_END : 0, id, text);
-    if (end) stream.endOnOpen();
-    return stream;
+    return this.sendOpen(new MuxStream(this, this.takeStreamId(), meta, this.window), text, end);
   }
 
   /**
@@ -173,14 +168,10 @@ export class Mux extends EventEmitter implements StreamTransport {
    * The handler is attached before any frame of the peer's can arrive.
    */
   openCallbackStream(meta: unknown, handler: CallbackStreamHandler, end = false): CallbackStream {
-    const id = this.takeStreamId();
     const text = jsonText(meta);
-    const stream = new CallbackStream(this, id, meta, this.window);
+    const stream = new CallbackStream(this, this.takeStreamId(), meta, this.window);
     stream.attach(handler);
-    this.streams.set(id, stream);
-    this.sendTextFrame(FrameType.OPEN, end ? FLAG_END : 0, id, text);
-    if (end) stream.endOnOpen();
-    return stream;
+    return this.sendOpen(stream, text, end);
   }
 
   /** Sends a control message on stream 0 (dropped once the session is closed). */
@@ -245,6 +236,14 @@ export class Mux extends EventEmitter implements StreamTransport {
       }
     }
     this.emit('close', error);
+  }
+
+  /** Registers a stream we opened and sends its OPEN (metadata already encoded: a bad one spends no id). */
+  private sendOpen<T extends MuxStream | CallbackStream>(stream: T, text: string, end: boolean): T {
+    this.streams.set(stream.id, stream);
+    this.sendTextFrame(FrameType.OPEN, end ? FLAG_END : 0, stream.id, text);
+    if (end) stream.endOnOpen();
+    return stream;
   }
 
   private takeStreamId(): number {
