@@ -190,7 +190,7 @@ const MIGRATIONS: readonly NamedMigration[] = [
     // table is WITHOUT ROWID, so each insert writes one B-tree instead of four: measured at
     // ~400k rows, 3.8 against 5.1-6.0 µs per row, and the file less than half the size (the
     // inspector's writer thread inserts one row per proxied request). Ids stay unique (ms +
-    // 64 random bits) but nothing looks a record up by id alone. Retention by age now walks
+    // 64 more bits) but nothing looks a record up by id alone. Retention by age now walks
     // account by account on the same key, so the timestamp index goes too.
     name: '004_requests_clustered',
     async up(db: Kysely<any>) {

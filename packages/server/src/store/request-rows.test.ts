@@ -71,4 +71,16 @@ describe('packed inspector records', () => {
     const ids = new Set(unpack(packRecords(records), [...REQUEST_COLUMNS]).map((row) => row.id));
     assert.equal(ids.size, 300);
   });
+
+  it('give records of the same millisecond ids that sort in arrival order, across batches and both paths', () => {
+    // All share one timestamp: only the id can order them newest first.
+    const batches = [0, 1, 2].map((b) => Array.from({ length: 40 }, (_, i) => record(`/${b}/${i}`)));
+    const ids = [
+      ...unpack(packRecords(batches[0]!), [...REQUEST_COLUMNS]).map((row) => row.id as string),
+      ...toRows(batches[1]!).map((row) => row.id),
+      ...unpack(packRecords(batches[2]!), [...REQUEST_COLUMNS]).map((row) => row.id as string),
+    ];
+    assert.equal(new Set(ids).size, ids.length);
+    assert.deepEqual([...ids].sort(), ids, 'text order is arrival order');
+  });
 });

@@ -18,19 +18,39 @@ export const REQUEST_COLUMNS = Object.keys(COLUMN_IS_TEXT) as Array<keyof Reques
 const TIMESTAMP_HEX_DIGITS = 12;
 
 /**
- * A request id `req_<12 hex ms><16 hex random>`: ids sort in time order as text on both
- * engines (hex digits sort before letters in every collation we meet), and records of the
- * same millisecond are told apart by 64 random bits.
+ * A request id `req_<12 hex ms><16 hex suffix>`: ids sort in time order as text on both
+ * engines (hex digits sort before letters in every collation we meet). The suffix (idSuffixes)
+ * keeps records of the same millisecond in the order they arrived and apart from other threads'.
  */
-export function newRequestId(timestampMs: number, randomHex = randomBytes(8).toString('hex')): string {
+export function newRequestId(timestampMs: number, suffix: string): string {
   const ms = Math.max(0, Math.floor(timestampMs)).toString(16).padStart(TIMESTAMP_HEX_DIGITS, '0');
-  return `req_${ms}${randomHex}`;
+  return `req_${ms}${suffix}`;
 }
 
-/** Rows with ids; the random bits of a whole batch come from one call (a call per row cost ~4 µs). */
+/** Ids this thread has made, so far (wraps at 2^32; no millisecond holds that many records). */
+let idSequence = 0;
+
+/**
+ * `count` id suffixes of 16 hex digits: 8 of a per-thread sequence, then 8 random. With
+ * random bits alone, two requests of the same millisecond listed newest first in either order
+ * (a visitor's quick second request could come before the first); the sequence keeps arrival
+ * order, and the 32 random bits keep other threads, processes and restarts apart. The random
+ * bits of a whole batch come from one call (a call per row cost ~4 µs).
+ */
+export function idSuffixes(count: number): string[] {
+  const random = randomBytes(4 * count).toString('hex');
+  const suffixes = new Array<string>(count);
+  for (let i = 0; i < count; i++) {
+    suffixes[i] = idSequence.toString(16).padStart(8, '0') + random.slice(8 * i, 8 * i + 8);
+    idSequence = (idSequence + 1) >>> 0;
+  }
+  return suffixes;
+}
+
+/** Rows with ids, in the order given. */
 export function toRows(records: readonly NewRequestRecord[]): RequestsTable[] {
-  const random = randomBytes(8 * records.length).toString('hex');
-  return records.map((record, i) => toRow(record, newRequestId(record.timestamp, random.slice(16 * i, 16 * i + 16))));
+  const suffixes = idSuffixes(records.length);
+  return records.map((record, i) => toRow(record, newRequestId(record.timestamp, suffixes[i]!)));
 }
 
 /** Every column but `id` (the writer assigns ids), in REQUEST_COLUMNS order: one packed record. */
@@ -94,14 +114,14 @@ export function forEachPackedRow(batch: PackedBatch, columns: ReadonlyArray<keyo
   const width = PACKED_COLUMNS.length;
   const count = Math.floor(values.length / width);
   const sources = columns.map((column) => PACKED_COLUMNS.indexOf(column));
-  const random = randomBytes(8 * count).toString('hex');
+  const suffixes = idSuffixes(count);
   const parameters = new Array<unknown>(columns.length);
   for (let row = 0; row < count; row++) {
     const base = row * width;
     for (let slot = 0; slot < sources.length; slot++) {
       const source = sources[slot]!;
       if (source < 0) {
-        parameters[slot] = newRequestId(values[base + PACKED_TIMESTAMP]!, random.slice(16 * row, 16 * row + 16));
+        parameters[slot] = newRequestId(values[base + PACKED_TIMESTAMP]!, suffixes[row]!);
       } else if (PACKED_IS_TEXT[source]) {
         const index = values[base + source]!;
         parameters[slot] = index === NULL_TEXT ? null : strings[index];
