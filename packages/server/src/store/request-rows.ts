@@ -92,22 +92,22 @@ export function packRecords(records: readonly NewRequestRecord[]): PackedBatch {
     return index;
   };
   let at = 0;
-  // Field by field in PACKED_COLUMNS order, normalised as toRow does (the unit tests hold the
-  // two to the same rows). Written out rather than looped over column names: a keyed load per
+  // Field by field in PACKED_COLUMNS order, normalised by the same helpers as toRow (the unit
+  // tests hold the two to the same rows). Written out rather than looped over column names: a keyed load per
   // column of a row object made here cost about twice as much per record.
   for (const record of records) {
     values[at++] = text(record.accountId);
     values[at++] = record.tunnelId === undefined ? NULL_TEXT : text(record.tunnelId);
-    values[at++] = Math.floor(record.timestamp);
+    values[at++] = storedTimestamp(record.timestamp);
     values[at++] = text(record.method);
     values[at++] = text(record.path);
     values[at++] = record.status;
-    values[at++] = Math.max(0, Math.round(record.durationMs));
+    values[at++] = storedDuration(record.durationMs);
     values[at++] = record.bytes;
     values[at++] = text(record.ip);
     values[at++] = text(record.userAgent);
     values[at++] = text(record.proto);
-    values[at++] = text(record.host.toLowerCase());
+    values[at++] = text(storedHost(record.host));
   }
   return { strings, values };
 }
@@ -147,21 +147,26 @@ export function forEachPackedRow(batch: PackedBatch, columns: ReadonlyArray<keyo
   return count;
 }
 
+// How a record's fields are stored, for toRow and packRecords alike.
+const storedTimestamp = (timestampMs: number): number => Math.floor(timestampMs);
+const storedDuration = (durationMs: number): number => Math.max(0, Math.round(durationMs));
+const storedHost = (host: string): string => host.toLowerCase();
+
 function toRow(record: NewRequestRecord, id: string): RequestsTable {
   return {
     id,
     account_id: record.accountId,
     tunnel_id: record.tunnelId ?? null,
-    timestamp: Math.floor(record.timestamp),
+    timestamp: storedTimestamp(record.timestamp),
     method: record.method,
     path: record.path,
     status: record.status,
-    duration_ms: Math.max(0, Math.round(record.durationMs)),
+    duration_ms: storedDuration(record.durationMs),
     bytes: record.bytes,
     ip: record.ip,
     user_agent: record.userAgent,
     proto: record.proto,
-    host: record.host.toLowerCase(),
+    host: storedHost(record.host),
   };
 }
 
