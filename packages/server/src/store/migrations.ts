@@ -70,23 +70,7 @@ const MIGRATIONS: readonly NamedMigration[] = [
     // delete its rows here explicitly.
     name: '002_requests_and_usage',
     async up(db: Kysely<any>) {
-      await db.schema
-        .createTable('requests')
-        .addColumn('id', 'text', (c) => c.primaryKey())
-        .addColumn('account_id', 'text', (c) => c.notNull())
-        // Null when the tunnel row is unknown; kept as plain text since tunnels get deleted.
-        .addColumn('tunnel_id', 'text')
-        .addColumn('timestamp', 'bigint', (c) => c.notNull())
-        .addColumn('method', 'text', (c) => c.notNull())
-        .addColumn('path', 'text', (c) => c.notNull())
-        .addColumn('status', 'integer', (c) => c.notNull())
-        .addColumn('duration_ms', 'bigint', (c) => c.notNull())
-        .addColumn('bytes', 'bigint', (c) => c.notNull())
-        .addColumn('ip', 'text', (c) => c.notNull())
-        .addColumn('user_agent', 'text', (c) => c.notNull())
-        .addColumn('proto', 'text', (c) => c.notNull())
-        .addColumn('host', 'text', (c) => c.notNull())
-        .execute();
+      await createRequestsTable(db, 'requests', 'by-id').execute();
       // The listing (newest first, cursor on timestamp+id) and the per-account cap walk this index.
       await db.schema
         .createIndex('requests_account_time_idx')
@@ -225,6 +209,7 @@ function createRequestsTable(db: Kysely<any>, name: string, layout: 'by-id' | 'c
     .createTable(name)
     .addColumn('id', 'text', (c) => (layout === 'by-id' ? c.primaryKey() : c.notNull()))
     .addColumn('account_id', 'text', (c) => c.notNull())
+    // Null when the tunnel row is unknown; kept as plain text since tunnels get deleted.
     .addColumn('tunnel_id', 'text')
     .addColumn('timestamp', 'bigint', (c) => c.notNull())
     .addColumn('method', 'text', (c) => c.notNull())
