@@ -1,14 +1,15 @@
 import assert from 'node:assert/strict';
 import type { Kysely } from 'kysely';
 import { migrateTo, migrateToLatest } from './migrations.js';
-import { createRequestRepo } from './requests-repo.js';
+import type { RequestRepo } from './request-records.js';
 import type { Database } from './schema.js';
 
 /**
- * Migration 004 rebuilds `requests` with another key: records written under 003's layout must
- * all come through, readable and prunable as before. `db` is an empty database (or schema).
+ * Migration 004 rebuilds `requests` with another key, and on SQLite 005 turns its rows into
+ * pages: records written under 003's layout must all come through, readable and prunable as
+ * before through the engine's repo (`repoFor`). `db` is an empty database (or schema).
  */
-export async function checkRequestsMigration(db: Kysely<Database>, schema?: string): Promise<void> {
+export async function checkRequestsMigration(db: Kysely<Database>, repoFor: (db: Kysely<Database>) => RequestRepo, schema?: string): Promise<void> {
   await migrateTo(db, '003_domains_and_certificates', schema);
   const old = Array.from({ length: 5 }, (_, i) => ({
     id: `req_${(1000 + i).toString(16).padStart(12, '0')}${'0'.repeat(15)}${i}`,
@@ -28,7 +29,7 @@ export async function checkRequestsMigration(db: Kysely<Database>, schema?: stri
   await db.insertInto('requests').values(old).execute();
 
   await migrateToLatest(db, schema);
-  const repo = createRequestRepo(db);
+  const repo = repoFor(db);
   const a = await repo.list('acc_migrated_a', { limit: 10 });
   assert.deepEqual(a.map((r) => r.path), ['/old/2', '/old/1', '/old/0']);
   assert.deepEqual(a[2], {

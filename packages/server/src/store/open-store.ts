@@ -10,7 +10,8 @@ import { migrateToLatest } from './migrations.js';
 import type { Database } from './schema.js';
 import type { Store } from './store.js';
 import { createTunnelRepo } from './tunnels-repo.js';
-import { createRequestRepo, singleRowInsert } from './requests-repo.js';
+import { createRequestRepo } from './requests-repo.js';
+import { createPagedRequestRepo } from './paged-requests-repo.js';
 import { createUsageRepo } from './usage-repo.js';
 import { createAcmeAccountRepo, createCertificateRepo } from './certificates-repo.js';
 import { createDomainRepo } from './domains-repo.js';
@@ -55,7 +56,8 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
     accounts: createAccountRepo(db, now),
     keys: createKeyRepo(db, now),
     tunnels: createTunnelRepo(db, now),
-    requests: createRequestRepo(db, { writer }),
+    // SQLite stores inspector records as pages through the writer thread; PostgreSQL as rows.
+    requests: writer ? createPagedRequestRepo(db, { writer }) : createRequestRepo(db),
     usage: createUsageRepo(db, now),
     domains: createDomainRepo(db, now),
     certificates: createCertificateRepo(db),
@@ -96,9 +98,9 @@ async function openSqlite(dataDir: string): Promise<{ db: Kysely<Database>; writ
     } finally {
       if (raw.inTransaction) raw.exec('ROLLBACK');
     }
-    // Inspector rows are written by a worker thread on its own connection, off the event loop
+    // Inspector pages are written by a worker thread on its own connection, off the event loop
     // (see request-writer-thread.ts). Its thread starts with the first batch: the table exists now.
-    return { db, writer: new SqliteRequestWriter({ file, insert: singleRowInsert(db) }) };
+    return { db, writer: new SqliteRequestWriter({ file }) };
   } catch (err) {
     if (db) await db.destroy();
     else raw.close();

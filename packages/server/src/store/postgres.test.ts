@@ -5,6 +5,7 @@ import { after, describe, it } from 'node:test';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { checkRequestsMigration } from './migrations.contract.js';
+import { createRequestRepo } from './requests-repo.js';
 import { isPostgresUrl, openStore } from './open-store.js';
 import type { Database } from './schema.js';
 import type { Store } from './store.js';
@@ -84,7 +85,7 @@ function runPostgresSuites(url: string): void {
       const schema = new URL(scopedUrl).searchParams.get('options')!.split('=')[1]!;
       const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: scopedUrl, max: 1 }) }) });
       try {
-        await checkRequestsMigration(db, schema);
+        await checkRequestsMigration(db, (migrated) => createRequestRepo(migrated), schema);
         const { rows } = await admin((c) =>
           c.query<{ indexname: string }>('select indexname from pg_indexes where schemaname = $1 and tablename = $2', [schema, 'requests']),
         );

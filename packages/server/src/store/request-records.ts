@@ -33,6 +33,17 @@ export interface RequestCursor {
   id: string;
 }
 
+/** True when record key `a` comes after `b` in (timestamp, id) order. */
+export function isAfter(a: RequestCursor, b: RequestCursor): boolean {
+  return a.timestamp > b.timestamp || (a.timestamp === b.timestamp && a.id > b.id);
+}
+
+/** The newer of two keys (either may be missing). */
+export function newerKey(a: RequestCursor | undefined, b: RequestCursor | undefined): RequestCursor | undefined {
+  if (!a || !b) return a ?? b;
+  return isAfter(a, b) ? a : b;
+}
+
 /** Filters of RequestRepo.list; all optional except `limit`. */
 export interface RequestQuery {
   host?: string | undefined;
@@ -53,6 +64,11 @@ export interface RequestQuery {
 /** Largest page RequestRepo.list returns. */
 export const MAX_REQUEST_PAGE = 1000;
 
+/** A query's `limit` as RequestRepo.list applies it: an integer in 1..MAX_REQUEST_PAGE. */
+export function clampedLimit(limit: number): number {
+  return Math.max(1, Math.min(MAX_REQUEST_PAGE, Math.floor(limit) || 1));
+}
+
 export interface RequestRepo {
   /** Inserts the records in ONE transaction: all or none. Ids are assigned from each timestamp. */
   insertBatch(records: readonly NewRequestRecord[]): Promise<void>;
@@ -63,4 +79,9 @@ export interface RequestRepo {
    * account's oldest records beyond its newest maxPerAccount. Returns how many were deleted.
    */
   prune(options: { olderThanMs: number; maxPerAccount: number }): Promise<number>;
+}
+
+/** Writes whole batches somewhere other than the repo's Kysely connection; all or nothing per batch. */
+export interface RequestBatchWriter {
+  write(records: readonly NewRequestRecord[]): Promise<void>;
 }

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { NewRequestRecord } from './request-records.js';
-import { forEachPackedRow, packRecords, PACKED_COLUMNS, REQUEST_COLUMNS, toRows, type PackedBatch } from './request-rows.js';
-import type { RequestsTable } from './schema.js';
+import { DecodedPage, pagesFromBatch } from './request-pages.js';
+import type { NewRequestRecord, RequestRecord } from './request-records.js';
+import { fromRow, packRecords, PACKED_COLUMNS, REQUEST_COLUMNS, toRows, type PackedBatch } from './request-rows.js';
 
 const record = (path: string, over: Partial<NewRequestRecord> = {}): NewRequestRecord => ({
   accountId: 'acc_rows',
@@ -21,25 +21,24 @@ const record = (path: string, over: Partial<NewRequestRecord> = {}): NewRequestR
 });
 
 /**
- * The rows forEachPackedRow binds, as objects keyed by the slot order it was given, from the
- * batch as the writer thread receives it (cloned, its values' buffer transferred).
+ * The records of a packed batch as the writer thread stores them (cloned, its values' buffer
+ * transferred, then paged), read back.
  */
-function unpack(packed: PackedBatch, columns: Array<keyof RequestsTable>): Array<Record<string, unknown>> {
+function unpack(packed: PackedBatch): RequestRecord[] {
   const received = structuredClone(packed, { transfer: [packed.values.buffer] });
   assert.equal(packed.values.length, 0, 'the values moved rather than being copied');
-  const rows: Array<Record<string, unknown>> = [];
-  forEachPackedRow(received, columns, (parameters) => rows.push(Object.fromEntries(columns.map((c, i) => [c, parameters[i]]))));
-  return rows;
+  return pagesFromBatch(received).flatMap((page) => new DecodedPage(page).records());
 }
 
-describe('packed inspector records', () => {
+describe('packed inspector records, read back from their pages', () => {
   it('carry every column but id, normalised exactly as toRows does', () => {
     assert.deepEqual([...PACKED_COLUMNS, 'id'].sort(), [...REQUEST_COLUMNS].sort());
     const records = [record('/a'), record('/b', { tunnelId: undefined, host: 'other.localhost', timestamp: 1_750_000_000_999 })];
-    const expected = toRows(records).map(({ id: _id, ...rest }) => rest);
-    // A slot order unlike the table's, as a compiled INSERT may list columns in any order.
-    const columns = [...REQUEST_COLUMNS].reverse();
-    const rows = unpack(packRecords(records), columns);
+    const expected = toRows(records).map((row) => {
+      const { id: _id, ...rest } = fromRow(row);
+      return rest;
+    });
+    const rows = unpack(packRecords(records));
     assert.equal(rows.length, 2);
     for (const [i, row] of rows.entries()) {
       const { id, ...rest } = row;
@@ -58,17 +57,17 @@ describe('packed inspector records', () => {
     ];
     const packed = packRecords(records);
     assert.deepEqual([...packed.strings].sort(), ['', '/other', '/same', 'GET', 'HTTP/2.0', 'POST', '203.0.113.9', 'acc_rows', 'curl/8', 'rows.example.com', 'tun_rows'].sort());
-    const rows = unpack(packed, [...REQUEST_COLUMNS]);
-    assert.deepEqual(rows.map((row) => [row.tunnel_id, row.path, row.ip, row.user_agent, row.method]), [
+    const rows = unpack(packed);
+    assert.deepEqual(rows.map((row) => [row.tunnelId, row.path, row.ip, row.userAgent, row.method]), [
       ['tun_rows', '/same', '203.0.113.9', 'curl/8', 'POST'],
-      [null, '/same', '203.0.113.9', 'curl/8', 'POST'],
+      [undefined, '/same', '203.0.113.9', 'curl/8', 'POST'],
       ['tun_rows', '/other', '', 'acc_rows', 'GET'],
     ]);
   });
 
   it('give every record of a batch its own id', () => {
     const records = Array.from({ length: 300 }, (_, i) => record(`/${i}`));
-    const ids = new Set(unpack(packRecords(records), [...REQUEST_COLUMNS]).map((row) => row.id));
+    const ids = new Set(unpack(packRecords(records)).map((row) => row.id));
     assert.equal(ids.size, 300);
   });
 
@@ -76,9 +75,9 @@ describe('packed inspector records', () => {
     // All share one timestamp: only the id can order them newest first.
     const batches = [0, 1, 2].map((b) => Array.from({ length: 40 }, (_, i) => record(`/${b}/${i}`)));
     const ids = [
-      ...unpack(packRecords(batches[0]!), [...REQUEST_COLUMNS]).map((row) => row.id as string),
+      ...unpack(packRecords(batches[0]!)).map((row) => row.id),
       ...toRows(batches[1]!).map((row) => row.id),
-      ...unpack(packRecords(batches[2]!), [...REQUEST_COLUMNS]).map((row) => row.id as string),
+      ...unpack(packRecords(batches[2]!)).map((row) => row.id),
     ];
     assert.equal(new Set(ids).size, ids.length);
     assert.deepEqual([...ids].sort(), ids, 'text order is arrival order');

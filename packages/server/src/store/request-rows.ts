@@ -30,6 +30,18 @@ export function newRequestId(timestampMs: number, suffix: string): string {
 /** Ids this thread has made, so far (wraps at 2^32; no millisecond holds that many records). */
 let idSequence = 0;
 
+/** Takes `count` consecutive id sequence numbers of this thread (modulo 2^32); returns the first. */
+export function takeIdSequence(count: number): number {
+  const first = idSequence;
+  idSequence = (idSequence + count) >>> 0;
+  return first;
+}
+
+/** The id suffix of a sequence number and 32 random bits: 8 hex digits each. */
+export function idSuffix(sequence: number, random: number): string {
+  return sequence.toString(16).padStart(8, '0') + random.toString(16).padStart(8, '0');
+}
+
 /**
  * `count` id suffixes of 16 hex digits: 8 of a per-thread sequence, then 8 random. With
  * random bits alone, two requests of the same millisecond listed newest first in either order
@@ -39,11 +51,9 @@ let idSequence = 0;
  */
 export function idSuffixes(count: number): string[] {
   const random = randomBytes(4 * count).toString('hex');
+  const first = takeIdSequence(count);
   const suffixes = new Array<string>(count);
-  for (let i = 0; i < count; i++) {
-    suffixes[i] = idSequence.toString(16).padStart(8, '0') + random.slice(8 * i, 8 * i + 8);
-    idSequence = (idSequence + 1) >>> 0;
-  }
+  for (let i = 0; i < count; i++) suffixes[i] = ((first + i) >>> 0).toString(16).padStart(8, '0') + random.slice(8 * i, 8 * i + 8);
   return suffixes;
 }
 
@@ -60,7 +70,7 @@ export const PACKED_COLUMNS: ReadonlyArray<keyof RequestsTable> = [
 const PACKED_TIMESTAMP = PACKED_COLUMNS.indexOf('timestamp');
 const PACKED_IS_TEXT = PACKED_COLUMNS.map((column) => COLUMN_IS_TEXT[column]);
 /** A text column's NULL in `values`. */
-const NULL_TEXT = -1;
+export const NULL_TEXT = -1;
 
 /**
  * A batch of records as the main thread posts it to the SQLite writer thread: `values` holds
@@ -112,47 +122,13 @@ export function packRecords(records: readonly NewRequestRecord[]): PackedBatch {
   return { strings, values };
 }
 
-/**
- * Calls `insert` once per packed record with that row's parameters in `columns` order (the
- * slots of a compiled single-row INSERT), `id` assigned from the record's timestamp. The
- * parameter array is reused between calls: `insert` must bind it before returning.
- */
-export function forEachPackedRow(batch: PackedBatch, columns: ReadonlyArray<keyof RequestsTable>, insert: (parameters: unknown[]) => void): number {
-  const { strings, values } = batch;
-  const width = PACKED_COLUMNS.length;
-  const count = Math.floor(values.length / width);
-  const sources = columns.map((column) => PACKED_COLUMNS.indexOf(column));
-  const suffixes = idSuffixes(count);
-  const parameters = new Array<unknown>(columns.length);
-  // Under load a millisecond holds many records: its id prefix is formatted once.
-  let prefixMs = NaN;
-  let prefix = '';
-  for (let row = 0; row < count; row++) {
-    const base = row * width;
-    for (let slot = 0; slot < sources.length; slot++) {
-      const source = sources[slot]!;
-      if (source < 0) {
-        const ms = values[base + PACKED_TIMESTAMP]!;
-        if (ms !== prefixMs) prefix = newRequestId((prefixMs = ms), '');
-        parameters[slot] = prefix + suffixes[row]!;
-      } else if (PACKED_IS_TEXT[source]) {
-        const index = values[base + source]!;
-        parameters[slot] = index === NULL_TEXT ? null : strings[index];
-      } else {
-        parameters[slot] = values[base + source];
-      }
-    }
-    insert(parameters);
-  }
-  return count;
-}
-
 // How a record's fields are stored, for toRow and packRecords alike.
 const storedTimestamp = (timestampMs: number): number => Math.floor(timestampMs);
 const storedDuration = (durationMs: number): number => Math.max(0, Math.round(durationMs));
 const storedHost = (host: string): string => host.toLowerCase();
 
-function toRow(record: NewRequestRecord, id: string): RequestsTable {
+/** A record as a `requests` row with the given id. */
+export function toRow(record: NewRequestRecord, id: string): RequestsTable {
   return {
     id,
     account_id: record.accountId,

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import { createAccountRepo } from './accounts-repo.js';
-import { migrateToLatest } from './migrations.js';
+import { migrateTo } from './migrations.js';
 import { createRequestRepo } from './requests-repo.js';
 import type { NewRequestRecord, RequestRepo } from './request-records.js';
 import type { Database } from './schema.js';
@@ -14,7 +14,7 @@ import type { Database } from './schema.js';
 
 const CHUNK = 7;
 
-describe('requests repo retention in chunks (SQLite in memory)', () => {
+describe('requests repo (rows) retention in chunks (SQLite in memory, at migration 004)', () => {
   let db: Kysely<Database>;
   let repo: RequestRepo;
   let accountId: string;
@@ -31,7 +31,8 @@ describe('requests repo retention in chunks (SQLite in memory)', () => {
         if (event.level === 'query' && /^select.* offset \?$/i.test(event.query.sql)) offsets.push(Number(event.query.parameters.at(-1)));
       },
     });
-    await migrateToLatest(db);
+    // The row layout SQLite had before 005 turned it into pages; PostgreSQL still has it.
+    await migrateTo(db, '004_requests_clustered');
     repo = createRequestRepo(db, { pruneChunkRows: CHUNK });
     accountId = (await createAccountRepo(db, Date.now).create({ email: 'chunks@example.com', name: 'Chunks', plan: 'free' })).id;
   });

@@ -1,6 +1,6 @@
 import { setImmediate as nextLoopTurn } from 'node:timers/promises';
 import { CompiledQuery, type ExpressionBuilder, type Kysely } from 'kysely';
-import { MAX_REQUEST_PAGE, type NewRequestRecord, type RequestRepo } from './request-records.js';
+import { clampedLimit, newerKey, type NewRequestRecord, type RequestCursor, type RequestRepo } from './request-records.js';
 import { fromRow, REQUEST_COLUMNS, toRows } from './request-rows.js';
 import type { Database, RequestsTable } from './schema.js';
 
@@ -48,10 +48,7 @@ function compileInsertPlan(db: Kysely<Database>, rows: number): InsertPlan {
 export const PRUNE_CHUNK_ROWS = 2000;
 
 /** A record's place in the order of `requests`' key within an account. */
-interface RecordKey {
-  timestamp: number;
-  id: string;
-}
+type RecordKey = RequestCursor;
 
 /**
  * Rows before (or at) `key` in (timestamp, id) order. A row value, so both engines seek to
@@ -64,12 +61,6 @@ function keyBefore(key: RecordKey, orAt = false) {
 /** Rows of one account at or before `key`: a range of the table's key. */
 function atOrBefore(accountId: string, key: RecordKey) {
   return (eb: ExpressionBuilder<Database, 'requests'>) => eb.and([eb('account_id', '=', accountId), keyBefore(key, true)(eb)]);
-}
-
-/** The newer of two keys (either may be missing). */
-function newer(a: RecordKey | undefined, b: RecordKey | undefined): RecordKey | undefined {
-  if (!a || !b) return a ?? b;
-  return a.timestamp > b.timestamp || (a.timestamp === b.timestamp && a.id > b.id) ? a : b;
 }
 
 /**
@@ -143,37 +134,18 @@ async function* accountsWithRecords(db: Kysely<Database>): AsyncGenerator<string
   }
 }
 
-/** A single-row INSERT: its SQL, and the column each parameter slot takes, in order. */
-export interface SingleRowInsert {
-  sql: string;
-  columns: Array<keyof RequestsTable>;
-}
-
-/** The single-row INSERT in this engine's SQL, for a writer that runs it outside Kysely. */
-export function singleRowInsert(db: Kysely<Database>): SingleRowInsert {
-  const { sql, slots } = compileInsertPlan(db, 1);
-  return { sql, columns: slots.map(([, column]) => column) };
-}
-
-/** Writes whole batches somewhere other than the repo's Kysely connection; all or nothing per batch. */
-export interface RequestBatchWriter {
-  write(records: readonly NewRequestRecord[]): Promise<void>;
-}
-
 export interface RequestRepoOptions {
-  /**
-   * Given by open-store for SQLite: insertBatch hands every batch to it (a worker thread with
-   * its own connection, so the synchronous inserts leave the event loop). Without it
-   * (PostgreSQL, whose driver is asynchronous), multi-row INSERTs through Kysely save round trips.
-   */
-  writer?: RequestBatchWriter | undefined;
   /** Rows per retention DELETE (default PRUNE_CHUNK_ROWS); tests make it small. */
   pruneChunkRows?: number;
 }
 
-/** The inspector records repo over a Kysely database (either engine). */
+/**
+ * The inspector records repo over `requests`, a row per record: PostgreSQL's (SQLite stores
+ * pages, paged-requests-repo.ts). Engine-neutral Kysely, so tests also run it on SQLite at
+ * migration 004. Multi-row INSERTs save round trips to the asynchronous driver.
+ */
 export function createRequestRepo(db: Kysely<Database>, options: RequestRepoOptions = {}): RequestRepo {
-  const { writer, pruneChunkRows = PRUNE_CHUNK_ROWS } = options;
+  const { pruneChunkRows = PRUNE_CHUNK_ROWS } = options;
   const plans = new Map<number, InsertPlan>();
   const planFor = (rows: number): InsertPlan => {
     let plan = plans.get(rows);
@@ -183,7 +155,6 @@ export function createRequestRepo(db: Kysely<Database>, options: RequestRepoOpti
   return {
     async insertBatch(records) {
       if (records.length === 0) return;
-      if (writer) return writer.write(records);
       const rows = toRows(records);
       // One transaction per batch: one fsync for the whole batch, and all or nothing.
       await db.transaction().execute(async (trx) => {
@@ -197,7 +168,7 @@ export function createRequestRepo(db: Kysely<Database>, options: RequestRepoOpti
     },
 
     async list(accountId, query) {
-      const limit = Math.max(1, Math.min(MAX_REQUEST_PAGE, Math.floor(query.limit) || 1));
+      const limit = clampedLimit(query.limit);
       let q = db.selectFrom('requests').selectAll().where('account_id', '=', accountId);
       if (query.host !== undefined) q = q.where('host', '=', query.host.toLowerCase());
       if (query.tunnelId !== undefined) q = q.where('tunnel_id', '=', query.tunnelId);
@@ -218,7 +189,7 @@ export function createRequestRepo(db: Kysely<Database>, options: RequestRepoOpti
       for await (const accountId of accountsWithRecords(db)) {
         const pastCap = await newestAt(db, accountId, maxPerAccount, pruneChunkRows);
         const pastAge = await newestFirst(db, accountId).where('timestamp', '<', olderThanMs).executeTakeFirst();
-        const last = newer(pastCap, pastAge);
+        const last = newerKey(pastCap, pastAge);
         if (last) deleted += await deleteThrough(db, accountId, last, pruneChunkRows);
       }
       return deleted;

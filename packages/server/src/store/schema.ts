@@ -1,3 +1,6 @@
+import type { Generated } from 'kysely';
+import type { NewRequestPage } from './request-pages.js';
+
 // Row shapes as the database stores them: snake_case columns, timestamps as
 // integer milliseconds (bigint in PostgreSQL), booleans as integer 0/1, ids as
 // text. The repos map these rows to the camelCase records in store.ts.
@@ -88,6 +91,14 @@ export interface RequestsTable {
   host: string;
 }
 
+/**
+ * request_pages: Traffic Inspector records on SQLite, one row per account per written batch
+ * (request-pages.ts has the layout). PostgreSQL keeps one `requests` row per record instead.
+ */
+export interface RequestPagesTable extends NewRequestPage {
+  page_id: Generated<number>;
+}
+
 /** usage_monthly: metered transfer per account and UTC calendar month (`YYYY-MM`). */
 export interface UsageMonthlyTable {
   account_id: string;
@@ -117,6 +128,7 @@ export interface Database {
   api_keys: ApiKeysTable;
   tunnels: TunnelsTable;
   requests: RequestsTable;
+  request_pages: RequestPagesTable;
   usage_monthly: UsageMonthlyTable;
   usage_daily: UsageDailyTable;
   usage_flushes: UsageFlushesTable;

@@ -4,11 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, SqliteDialect } from 'kysely';
 import { openStore, SQLITE_FILE } from './open-store.js';
-import type { NewRequestRecord } from './request-records.js';
-import { singleRowInsert } from './requests-repo.js';
-import type { Database } from './schema.js';
+import { DecodedPage, type StoredPage } from './request-pages.js';
+import type { NewRequestRecord, RequestRecord } from './request-records.js';
 import { SqliteRequestWriter } from './sqlite-request-writer.js';
 
 const tempDirs: string[] = [];
@@ -41,14 +39,16 @@ function record(path: string, over: Partial<NewRequestRecord> = {}): NewRequestR
   };
 }
 const batch = (name: string, size: number): NewRequestRecord[] => Array.from({ length: size }, (_, i) => record(`/${name}/${i}`));
-/** A record the table refuses (requests.method is NOT NULL). */
+/** A record the writer refuses (every record has a method). */
 const refused = (): NewRequestRecord => ({ ...record('/refused'), method: null } as unknown as NewRequestRecord);
 
 interface Fixture {
   /** Reads with its own connection, like the store's main connection. */
   reader: BetterSqlite3.Database;
   open(options?: { now?: () => number }): SqliteRequestWriter;
-  /** Paths of all rows in the order they were inserted (the table is clustered by time, not by insertion). */
+  /** Every stored record, in the order the pages were inserted. */
+  records(): RequestRecord[];
+  /** Paths of every stored record, in the order the pages were inserted. */
   paths(): string[];
 }
 
@@ -58,10 +58,9 @@ async function fixture(): Promise<Fixture> {
   await (await openStore({ dataDir })).close();
   const file = join(dataDir, SQLITE_FILE);
   const reader = new BetterSqlite3(file);
-  // A log the writer's inserts fill in commit order, so tests can see the order batches landed in.
-  reader.exec(`create table insert_log (seq integer primary key, path text not null);
-    create trigger requests_insert_log after insert on requests begin insert into insert_log (path) values (new.path); end;`);
-  const insert = singleRowInsert(new Kysely<Database>({ dialect: new SqliteDialect({ database: reader }) }));
+  // Page ids grow with each insert (nothing here deletes), so they give the order batches landed in.
+  const records = (): RequestRecord[] =>
+    (reader.prepare('select * from request_pages order by page_id').all() as StoredPage[]).flatMap((page) => new DecodedPage(page).records());
   const writers: SqliteRequestWriter[] = [];
   after(async () => {
     await Promise.all(writers.map((w) => w.close()));
@@ -70,11 +69,12 @@ async function fixture(): Promise<Fixture> {
   return {
     reader,
     open(options = {}) {
-      const writer = new SqliteRequestWriter({ file, insert, ...options });
+      const writer = new SqliteRequestWriter({ file, ...options });
       writers.push(writer);
       return writer;
     },
-    paths: () => reader.prepare('select path from insert_log order by seq').pluck().all() as string[],
+    records,
+    paths: () => records().map((record) => record.path),
   };
 }
 
@@ -101,14 +101,18 @@ describe('SqliteRequestWriter', () => {
     assert.deepEqual(paths(), [...batch('first', 3), ...names.flatMap((name) => batch(name, 300))].map((r) => r.path));
   });
 
-  it('stores the rows as the repo would: ids from timestamps, lower-cased host', async () => {
-    const { open, reader } = await fixture();
-    await open().write([record('/one', { tunnelId: 'tun_1', durationMs: 2.6 })]);
-    const row = reader.prepare('select * from requests').get() as Record<string, unknown>;
-    assert.match(String(row.id), new RegExp(`^req_${T0.toString(16).padStart(12, '0')}[0-9a-f]{16}$`));
-    assert.equal(row.host, 'writer.localhost');
-    assert.equal(row.tunnel_id, 'tun_1');
-    assert.equal(row.duration_ms, 3);
+  it('stores the records as the repo would: ids from timestamps, lower-cased host, a page per account', async () => {
+    const { open, records, reader } = await fixture();
+    await open().write([record('/one', { tunnelId: 'tun_1', durationMs: 2.6 }), record('/two', { accountId: 'acc_other' }), record('/three')]);
+    const [one, three, two] = records();
+    assert.match(one!.id, new RegExp(`^req_${T0.toString(16).padStart(12, '0')}[0-9a-f]{16}$`));
+    assert.deepEqual({ ...one, id: '' }, { ...record('/one'), id: '', tunnelId: 'tun_1', durationMs: 3, host: 'writer.localhost' });
+    assert.deepEqual([three!.path, three!.accountId, two!.path, two!.accountId], ['/three', 'acc_writer', '/two', 'acc_other']);
+    const pages = reader.prepare('select account_id, record_count, newest_id from request_pages order by page_id').all();
+    assert.deepEqual(pages, [
+      { account_id: 'acc_writer', record_count: 2, newest_id: [one!.id, three!.id].sort()[1] },
+      { account_id: 'acc_other', record_count: 1, newest_id: two!.id },
+    ]);
   });
 
   it('a refused record rolls back its whole batch and rejects it; later batches are written', async () => {
@@ -117,8 +121,7 @@ describe('SqliteRequestWriter', () => {
     const failing = writer.write([...batch('lost', 50), refused(), ...batch('lost-after', 5)]);
     const next = writer.write(batch('next', 2));
     await assert.rejects(failing, (error: Error & { code?: string }) => {
-      assert.match(error.message, /NOT NULL constraint failed: requests\.method/);
-      assert.equal(error.code, 'SQLITE_CONSTRAINT_NOTNULL');
+      assert.match(error.message, /inspector record 50 has no method/);
       return true;
     });
     await next;

@@ -1,8 +1,7 @@
 import { Worker } from 'node:worker_threads';
-import type { NewRequestRecord } from './request-records.js';
+import type { NewRequestRecord, RequestBatchWriter } from './request-records.js';
 import { packRecords } from './request-rows.js';
 import type { RequestWriterCommand, RequestWriterReply, RequestWriterThreadData } from './request-writer-thread.js';
-import type { RequestBatchWriter } from './requests-repo.js';
 
 /**
  * Earliest restart of a thread that died, counted from its start: a thread that cannot start
@@ -95,7 +94,7 @@ export class SqliteRequestWriter implements RequestBatchWriter {
   private start(): Worker {
     this.startedAt = this.now();
     this.stopped = undefined;
-    const thread = spawnWriterThread({ file: this.opts.file, insert: this.opts.insert });
+    const thread = spawnWriterThread({ file: this.opts.file });
     // The thread alone never keeps the process alive (write() refs it while batches are in flight).
     thread.unref();
     let failure: Error | undefined;
