@@ -1,6 +1,6 @@
 import { setImmediate as nextLoopTurn } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
-import { DecodedPage, pagesFromRecords } from './request-pages.js';
+import { DecodedPage, pagesFromRecords, STORED_PAGE_COLUMNS } from './request-pages.js';
 import { prunePages, PRUNE_CHUNK_PAGES } from './request-pages-retention.js';
 import { clampedLimit, isAfter, type RequestBatchWriter, type RequestCursor, type RequestQuery, type RequestRecord, type RequestRepo } from './request-records.js';
 import type { Database } from './schema.js';
@@ -12,7 +12,7 @@ import type { Database } from './schema.js';
 const PAGES_PER_READ = 4;
 
 /** The columns a reader decodes, plus the page's key. */
-const PAGE_COLUMNS = ['newest_ts', 'newest_id', 'record_count', 'format', 'strings', 'vals', 'id_parts'] as const;
+const PAGE_COLUMNS = ['newest_ts', 'newest_id', ...STORED_PAGE_COLUMNS] as const;
 
 /** Bounds on page keys that let a walk skip pages holding no record a query can match. */
 interface PageBounds {

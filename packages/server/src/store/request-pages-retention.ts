@@ -1,7 +1,8 @@
 import { setImmediate as nextLoopTurn } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
-import { DecodedPage, pageFromRecords } from './request-pages.js';
+import { DecodedPage, pageFromRecords, STORED_PAGE_COLUMNS } from './request-pages.js';
 import { isAfter, newerKey, type RequestCursor } from './request-records.js';
+import { accountsWithRecords } from './requests-repo.js';
 import type { Database } from './schema.js';
 
 // Inspector retention over `request_pages` (request-pages.ts): by age and by a per-account
@@ -26,23 +27,11 @@ export async function prunePages(
   chunkPages: number,
 ): Promise<number> {
   let deleted = 0;
-  for await (const accountId of accountsWithPages(db)) {
+  for await (const accountId of accountsWithRecords(db, 'request_pages')) {
     const cut = newerKey(await capCut(db, accountId, maxPerAccount), await ageCut(db, accountId, olderThanMs));
     if (cut) deleted += await deleteThrough(db, accountId, cut, chunkPages);
   }
   return deleted;
-}
-
-/** The accounts that have pages, one index seek each (a skip scan of the key). */
-async function* accountsWithPages(db: Kysely<Database>): AsyncGenerator<string> {
-  let previous: string | undefined;
-  for (;;) {
-    let query = db.selectFrom('request_pages').select('account_id').orderBy('account_id').limit(1);
-    if (previous !== undefined) query = query.where('account_id', '>', previous);
-    const row = await query.executeTakeFirst();
-    if (!row) return;
-    yield (previous = row.account_id);
-  }
 }
 
 /** The newest key age retention deletes through, if the account has a record older than the cutoff. */
@@ -116,7 +105,7 @@ class StraddlingPages {
   async idsAt(ms: number): Promise<string[]> {
     const pages = await this.db
       .selectFrom('request_pages')
-      .select(['record_count', 'format', 'strings', 'vals', 'id_parts'])
+      .select(STORED_PAGE_COLUMNS)
       .where('account_id', '=', this.accountId)
       .where('oldest_ts', '<=', ms)
       .where('newest_ts', '>=', ms)
@@ -144,7 +133,7 @@ class StraddlingPages {
       if (!sorted) {
         const stored = await this.db
           .selectFrom('request_pages')
-          .select(['record_count', 'format', 'strings', 'vals', 'id_parts'])
+          .select(STORED_PAGE_COLUMNS)
           .where('page_id', '=', page_id)
           .executeTakeFirstOrThrow();
         const page = new DecodedPage(stored);
@@ -199,7 +188,7 @@ async function deleteThrough(db: Kysely<Database>, accountId: string, cut: Reque
     .where((eb) => eb(eb.refTuple('newest_ts', 'newest_id'), '>', eb.tuple(cut.timestamp, cut.id)))
     .execute();
   for (const { page_id } of straddling) {
-    const stored = await db.selectFrom('request_pages').select(['record_count', 'format', 'strings', 'vals', 'id_parts']).where('page_id', '=', page_id).executeTakeFirst();
+    const stored = await db.selectFrom('request_pages').select(STORED_PAGE_COLUMNS).where('page_id', '=', page_id).executeTakeFirst();
     // Another prune may have rewritten or deleted it meanwhile; the writer thread only inserts.
     if (!stored) continue;
     const records = new DecodedPage(stored).records();

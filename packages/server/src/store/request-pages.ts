@@ -191,8 +191,10 @@ function viewOf<T>(bytes: Uint8Array, Type: { new (buffer: ArrayBuffer, offset: 
   return new Type(new Uint8Array(bytes).buffer, 0, bytes.byteLength / size);
 }
 
+/** The columns a reader decodes a stored page from. */
+export const STORED_PAGE_COLUMNS = ['record_count', 'format', 'strings', 'vals', 'id_parts'] as const;
 /** What a reader needs of a stored page. */
-export type StoredPage = Pick<NewRequestPage, 'record_count' | 'format' | 'strings' | 'vals' | 'id_parts'>;
+export type StoredPage = Pick<NewRequestPage, (typeof STORED_PAGE_COLUMNS)[number]>;
 
 /** A stored page, decoded for reading: records by index, built only when asked for. */
 export class DecodedPage {

@@ -120,13 +120,14 @@ async function newestAt(db: Kysely<Database>, accountId: string, position: numbe
 }
 
 /**
- * The accounts that have records, one index seek each (a skip scan of the table's key):
- * cheaper than DISTINCT over every row, and it finds records of accounts no longer listed.
+ * The accounts that have inspector records in `table` (rows, or SQLite's pages), one index seek
+ * each (a skip scan of the key whose first column is account_id): cheaper than DISTINCT over
+ * every row, and it finds records of accounts no longer listed.
  */
-async function* accountsWithRecords(db: Kysely<Database>): AsyncGenerator<string> {
+export async function* accountsWithRecords(db: Kysely<Database>, table: 'requests' | 'request_pages'): AsyncGenerator<string> {
   let previous: string | undefined;
   for (;;) {
-    let query = db.selectFrom('requests').select('account_id').orderBy('account_id').limit(1);
+    let query = db.selectFrom(table).select('account_id').orderBy('account_id').limit(1);
     if (previous !== undefined) query = query.where('account_id', '>', previous);
     const row = await query.executeTakeFirst();
     if (!row) return;
@@ -186,7 +187,7 @@ export function createRequestRepo(db: Kysely<Database>, options: RequestRepoOpti
       let deleted = 0;
       // Account by account: both limits doom a prefix of the account's (timestamp, id) order,
       // so one walk deletes through the newer of their ends.
-      for await (const accountId of accountsWithRecords(db)) {
+      for await (const accountId of accountsWithRecords(db, 'requests')) {
         const pastCap = await newestAt(db, accountId, maxPerAccount, pruneChunkRows);
         const pastAge = await newestFirst(db, accountId).where('timestamp', '<', olderThanMs).executeTakeFirst();
         const last = newerKey(pastCap, pastAge);
