@@ -1,6 +1,6 @@
+import { randomFillSync } from 'node:crypto';
 import { endianness } from 'node:os';
 import type { NewRequestRecord, RequestRecord } from './request-records.js';
-import { randomFillSync } from 'node:crypto';
 import { idSuffix, newRequestId, NULL_TEXT, packRecords, PACKED_COLUMNS, takeIdSequence, type PackedBatch } from './request-rows.js';
 
 // Inspector records on SQLite as pages: one row of `request_pages` holds one account's records
@@ -168,7 +168,7 @@ function encodePage(strings: readonly string[], values: Float64Array, idParts: U
   return {
     account_id: strings[values[ACCOUNT]!]!,
     newest_ts: newestTs,
-    newest_id: newRequestId(newestTs, idSuffix(idParts[2 * newest]!, idParts[2 * newest + 1]!)),
+    newest_id: idOf(newestTs, idParts, newest),
     oldest_ts: oldestTs,
     record_count: count,
     format: PAGE_FORMAT,
@@ -177,6 +177,10 @@ function encodePage(strings: readonly string[], values: Float64Array, idParts: U
     id_parts: bytesOf(idParts),
   };
 }
+
+/** The id of record `row`, from its timestamp and its two id parts. */
+const idOf = (timestamp: number, idParts: Uint32Array, row: number): string =>
+  newRequestId(timestamp, idSuffix(idParts[2 * row]!, idParts[2 * row + 1]!));
 
 /** A typed array's bytes, without a copy. */
 const bytesOf = (array: Float64Array | Uint32Array): Buffer => Buffer.from(array.buffer, array.byteOffset, array.byteLength);
@@ -220,7 +224,7 @@ export class DecodedPage {
   }
 
   id(row: number): string {
-    return newRequestId(this.timestamp(row), idSuffix(this.idParts[2 * row]!, this.idParts[2 * row + 1]!));
+    return idOf(this.timestamp(row), this.idParts, row);
   }
 
   /** The index in this page's strings of `value`, -1 when no record has it in any text column. */

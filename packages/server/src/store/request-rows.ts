@@ -3,17 +3,17 @@ import type { Selectable } from 'kysely';
 import type { NewRequestRecord, RequestRecord } from './request-records.js';
 import type { RequestsTable } from './schema.js';
 
-// Inspector records <-> `requests` rows. Kept apart from the repo (and free of runtime
-// imports beyond node:crypto) because the SQLite writer thread converts rows too, and
-// should not load Kysely to do it.
+// Inspector records <-> `requests` rows (PostgreSQL, and migrations), the packed batches the
+// SQLite writer thread receives, and record ids. Kept apart from the repos (and free of runtime
+// imports beyond node:crypto) because the writer thread uses it and should not load Kysely.
 
-/** Every column and whether it holds text, checked by the compiler: a column added to the table must be listed here. */
-const COLUMN_IS_TEXT: Record<keyof RequestsTable, boolean> = {
-  id: true, account_id: true, tunnel_id: true, timestamp: false, method: true, path: true, status: false,
-  duration_ms: false, bytes: false, ip: true, user_agent: true, proto: true, host: true,
+/** Every column, checked by the compiler: a column added to the table must be listed here. */
+const EVERY_COLUMN: Record<keyof RequestsTable, true> = {
+  id: true, account_id: true, tunnel_id: true, timestamp: true, method: true, path: true, status: true,
+  duration_ms: true, bytes: true, ip: true, user_agent: true, proto: true, host: true,
 };
 /** Every column of `requests`, in one fixed order (the order compiled INSERTs refer to them by). */
-export const REQUEST_COLUMNS = Object.keys(COLUMN_IS_TEXT) as Array<keyof RequestsTable>;
+export const REQUEST_COLUMNS = Object.keys(EVERY_COLUMN) as Array<keyof RequestsTable>;
 /** Milliseconds fit 12 hex digits until the year 10889, so a fixed width sorts as text. */
 const TIMESTAMP_HEX_DIGITS = 12;
 
@@ -49,7 +49,7 @@ export function idSuffix(sequence: number, random: number): string {
  * order, and the 32 random bits keep other threads, processes and restarts apart. The random
  * bits of a whole batch come from one call (a call per row cost ~4 µs).
  */
-export function idSuffixes(count: number): string[] {
+function idSuffixes(count: number): string[] {
   const random = randomBytes(4 * count).toString('hex');
   const first = takeIdSequence(count);
   const suffixes = new Array<string>(count);
@@ -67,8 +67,6 @@ export function toRows(records: readonly NewRequestRecord[]): RequestsTable[] {
 export const PACKED_COLUMNS: ReadonlyArray<keyof RequestsTable> = [
   'account_id', 'tunnel_id', 'timestamp', 'method', 'path', 'status', 'duration_ms', 'bytes', 'ip', 'user_agent', 'proto', 'host',
 ];
-const PACKED_TIMESTAMP = PACKED_COLUMNS.indexOf('timestamp');
-const PACKED_IS_TEXT = PACKED_COLUMNS.map((column) => COLUMN_IS_TEXT[column]);
 /** A text column's NULL in `values`. */
 export const NULL_TEXT = -1;
 
