@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+// First import, evaluated before any other module: see v8-tuning.ts.
+import './v8-tuning.js';
 import { readFileSync } from 'node:fs';
 import { runCli } from './cli.js';
 import { terminalOutput } from './output.js';
