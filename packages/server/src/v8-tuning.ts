@@ -5,11 +5,11 @@ import v8 from 'node:v8';
  * first. Both are about garbage collection under a proxy's load, where each request allocates a
  * few kilobytes that die within milliseconds.
  *
- * 1. Allocation-site pretenuring off. With it on, the edge under steady load is bistable. Usually its young-generation
- * collections free nearly everything (each request's objects die within milliseconds) and
- * take ~0.6 ms. But after a burst in which many objects of some allocation site survived
- * (a batch of inspector records, a warm-up), V8 starts allocating that site's objects straight
- * into the old generation and keeps doing so: `--trace-gc` then shows ~2.7 MB promoted per
+ * 1. Allocation-site pretenuring off. With it on, the edge under steady load is bistable.
+ * Usually its young-generation collections free nearly everything and take ~0.6 ms. But after
+ * a burst in which many objects of some allocation site survived (a batch of inspector records,
+ * a warm-up), V8 starts allocating that site's objects straight into the old generation and
+ * keeps doing so: `--trace-gc` then shows ~2.7 MB promoted per
  * scavenge, scavenges of 4–8 ms every ~50 ms and a mark-compact every ~1.3 s. Measured on the
  * benchmark's small GET (wrk, 50 connections): GC pauses of 7.5–9 µs per request instead of
  * 1.4–1.8, edge CPU 50–60 µs per request instead of 36–43, p99 12–14 ms (once 650 ms)
