@@ -20,6 +20,7 @@ import { download, transfer, upload } from './w-transfer.js';
 import { manyTunnels } from './w-tunnels.js';
 import { tlsSession } from './w-tls.js';
 import { websocketEcho } from './w-websocket.js';
+import { floorComparison, floorMarkdown } from './w-floor.js';
 
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 
@@ -89,11 +90,34 @@ async function profile(options: BenchOptions, generator: LoadGenerator, dir: str
   }
 }
 
+/** --floor: W1 direct, through the bare relay floor and through svcRouter, in interleaved rounds. */
+async function floor(options: BenchOptions, generator: LoadGenerator, command: string): Promise<void> {
+  const machine = machineInfo(generator);
+  log(`svcRouter benchmark, floor comparison, ${options.mode} sizes, load generator ${machine.loadGenerator}`);
+  const system = await startSystem();
+  let result;
+  try {
+    result = await floorComparison(system, generator, options.sizes, options.floorBusyUs, log);
+  } finally {
+    await system.close();
+  }
+  process.stdout.write(`${floorMarkdown(result, command)}\n`);
+  await writeJson(options.jsonPath, { schema: 1, date: new Date().toISOString(), mode: options.mode, command, machine, sizes: options.sizes, floor: result });
+}
+
+async function writeJson(jsonPath: string, json: unknown): Promise<void> {
+  await mkdir(path.dirname(jsonPath), { recursive: true });
+  await writeFile(jsonPath, `${JSON.stringify(json, null, 2)}\n`);
+  const shown = path.relative(REPO_ROOT, jsonPath);
+  log(`results written to ${shown.startsWith('..') ? jsonPath : shown}`);
+}
+
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
   const generator = pickLoadGenerator(options.loadgen);
   const command = `node ${[...process.execArgv, path.relative(process.cwd(), process.argv[1] ?? ''), ...process.argv.slice(2)].join(' ')}`;
   if (options.cpuProfDir) return profile(options, generator, options.cpuProfDir);
+  if (options.floor) return floor(options, generator, command);
 
   const machine = machineInfo(generator);
   log(`svcRouter benchmark, ${options.mode} mode, load generator ${machine.loadGenerator}`);
@@ -103,11 +127,7 @@ async function main(): Promise<void> {
   const elapsedS = (performance.now() - started) / 1000;
   process.stdout.write(`${markdown(rows, machine, load, options.mode, command)}\n\nRun took ${elapsedS.toFixed(0)} s.\n`);
 
-  await mkdir(path.dirname(options.jsonPath), { recursive: true });
-  const json = { schema: 1, date: new Date().toISOString(), mode: options.mode, command, elapsedS, machine, load, sizes: options.sizes, rows, results };
-  await writeFile(options.jsonPath, `${JSON.stringify(json, null, 2)}\n`);
-  const shown = path.relative(REPO_ROOT, options.jsonPath);
-  log(`results written to ${shown.startsWith('..') ? options.jsonPath : shown}`);
+  await writeJson(options.jsonPath, { schema: 1, date: new Date().toISOString(), mode: options.mode, command, elapsedS, machine, load, sizes: options.sizes, rows, results });
 }
 
 process.once('SIGINT', () => process.exit(130));

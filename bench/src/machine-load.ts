@@ -15,11 +15,15 @@ export interface LoadReport {
   foreignPercent: number;
 }
 
-/** Busy seconds of all cores since boot (user + nice + system + irq + softirq + steal). */
-function machineBusySeconds(): number {
+/** Seconds of all cores since boot: busy (user + nice + system + irq + softirq + steal) and idle (idle + iowait). */
+export function machineSeconds(): { busyS: number; idleS: number } {
   const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = fields;
-  return (user + nice + system + irq + softirq + steal) / 100;
+  const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = fields;
+  return { busyS: (user + nice + system + irq + softirq + steal) / 100, idleS: (idle + iowait) / 100 };
+}
+
+function machineBusySeconds(): number {
+  return machineSeconds().busyS;
 }
 
 /** CPU seconds of this process plus its children that have exited and been waited for. */

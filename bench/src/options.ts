@@ -66,25 +66,40 @@ export interface BenchOptions {
   cpuProfDir: string | undefined;
   /** What runs under the profiler (default small-get). */
   cpuProfWorkload: ProfiledWorkload;
+  /** Floor mode: small GET direct, through a bare relay chain and through svcRouter; nothing else runs. */
+  floor: boolean;
+  /** Floor mode: µs of stand-in work per request for each extra floor side. */
+  floorBusyUs: number[];
 }
+
+/** Stand-in work of the extra floor sides by default: around where 0.45× and svcRouter fall on this machine. */
+const DEFAULT_FLOOR_BUSY_US = [4, 8];
 
 /** Workloads --cpu-prof can profile. */
 export const PROFILED_WORKLOADS = ['small-get', 'download', 'upload'] as const;
 export type ProfiledWorkload = (typeof PROFILED_WORKLOADS)[number];
 
-export const USAGE = `Usage: node --expose-gc bench/dist/bench.js [--quick | --smoke] [--json <path>] [--loadgen wrk|node] [--cpu-prof <dir> [--cpu-prof-workload <name>]]
+export const USAGE = `Usage: node --expose-gc bench/dist/bench.js [--quick | --smoke] [--json <path>] [--loadgen wrk|node] [--cpu-prof <dir> [--cpu-prof-workload <name>]] [--floor [--floor-busy <list>]]
   --quick           fewer and shorter runs (under a minute)
   --smoke           tiny sizes, a second or two per workload: checks every figure is produced
   --json <path>     results file (default bench/results/latest.json)
   --loadgen <name>  force wrk or the built-in Node generator (default: wrk when installed)
   --cpu-prof <dir>  only W1 through the tunnel, with --cpu-prof on svc-server and svc; prints their top functions
   --cpu-prof-workload small-get|download|upload
-                    what --cpu-prof runs through the tunnel (default small-get; transfers move 1 GiB)`;
+                    what --cpu-prof runs through the tunnel (default small-get; transfers move 1 GiB)
+  --floor           only the small GET, in rounds of direct, a bare two-process relay that does no
+                    work of its own (the floor for the tunnel's shape), and svcRouter
+                    (JSON default bench/results/floor.json)
+  --floor-busy <list>
+                    µs of busy CPU per request in each floor process, one extra floor side per
+                    value (default ${DEFAULT_FLOOR_BUSY_US.join(',')}; none: the bare floor alone)`;
 
 /** Parses argv; throws with the usage text on anything unknown. */
 export function parseOptions(argv: string[]): BenchOptions {
   let mode: Mode = 'default';
-  let jsonPath = path.join(REPO_ROOT, 'bench/results/latest.json');
+  let jsonPath: string | undefined;
+  let floor = false;
+  let floorBusyUs: number[] | undefined;
   let loadgen: string | undefined;
   let cpuProfDir: string | undefined;
   let cpuProfWorkload: string = 'small-get';
@@ -101,11 +116,26 @@ export function parseOptions(argv: string[]): BenchOptions {
     else if (arg === '--loadgen') loadgen = value();
     else if (arg === '--cpu-prof') cpuProfDir = path.resolve(value());
     else if (arg === '--cpu-prof-workload') cpuProfWorkload = value();
+    else if (arg === '--floor') floor = true;
+    else if (arg === '--floor-busy') floorBusyUs = parseBusyList(value());
     else throw new Error(`unknown argument ${arg}\n${USAGE}`);
   }
   if (loadgen !== undefined && loadgen !== 'wrk' && loadgen !== 'node') throw new Error(`--loadgen must be wrk or node\n${USAGE}`);
   if (!(PROFILED_WORKLOADS as readonly string[]).includes(cpuProfWorkload)) {
     throw new Error(`--cpu-prof-workload must be one of ${PROFILED_WORKLOADS.join(', ')}\n${USAGE}`);
   }
-  return { mode, sizes: PRESETS[mode], jsonPath, loadgen, cpuProfDir, cpuProfWorkload: cpuProfWorkload as ProfiledWorkload };
+  if (floor && cpuProfDir !== undefined) throw new Error(`--floor and --cpu-prof are separate modes\n${USAGE}`);
+  if (!floor && floorBusyUs !== undefined) throw new Error(`--floor-busy needs --floor\n${USAGE}`);
+  jsonPath ??= path.join(REPO_ROOT, floor ? 'bench/results/floor.json' : 'bench/results/latest.json');
+  return { mode, sizes: PRESETS[mode], jsonPath, loadgen, cpuProfDir, cpuProfWorkload: cpuProfWorkload as ProfiledWorkload, floor, floorBusyUs: floorBusyUs ?? DEFAULT_FLOOR_BUSY_US };
+}
+
+/** `4,8` → [4, 8]; `none` → []. Each a whole number of µs from 1 to 1000. */
+function parseBusyList(text: string): number[] {
+  if (text === 'none') return [];
+  const values = text.split(',').map((part) => Number(part));
+  if (values.length === 0 || values.some((v) => !Number.isInteger(v) || v < 1 || v > 1000)) {
+    throw new Error(`--floor-busy takes whole microseconds from 1 to 1000, comma-separated, or none\n${USAGE}`);
+  }
+  return values;
 }

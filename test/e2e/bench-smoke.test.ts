@@ -100,6 +100,35 @@ describe('the benchmark in --smoke mode', () => {
   });
 });
 
+describe('the benchmark in --floor mode', () => {
+  it('runs direct, svcRouter, the bare relay floor and a floor with added work in rounds and reports each, numeric', async () => {
+    const { stdout, json } = await runSmoke(['--floor', '--floor-busy', '5']);
+    const floor = (json as unknown as { floor: FloorJson }).floor;
+    assert.deepEqual(floor.sides.map((side) => side.key), ['direct', 'tunnel', 'floor', 'floor+5']);
+    assert.equal(floor.rounds.length, 1);
+    for (const { key } of floor.sides) {
+      const run = floor.rounds[0]![key]!;
+      assert.ok(run.rps > 0 && Number.isFinite(run.p99Ms), `${key}: ${JSON.stringify(run)}`);
+      assert.equal(run.errors, 0, `${key} had errors`);
+      assert.ok(run.idlePercent >= 0 && run.idlePercent <= 100, `${key} idle ${run.idlePercent}`);
+      // Relay CPU is read from the two processes between visitor and origin, so not for direct.
+      if (key === 'direct') assert.equal(run.relayCpuUs, null);
+      else assert.ok(run.relayCpuUs!.edge > 0 && run.relayCpuUs!.agent > 0, `${key} relay CPU ${JSON.stringify(run.relayCpuUs)}`);
+    }
+    for (const side of floor.sides) assert.ok(Number.isFinite(side.ratio) && side.ratio > 0, `${side.key} ratio ${side.ratio}`);
+    assert.ok(Number.isFinite(floor.tunnelToFloor) && floor.tunnelToFloor > 0);
+    assert.match(stdout, /\| bare relay floor \| \d+ \| [\d.]+× \|/);
+    assert.match(stdout, /\| floor \+ 5 µs busy per request in each process \| \d+ \| [\d.]+× \|/);
+    assert.match(stdout, /\| svcRouter \| \d+ \| [\d.]+× \([\d.]+× the floor\) \|/);
+  });
+});
+
+interface FloorJson {
+  sides: Array<{ key: string; ratio: number }>;
+  rounds: Array<Record<string, { rps: number; p99Ms: number; errors: number; idlePercent: number; relayCpuUs: { edge: number; agent: number } | null }>>;
+  tunnelToFloor: number;
+}
+
 describe('the benchmark options', () => {
   it('--cpu-prof-workload picks what runs under the profiler, small-get by default, and refuses others', async () => {
     const { parseOptions } = (await import(path.join(REPO_ROOT, 'bench/dist/options.js'))) as {
@@ -110,5 +139,30 @@ describe('the benchmark options', () => {
     assert.equal(parseOptions(['--cpu-prof-workload', 'upload']).cpuProfWorkload, 'upload');
     assert.throws(() => parseOptions(['--cpu-prof-workload', 'sse']), /--cpu-prof-workload must be one of small-get, download, upload/);
     assert.throws(() => parseOptions(['--cpu-prof-workload']), /needs a value/);
+  });
+
+  it('--floor is its own mode with its own results file, and does not combine with --cpu-prof', async () => {
+    const { parseOptions } = (await import(path.join(REPO_ROOT, 'bench/dist/options.js'))) as {
+      parseOptions(argv: string[]): { floor: boolean; jsonPath: string };
+    };
+    assert.equal(parseOptions([]).floor, false);
+    assert.match(parseOptions([]).jsonPath, /bench\/results\/latest\.json$/);
+    assert.equal(parseOptions(['--floor']).floor, true);
+    assert.match(parseOptions(['--floor']).jsonPath, /bench\/results\/floor\.json$/);
+    assert.equal(parseOptions(['--floor', '--json', '/tmp/f.json']).jsonPath, '/tmp/f.json');
+    assert.throws(() => parseOptions(['--floor', '--cpu-prof', '/tmp/p']), /separate modes/);
+  });
+
+  it('--floor-busy lists the stand-in work of extra floor sides, 4 and 8 µs by default', async () => {
+    const { parseOptions } = (await import(path.join(REPO_ROOT, 'bench/dist/options.js'))) as {
+      parseOptions(argv: string[]): { floorBusyUs: number[] };
+    };
+    assert.deepEqual(parseOptions(['--floor']).floorBusyUs, [4, 8]);
+    assert.deepEqual(parseOptions(['--floor', '--floor-busy', '2,6,10']).floorBusyUs, [2, 6, 10]);
+    assert.deepEqual(parseOptions(['--floor', '--floor-busy', 'none']).floorBusyUs, []);
+    for (const bad of ['0', '-3', '2.5', 'x', '4,', '1001']) {
+      assert.throws(() => parseOptions(['--floor', '--floor-busy', bad]), /whole microseconds from 1 to 1000/, bad);
+    }
+    assert.throws(() => parseOptions(['--floor-busy', '4']), /--floor-busy needs --floor/);
   });
 });
