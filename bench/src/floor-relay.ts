@@ -78,6 +78,24 @@ function readFrames(socket: net.Socket, busyUs: number, onFrame: (id: number, pa
   });
 }
 
+/**
+ * One stream's socket on either side (a visitor at the edge, an origin connection at the
+ * agent): listed under `id` while open, its chunks sent as frames, its close as an empty one.
+ */
+function relayStream(socket: net.Socket, id: number, streams: Map<number, net.Socket>, frames: FrameBatcher, busyUs: number): void {
+  streams.set(id, socket);
+  socket.setNoDelay(true);
+  socket.on('data', (chunk: Buffer) => {
+    busy(busyUs);
+    frames.send(id, chunk);
+  });
+  socket.on('error', () => socket.destroy());
+  socket.on('close', () => {
+    streams.delete(id);
+    frames.send(id, undefined);
+  });
+}
+
 function listen(server: net.Server): Promise<number> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port)));
 }
@@ -98,18 +116,7 @@ async function runEdge(busyUs: number): Promise<void> {
   const visitorServer = net.createServer((visitor) => {
     if (!session) return visitor.destroy();
     const id = nextId++;
-    const frames = session;
-    visitors.set(id, visitor);
-    visitor.setNoDelay(true);
-    visitor.on('data', (chunk: Buffer) => {
-      busy(busyUs);
-      frames.send(id, chunk);
-    });
-    visitor.on('error', () => visitor.destroy());
-    visitor.on('close', () => {
-      visitors.delete(id);
-      frames.send(id, undefined);
-    });
+    relayStream(visitor, id, visitors, session, busyUs);
   });
   const sessionPort = await listen(sessionServer);
   const visitorPort = await listen(visitorServer);
@@ -128,19 +135,8 @@ function runAgent(sessionPort: number, originPort: number, busyUs: number): void
       return;
     }
     if (!origin) {
-      const opened = net.connect(originPort, '127.0.0.1');
-      opened.setNoDelay(true);
-      opened.on('data', (chunk: Buffer) => {
-        busy(busyUs);
-        frames.send(id, chunk);
-      });
-      opened.on('error', () => opened.destroy());
-      opened.on('close', () => {
-        origins.delete(id);
-        frames.send(id, undefined);
-      });
-      origins.set(id, opened);
-      origin = opened;
+      origin = net.connect(originPort, '127.0.0.1');
+      relayStream(origin, id, origins, frames, busyUs);
     }
     origin.write(payload);
   });
