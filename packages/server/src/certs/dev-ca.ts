@@ -44,16 +44,22 @@ export async function loadOrCreateDevCa(dataDir: string): Promise<DevCa> {
 
 /** Reads `ca.crt` and `ca.key`; undefined when neither exists yet. */
 async function readStoredCa(dir: string): Promise<PemCertificate | undefined> {
-  const [certPem, keyPem] = await Promise.all([
-    readIfExists(join(dir, "ca.crt")),
-    readIfExists(join(dir, "ca.key")),
-  ]);
+  let [certPem, keyPem] = await readPair(dir);
+  // Another process's first start renames its complete folder into place at any moment, and
+  // that can land between our two reads: one file "missing", the other there. The rename
+  // happens once, so a second read sees the whole folder; only a folder still missing a file
+  // then is really incomplete.
+  if ((certPem === undefined) !== (keyPem === undefined)) [certPem, keyPem] = await readPair(dir);
   if (certPem === undefined && keyPem === undefined) return undefined;
   if (certPem === undefined || keyPem === undefined) {
     // Never regenerate silently: users may have trusted the old CA in their browser.
     throw new Error(`dev CA in ${dir} is incomplete (need ca.crt and ca.key); delete the folder to generate a new CA`);
   }
   return { certPem, keyPem };
+}
+
+function readPair(dir: string): Promise<[string | undefined, string | undefined]> {
+  return Promise.all([readIfExists(join(dir, "ca.crt")), readIfExists(join(dir, "ca.key"))]);
 }
 
 async function readIfExists(path: string): Promise<string | undefined> {
