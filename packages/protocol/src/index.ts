@@ -8,3 +8,4 @@ export * from './handshake.js';
 export * from './headers.js';
 export * from './errors.js';
 export * from './version.js';
+export * from './id-table.js';

@@ -16,6 +16,7 @@ import { FrameWriter } from './frame-writer.js';
 import { CallbackStream, type CallbackStreamHandler } from './callback-stream.js';
 import { MuxStream, type StreamEndpoint, type StreamTransport } from './mux-stream.js';
 import { MAX_STREAM_WINDOW, SESSION_WINDOW_GROWTH_BUDGET, WindowTuner } from './mux-window.js';
+import { IdTable } from './id-table.js';
 
 /**
  * Default per-stream flow-control window, where every stream's receive window starts: small
@@ -88,7 +89,8 @@ export interface MuxOptions {
  * inside the socket's 'data' handler; an exception thrown there ends the session with that error.
  */
 export class Mux extends EventEmitter implements StreamTransport {
-  private readonly streams = new Map<number, StreamEndpoint>();
+  /** Not a Map: see id-table.ts for what a Map's churn does to the GC. */
+  private readonly streams = new IdTable<StreamEndpoint>();
   private readonly decoder: FrameDecoder;
   private readonly window: number;
   private nextStreamId: number;
@@ -223,7 +225,7 @@ export class Mux extends EventEmitter implements StreamTransport {
     if (this.closed) return;
     this.closed = true;
     if (this.heartbeat) clearInterval(this.heartbeat);
-    const streams = [...this.streams.values()];
+    const streams = this.streams.snapshot();
     this.streams.clear();
     for (const stream of streams) stream.onReset('SESSION_CLOSED');
     this.flushDrainWaiters();

@@ -1,4 +1,5 @@
 import net, { type Socket } from 'node:net';
+import { IdTable } from '@svcrouter/protocol';
 import tls from 'node:tls';
 import { ResponseParser } from './h1-response-parser.js';
 import type { LocalTarget } from './local-target.js';
@@ -50,6 +51,8 @@ export class OriginConnection {
   /** performance.now() when it went idle. */
   idleSince = 0;
   idle = false;
+  /** Its key in the pool's table of open connections. */
+  poolId = 0;
   readonly parser = new ResponseParser();
 
   constructor(
@@ -85,7 +88,8 @@ export class OriginConnection {
  */
 export class OriginPool {
   private readonly idle: OriginConnection[] = [];
-  private readonly open = new Set<OriginConnection>();
+  /** Not a Set: an origin that closes after each response churns it per request (see IdTable). */
+  private readonly open = new IdTable<OriginConnection>();
   private idleTimer: NodeJS.Timeout | undefined;
   private closed = false;
 
@@ -127,7 +131,7 @@ export class OriginPool {
     socket.once(this.address.tls ? 'secureConnect' : 'connect', () => socket.setTimeout(0));
     const connection = new OriginConnection(socket, this);
     connection.user = user;
-    this.open.add(connection);
+    connection.poolId = this.open.add(connection);
     if (this.closed) socket.destroy();
     return connection;
   }
@@ -163,13 +167,13 @@ export class OriginPool {
     this.closed = true;
     clearTimeout(this.idleTimer);
     this.idleTimer = undefined;
-    for (const connection of [...this.open]) connection.socket.destroy();
+    for (const connection of this.open.snapshot()) connection.socket.destroy();
     this.idle.length = 0;
   }
 
   /** @internal The connection closed or was discarded: drop it from the lists. */
   forget(connection: OriginConnection): void {
-    this.open.delete(connection);
+    this.open.delete(connection.poolId);
     if (!connection.idle) return;
     connection.idle = false;
     const index = this.idle.indexOf(connection);

@@ -2,6 +2,7 @@ import http from 'node:http';
 import http2 from 'node:http2';
 import net, { type AddressInfo, type Socket } from 'node:net';
 import tls from 'node:tls';
+import { IdTable } from '@svcrouter/protocol';
 import type { Edge } from './edge.js';
 import { VisitorConnection } from './lean/visitor-connection.js';
 
@@ -75,11 +76,12 @@ export async function startListeners(edge: Edge, options: ListenOptions): Promis
 
   await listen(plain, options.host, options.httpPort);
   await listen(tlsServer, options.host, options.httpsPort);
-  const sockets = new Set<Socket>();
+  // Not a Set: visitors that do not keep connections alive churn it (see IdTable).
+  const sockets = new IdTable<Socket>();
   for (const server of [plain, tlsServer] as net.Server[]) {
     server.on('connection', (socket: Socket) => {
-      sockets.add(socket);
-      socket.once('close', () => sockets.delete(socket));
+      const id = sockets.add(socket);
+      socket.once('close', () => sockets.delete(id));
     });
   }
   return {
@@ -87,7 +89,7 @@ export async function startListeners(edge: Edge, options: ListenOptions): Promis
     httpsPort: (tlsServer.address() as AddressInfo).port,
     async close() {
       const closing = [plain, tlsServer].map((server) => new Promise<void>((resolve) => server.close(() => resolve())));
-      for (const socket of sockets) socket.destroy();
+      for (const socket of sockets.snapshot()) socket.destroy();
       secure1.closeAllConnections();
       http1.closeAllConnections();
       for (const server of [http1, secure1]) server.close();
