@@ -17,11 +17,11 @@
  */
 export class IdTable<T> {
   /** The ids; 0 marks an empty slot (so 0 is not a valid id: a session's stream 0 is its control channel). */
-  private ids: Uint32Array;
-  private values: Array<T | undefined>;
-  private mask: number;
+  private ids!: Uint32Array;
+  private values!: Array<T | undefined>;
+  private mask!: number;
   /** 32 − log2(capacity): the shift that turns a Fibonacci hash into a slot index. */
-  private shift: number;
+  private shift!: number;
   private count = 0;
   /** The last id add() handed out. */
   private lastAdded = 0;
@@ -29,10 +29,7 @@ export class IdTable<T> {
   /** `minCapacity`: a power of two, at least 2. */
   constructor(private readonly minCapacity = 16) {
     if (minCapacity < 2 || (minCapacity & (minCapacity - 1)) !== 0) throw new RangeError(`capacity ${minCapacity} is not a power of two`);
-    this.ids = new Uint32Array(minCapacity);
-    this.values = new Array<T | undefined>(minCapacity).fill(undefined);
-    this.mask = minCapacity - 1;
-    this.shift = 32 - Math.log2(minCapacity);
+    this.allocate(minCapacity);
   }
 
   get size(): number {
@@ -109,12 +106,8 @@ export class IdTable<T> {
   }
 
   clear(): void {
-    this.ids = new Uint32Array(this.minCapacity);
-    this.values.fill(undefined);
-    this.values = new Array<T | undefined>(this.minCapacity).fill(undefined);
-    this.mask = this.minCapacity - 1;
-    this.shift = 32 - Math.log2(this.minCapacity);
-    this.count = 0;
+    this.values.fill(undefined); // see resize()
+    this.allocate(this.minCapacity);
   }
 
   /** The slot holding `id`, or -1. */
@@ -132,14 +125,19 @@ export class IdTable<T> {
     return Math.imul(id, 0x9e3779b1) >>> this.shift;
   }
 
-  private resize(capacity: number): void {
-    const oldIds = this.ids;
-    const oldValues = this.values;
+  /** Fresh, empty arrays of `capacity` slots (a power of two). */
+  private allocate(capacity: number): void {
     this.ids = new Uint32Array(capacity);
     this.values = new Array<T | undefined>(capacity).fill(undefined);
     this.mask = capacity - 1;
     this.shift = 32 - Math.log2(capacity);
     this.count = 0;
+  }
+
+  private resize(capacity: number): void {
+    const oldIds = this.ids;
+    const oldValues = this.values;
+    this.allocate(capacity);
     for (let slot = 0; slot < oldIds.length; slot++) if (oldIds[slot] !== 0) this.set(oldIds[slot]!, oldValues[slot]!);
     // The old array may already be in the old generation: emptied, it holds nothing alive.
     oldValues.fill(undefined);

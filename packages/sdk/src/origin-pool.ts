@@ -1,6 +1,6 @@
 import net, { type Socket } from 'node:net';
-import { IdTable } from '@svcrouter/protocol';
 import tls from 'node:tls';
+import { IdTable } from '@svcrouter/protocol';
 import { ResponseParser } from './h1-response-parser.js';
 import type { LocalTarget } from './local-target.js';
 
