@@ -18,90 +18,21 @@
  * does per request. Floors with added work show how throughput on this machine falls with the
  * relay processes' CPU per request, whatever that CPU is spent on.
  *
- *   node floor-relay.js edge [--busy-us N]                          prints `floor edge session <port> visitors <port>`
+ * `--http` (edge only) makes the edge do the HTTP/1.1 work described in floor-http-edge.ts.
+ *
+ *   node floor-relay.js edge [--busy-us N] [--http]                 prints `floor edge session <port> visitors <port>`
  *   node floor-relay.js agent <sessionPort> <originPort> [--busy-us N]   prints `floor agent connected`
  */
 import net from 'node:net';
+import { FrameBatcher, listen, readFrames, relayStream } from './floor-frames.js';
+import type { HttpFloorVisitor } from './floor-http-edge.js';
 
-const HEADER_BYTES = 8;
-
-/** Spins for `us` microseconds (no-op for 0): stand-in CPU work, per chunk relayed. */
-function busy(us: number): void {
-  if (us <= 0) return;
-  const until = performance.now() + us / 1000;
-  while (performance.now() < until);
-}
-
-/** Frames written in one loop turn, handed to the socket as one buffer in the check phase. */
-class FrameBatcher {
-  private pending: Buffer[] = [];
-  private scheduled = false;
-
-  constructor(private readonly socket: net.Socket) {}
-
-  send(id: number, data: Buffer | undefined): void {
-    const header = Buffer.allocUnsafe(HEADER_BYTES);
-    header.writeUInt32BE(id, 0);
-    header.writeUInt32BE(data?.length ?? 0, 4);
-    this.pending.push(header);
-    if (data) this.pending.push(data);
-    if (!this.scheduled) {
-      this.scheduled = true;
-      setImmediate(() => this.flush());
-    }
-  }
-
-  private flush(): void {
-    this.scheduled = false;
-    const batch = this.pending;
-    this.pending = [];
-    this.socket.write(batch.length === 1 ? batch[0]! : Buffer.concat(batch));
-  }
-}
-
-/** Calls `onFrame` for every whole frame read from `socket`, keeping a partial one for the next read. */
-function readFrames(socket: net.Socket, busyUs: number, onFrame: (id: number, payload: Buffer | undefined) => void): void {
-  let held: Buffer = Buffer.alloc(0);
-  socket.on('data', (chunk: Buffer) => {
-    const buffer = held.length > 0 ? Buffer.concat([held, chunk]) : chunk;
-    let offset = 0;
-    while (buffer.length - offset >= HEADER_BYTES) {
-      const id = buffer.readUInt32BE(offset);
-      const length = buffer.readUInt32BE(offset + 4);
-      if (buffer.length - offset - HEADER_BYTES < length) break;
-      const start = offset + HEADER_BYTES;
-      busy(busyUs);
-      onFrame(id, length === 0 ? undefined : buffer.subarray(start, start + length));
-      offset = start + length;
-    }
-    held = buffer.subarray(offset);
-  });
-}
-
-/**
- * One stream's socket on either side (a visitor at the edge, an origin connection at the
- * agent): listed under `id` while open, its chunks sent as frames, its close as an empty one.
- */
-function relayStream(socket: net.Socket, id: number, streams: Map<number, net.Socket>, frames: FrameBatcher, busyUs: number): void {
-  streams.set(id, socket);
-  socket.setNoDelay(true);
-  socket.on('data', (chunk: Buffer) => {
-    busy(busyUs);
-    frames.send(id, chunk);
-  });
-  socket.on('error', () => socket.destroy());
-  socket.on('close', () => {
-    streams.delete(id);
-    frames.send(id, undefined);
-  });
-}
-
-function listen(server: net.Server): Promise<number> {
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port)));
-}
-
-async function runEdge(busyUs: number): Promise<void> {
+async function runEdge(busyUs: number, http: boolean): Promise<void> {
+  // Loaded only for --http, so that svc-server's V8 settings, which that module applies as an
+  // edge doing HTTP work would run with, leave the bare floor as it always was.
+  const httpEdge = http ? await import('./floor-http-edge.js') : undefined;
   const visitors = new Map<number, net.Socket>();
+  const httpVisitors = new Map<number, HttpFloorVisitor>();
   let session: FrameBatcher | undefined;
   let nextId = 1;
   const sessionServer = net.createServer((socket) => {
@@ -109,14 +40,27 @@ async function runEdge(busyUs: number): Promise<void> {
     session = new FrameBatcher(socket);
     readFrames(socket, busyUs, (id, payload) => {
       const visitor = visitors.get(id);
-      if (payload) visitor?.write(payload);
-      else visitor?.end();
+      if (!payload) visitor?.end();
+      else if (http) httpVisitors.get(id)?.onAgentData(payload);
+      else visitor?.write(payload);
     });
   });
   const visitorServer = net.createServer((visitor) => {
     if (!session) return visitor.destroy();
     const id = nextId++;
-    relayStream(visitor, id, visitors, session, busyUs);
+    if (!httpEdge) return relayStream(visitor, id, visitors, session, busyUs);
+    const frames = session;
+    const exchange = new httpEdge.HttpFloorVisitor(visitor, id, frames, busyUs);
+    visitors.set(id, visitor);
+    httpVisitors.set(id, exchange);
+    visitor.setNoDelay(true);
+    visitor.on('data', (chunk: Buffer) => exchange.onVisitorData(chunk));
+    visitor.on('error', () => visitor.destroy());
+    visitor.on('close', () => {
+      visitors.delete(id);
+      httpVisitors.delete(id);
+      frames.send(id, undefined);
+    });
   });
   const sessionPort = await listen(sessionServer);
   const visitorPort = await listen(visitorServer);
@@ -145,6 +89,8 @@ function runAgent(sessionPort: number, originPort: number, busyUs: number): void
 }
 
 const args = process.argv.slice(2);
+const httpAt = args.indexOf('--http');
+const http = httpAt >= 0 && args.splice(httpAt, 1).length === 1;
 const busyAt = args.indexOf('--busy-us');
 // Half per chunk: a small GET is two chunks through each process.
 const busyUs = busyAt >= 0 ? Number(args.splice(busyAt, 2)[1]) / 2 : 0;
@@ -152,9 +98,9 @@ const [role, ...ports] = args;
 if (!Number.isFinite(busyUs) || busyUs < 0) {
   process.stderr.write('--busy-us needs a number of microseconds, 0 or more\n');
   process.exit(2);
-} else if (role === 'edge' && ports.length === 0) await runEdge(busyUs);
+} else if (role === 'edge' && ports.length === 0) await runEdge(busyUs, http);
 else if (role === 'agent' && ports.length === 2) runAgent(Number(ports[0]), Number(ports[1]), busyUs);
 else {
-  process.stderr.write('usage: floor-relay.js edge [--busy-us N] | agent <sessionPort> <originPort> [--busy-us N]\n');
+  process.stderr.write('usage: floor-relay.js edge [--busy-us N] [--http] | agent <sessionPort> <originPort> [--busy-us N]\n');
   process.exit(2);
 }

@@ -45,7 +45,7 @@ export interface FloorSideSummary {
 export interface FloorResult {
   /** Per round, each side's run by key. */
   rounds: Array<Record<string, FloorRun>>;
-  /** In the order run: direct, svcRouter (key tunnel), floor, each floor with added work. */
+  /** In the order run: direct, svcRouter (key tunnel), floor, floor-http, each floor with added work. */
   sides: FloorSideSummary[];
   /** svcRouter's req/s over the bare floor's, median of the rounds. */
   tunnelToFloor: number;
@@ -61,10 +61,10 @@ interface FloorRelay {
   close(): Promise<void>;
 }
 
-async function startFloorRelay(originPort: number, busyUs: number): Promise<FloorRelay> {
+async function startFloorRelay(originPort: number, busyUs: number, http: boolean): Promise<FloorRelay> {
   const script = path.join(BENCH_DIST, 'floor-relay.js');
   const busy = ['--busy-us', String(busyUs)];
-  const edge = spawnNode(script, ['edge', ...busy], { label: 'floor edge' });
+  const edge = spawnNode(script, ['edge', ...busy, ...(http ? ['--http'] : [])], { label: 'floor edge' });
   const procs: Proc[] = [edge];
   try {
     const [, sessionPort, visitorPort] = await edge.waitForLine(/^floor edge session (\d+) visitors (\d+)$/);
@@ -121,11 +121,14 @@ export async function floorComparison(
       { key: 'direct', label: 'direct to origin', port: system.originPort, relayPids: null },
       { key: 'tunnel', label: 'svcRouter', port: system.httpPort, relayPids: [system.server.pid, system.agent.pid] },
     ];
-    for (const busyUs of [0, ...addedBusyUs]) {
-      const relay = await startFloorRelay(system.originPort, busyUs);
+    const floors = [
+      { key: 'floor', label: 'bare relay floor', busyUs: 0, http: false },
+      { key: 'floor-http', label: 'floor with HTTP/1.1 on the edge, bytes only on the agent', busyUs: 0, http: true },
+      ...addedBusyUs.map((busyUs) => ({ key: `floor+${busyUs}`, label: `floor + ${busyUs} µs busy per request in each process`, busyUs, http: false })),
+    ];
+    for (const { key, label, busyUs, http } of floors) {
+      const relay = await startFloorRelay(system.originPort, busyUs, http);
       relays.push(relay);
-      const key = busyUs === 0 ? 'floor' : `floor+${busyUs}`;
-      const label = busyUs === 0 ? 'bare relay floor' : `floor + ${busyUs} µs busy per request in each process`;
       sides.push({ key, label, port: relay.visitorPort, relayPids: relay.pids });
     }
     const spec = (side: FloorSide, durationS: number): LoadSpec => ({ ...smallGetSpec(system, 'tunnel', sizes, durationS), port: side.port });
@@ -182,6 +185,7 @@ export function floorMarkdown(result: FloorResult, command: string): string {
     `- Command: \`${command}\``,
     `- Medians of ${n} interleaved round${n === 1 ? '' : 's'} (each side once per round, in the order below); ratios are medians of each round's ratio to its direct run.`,
     '- Floor: bench/src/floor-relay.ts, two Node processes relaying raw bytes over one TCP session and doing no other work; "+ N µs" spins that long per request in each of them.',
+    "- Floor with HTTP/1.1 on the edge: the floor's edge reads, rewrites and writes each request and response head with svcRouter's own code (bench/src/floor-http-edge.ts); its agent only moves bytes, one origin connection per visitor connection.",
     '',
     '| side | req/s | ratio to direct | p99, ms | CPU per request, the two relay processes, µs | machine idle |',
     '|---|---:|---:|---:|---:|---:|',

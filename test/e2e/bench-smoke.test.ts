@@ -101,10 +101,10 @@ describe('the benchmark in --smoke mode', () => {
 });
 
 describe('the benchmark in --floor mode', () => {
-  it('runs direct, svcRouter, the bare relay floor and a floor with added work in rounds and reports each, numeric', async () => {
+  it('runs direct, svcRouter, the bare relay floor, the floor with HTTP on the edge and a floor with added work in rounds and reports each, numeric', async () => {
     const { stdout, json } = await runSmoke(['--floor', '--floor-busy', '5']);
     const floor = (json as unknown as { floor: FloorJson }).floor;
-    assert.deepEqual(floor.sides.map((side) => side.key), ['direct', 'tunnel', 'floor', 'floor+5']);
+    assert.deepEqual(floor.sides.map((side) => side.key), ['direct', 'tunnel', 'floor', 'floor-http', 'floor+5']);
     assert.equal(floor.rounds.length, 1);
     for (const { key } of floor.sides) {
       const run = floor.rounds[0]![key]!;
@@ -118,6 +118,7 @@ describe('the benchmark in --floor mode', () => {
     for (const side of floor.sides) assert.ok(Number.isFinite(side.ratio) && side.ratio > 0, `${side.key} ratio ${side.ratio}`);
     assert.ok(Number.isFinite(floor.tunnelToFloor) && floor.tunnelToFloor > 0);
     assert.match(stdout, /\| bare relay floor \| \d+ \| [\d.]+× \|/);
+    assert.match(stdout, /\| floor with HTTP\/1\.1 on the edge, bytes only on the agent \| \d+ \| [\d.]+× \|/);
     assert.match(stdout, /\| floor \+ 5 µs busy per request in each process \| \d+ \| [\d.]+× \|/);
     assert.match(stdout, /\| svcRouter \| \d+ \| [\d.]+× \([\d.]+× the floor\) \|/);
   });
