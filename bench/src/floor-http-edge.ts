@@ -23,15 +23,13 @@ import '../../packages/server/dist/v8-tuning.js';
 import type net from 'node:net';
 import { HAND_OVER, INCOMPLETE, readRequestHead } from '../../packages/server/dist/edge/lean/request-head.js';
 import { BodyFraming, visitorResponseHead, type VisitorResponseHead } from '../../packages/server/dist/edge/lean/response-head.js';
+import { MAX_HEADER_BYTES } from '../../packages/server/dist/edge/listeners.js';
 import { requestHead, responseHeaders } from '../../packages/server/dist/edge/proxy.js';
 import type { Binding } from '../../packages/server/dist/edge/router.js';
-import { frameRequest } from '../../packages/sdk/dist/h1-request.js';
+import { LAST_CHUNK, frameRequest, writeChunk } from '../../packages/sdk/dist/h1-request.js';
 import { ResponseParser, type ResponseHandler } from '../../packages/sdk/dist/h1-response-parser.js';
 import { busy, type FrameBatcher } from './floor-frames.js';
 
-/** The edge's default header limit (`SVC_MAX_HEADER_BYTES`). */
-const MAX_HEAD_BYTES = 16 * 1024;
-const LAST_CHUNK = '0\r\n\r\n';
 
 /** What `requestHead` reads of a binding; the rest is never touched on this path. */
 const BINDING = { tunnelId: 'floor', accountId: 'floor', local: 'localhost' } as Binding;
@@ -57,7 +55,7 @@ export class HttpFloorVisitor implements ResponseHandler {
     const buffer = this.held ? Buffer.concat([this.held, chunk]) : chunk;
     let offset = 0;
     while (offset < buffer.length) {
-      const request = readRequestHead(buffer, offset, MAX_HEAD_BYTES);
+      const request = readRequestHead(buffer, offset, MAX_HEADER_BYTES);
       if (request === INCOMPLETE) break;
       if (request === HAND_OVER || this.method !== '') return void this.socket.destroy();
       offset += request.headBytes;
@@ -89,13 +87,8 @@ export class HttpFloorVisitor implements ResponseHandler {
   }
 
   onResponseBody(chunk: Buffer): void {
-    if (this.response?.framing !== BodyFraming.CHUNKED) {
-      this.socket.write(chunk);
-      return;
-    }
-    this.socket.write(`${chunk.length.toString(16)}\r\n`, 'latin1');
-    this.socket.write(chunk);
-    this.socket.write('\r\n', 'latin1');
+    if (this.response?.framing === BodyFraming.CHUNKED) writeChunk(this.socket, chunk);
+    else this.socket.write(chunk);
   }
 
   onResponseComplete(): void {
