@@ -61,14 +61,22 @@ export function readFrames(socket: net.Socket, busyUs: number, onFrame: (id: num
 
 /**
  * One stream's socket on either side (a visitor at the edge, an origin connection at the
- * agent): listed under `id` while open, its chunks sent as frames, its close as an empty one.
+ * agent): listed under `id` while open, its chunks sent as frames (or given to `onChunk`, which
+ * sends what it makes of them), its close as an empty frame.
  */
-export function relayStream(socket: net.Socket, id: number, streams: Map<number, net.Socket>, frames: FrameBatcher, busyUs: number): void {
+export function relayStream(
+  socket: net.Socket,
+  id: number,
+  streams: Map<number, net.Socket>,
+  frames: FrameBatcher,
+  busyUs: number,
+  onChunk: (chunk: Buffer) => void = (chunk) => frames.send(id, chunk),
+): void {
   streams.set(id, socket);
   socket.setNoDelay(true);
   socket.on('data', (chunk: Buffer) => {
     busy(busyUs);
-    frames.send(id, chunk);
+    onChunk(chunk);
   });
   socket.on('error', () => socket.destroy());
   socket.on('close', () => {

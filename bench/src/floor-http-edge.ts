@@ -28,7 +28,7 @@ import { requestHead, responseHeaders } from '../../packages/server/dist/edge/pr
 import type { Binding } from '../../packages/server/dist/edge/router.js';
 import { LAST_CHUNK, frameRequest, writeChunk } from '../../packages/sdk/dist/h1-request.js';
 import { ResponseParser, type ResponseHandler } from '../../packages/sdk/dist/h1-response-parser.js';
-import { busy, type FrameBatcher } from './floor-frames.js';
+import type { FrameBatcher } from './floor-frames.js';
 
 
 /** What `requestHead` reads of a binding; the rest is never touched on this path. */
@@ -46,12 +46,10 @@ export class HttpFloorVisitor implements ResponseHandler {
     private readonly socket: net.Socket,
     private readonly id: number,
     private readonly frames: FrameBatcher,
-    private readonly busyUs: number,
   ) {}
 
   /** Bytes from the visitor: each whole head becomes a request on the stream. */
   onVisitorData(chunk: Buffer): void {
-    busy(this.busyUs);
     const buffer = this.held ? Buffer.concat([this.held, chunk]) : chunk;
     let offset = 0;
     while (offset < buffer.length) {
@@ -70,7 +68,6 @@ export class HttpFloorVisitor implements ResponseHandler {
 
   /** Bytes from the origin, through the agent: parsed, and written to the visitor in one corked write. */
   onAgentData(payload: Buffer): void {
-    busy(this.busyUs);
     this.socket.cork();
     try {
       this.parser.push(payload);

@@ -32,7 +32,7 @@ async function runEdge(busyUs: number, http: boolean): Promise<void> {
   // edge doing HTTP work would run with, leave the bare floor as it always was.
   const httpEdge = http ? await import('./floor-http-edge.js') : undefined;
   const visitors = new Map<number, net.Socket>();
-  const httpVisitors = new Map<number, HttpFloorVisitor>();
+  const exchanges = new WeakMap<net.Socket, HttpFloorVisitor>();
   let session: FrameBatcher | undefined;
   let nextId = 1;
   const sessionServer = net.createServer((socket) => {
@@ -40,27 +40,19 @@ async function runEdge(busyUs: number, http: boolean): Promise<void> {
     session = new FrameBatcher(socket);
     readFrames(socket, busyUs, (id, payload) => {
       const visitor = visitors.get(id);
-      if (!payload) visitor?.end();
-      else if (http) httpVisitors.get(id)?.onAgentData(payload);
-      else visitor?.write(payload);
+      if (!visitor) return;
+      if (!payload) visitor.end();
+      else if (httpEdge) exchanges.get(visitor)?.onAgentData(payload);
+      else visitor.write(payload);
     });
   });
   const visitorServer = net.createServer((visitor) => {
     if (!session) return visitor.destroy();
     const id = nextId++;
     if (!httpEdge) return relayStream(visitor, id, visitors, session, busyUs);
-    const frames = session;
-    const exchange = new httpEdge.HttpFloorVisitor(visitor, id, frames, busyUs);
-    visitors.set(id, visitor);
-    httpVisitors.set(id, exchange);
-    visitor.setNoDelay(true);
-    visitor.on('data', (chunk: Buffer) => exchange.onVisitorData(chunk));
-    visitor.on('error', () => visitor.destroy());
-    visitor.on('close', () => {
-      visitors.delete(id);
-      httpVisitors.delete(id);
-      frames.send(id, undefined);
-    });
+    const exchange = new httpEdge.HttpFloorVisitor(visitor, id, session);
+    exchanges.set(visitor, exchange);
+    relayStream(visitor, id, visitors, session, busyUs, (chunk) => exchange.onVisitorData(chunk));
   });
   const sessionPort = await listen(sessionServer);
   const visitorPort = await listen(visitorServer);
