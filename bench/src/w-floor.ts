@@ -141,7 +141,8 @@ export async function floorComparison(
         // Each measured run follows a short unrecorded one of the same side: a side idle while
         // the others ran (~30-40 s) is slower for its first seconds (svcRouter's edge measured
         // 26-29 µs per request in the 8 s after 30 s idle, against 22 under steady load). Two
-        // seconds do not undo all of it for svcRouter; the README's Performance section says more.
+        // seconds do not undo all of it for svcRouter: see
+        // docs/performance.md#idtable-and-map-churn-after-a-full-gc.
         if (sizes.w1WarmupS > 0) await runLoad(generator, spec(side, Math.min(REWARM_S, sizes.w1WarmupS)));
         const run = await measuredRun(generator, spec(side, sizes.w1DurationS), side.relayPids);
         const cpu = run.relayCpuUs ? `  edge ${run.relayCpuUs.edge.toFixed(1)} + agent ${run.relayCpuUs.agent.toFixed(1)} µs/req` : '';

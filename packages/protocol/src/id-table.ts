@@ -4,16 +4,11 @@
  * connections. An open-addressing hash table (linear probing, deletion by backward shift) over
  * a typed array of ids and a plain array of values.
  *
- * Why not a `Map` or `Set`: V8 rebuilds their backing table every few dozen additions and
- * removals, and a replaced table keeps a link to its successor (for live iterators). Once one
- * table has reached the old generation (a full GC promotes the table in use at that moment),
- * each dead old table holds the next young one, and the values in it, as a root for every
- * scavenge until the next full GC; that table is promoted in turn and holds the next, and so
- * on. The values stop dying young: with a Map of streams, the small-GET benchmark's scavenges
- * took ~10x longer (0.5 -> 5-10 ms), a full GC ran about every second, and edge and agent cost
- * several µs more per request, for good, after the first full GC (the memory reducer's GC
- * after an idle spell was enough). Here a removed value's slot is cleared, nothing links one
- * array to the next, and the arrays are replaced only when the table grows or shrinks.
+ * Why not a `Map` or `Set`: V8 links each replaced backing table to its successor, so once a full
+ * GC has promoted the table in use, dead old tables keep every later table and its values alive
+ * through scavenges, and per-request objects stop dying young (a lasting slowdown after any full
+ * GC, an idle spell's included: docs/performance.md#idtable-and-map-churn-after-a-full-gc). Here a
+ * removed slot is cleared, nothing links one array to the next, and arrays change only on resize.
  */
 export class IdTable<T> {
   /** The ids; 0 marks an empty slot (so 0 is not a valid id: a session's stream 0 is its control channel). */

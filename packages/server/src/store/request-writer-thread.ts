@@ -4,13 +4,10 @@ import type { PackedBatch } from './request-rows.js';
 import { applyConnectionPragmas, openSqliteConnection } from './sqlite-connection.js';
 
 // Entry module of the inspector's SQLite writer thread (started by sqlite-request-writer.ts).
-// better-sqlite3 is synchronous: on the edge's event loop each record cost ~10 µs at 13k req/s
-// (row insert ~6.5 µs, Kysely's transaction wrapper, COMMIT ~0.8 ms per batch, and the fsyncs
-// of WAL auto-checkpoints), with the loop the edge's bottleneck. Here the same work runs on its
-// own connection to the same file; WAL lets it write while the main connection reads.
-// Measured through openStore (400 batches of 256, ~0.3 µs per record of building the batch
-// counted in both): the main thread's CPU fell from 6.5-8.8 to 1.3-1.5 µs per record, mostly
-// the structured clone of the batch (~0.7 µs); this thread spends 7-8 µs per record.
+// better-sqlite3 is synchronous, and on the edge's event loop the inserts, commits and WAL
+// checkpoints for every proxied request made the loop the edge's bottleneck. Here the same work
+// runs on its own connection to the same file; WAL lets it write while the main connection reads.
+// What it cost and saved: docs/performance.md#the-traffic-inspector.
 
 /** What the thread is started with. */
 export interface RequestWriterThreadData {
@@ -53,8 +50,8 @@ port.on('message', (command: RequestWriterCommand) => {
   try {
     // IMMEDIATE takes the write lock at BEGIN, waiting up to busy_timeout for the main
     // connection (usage flushes, retention) instead of failing on a lock upgrade later.
-    // The other way round, a main-connection write that meets this transaction (~2.5 ms per
-    // 256 rows) waits in SQLite's busy handler, which sleeps 1, 2, 5… ms on the event loop.
+    // The other way round, a main-connection write that meets this transaction waits in
+    // SQLite's busy handler, which sleeps on the event loop.
     insertBatch.immediate(command.packed);
     reply = { ok: true };
   } catch (error) {
