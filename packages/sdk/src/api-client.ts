@@ -1,49 +1,114 @@
-/** An API call answered with an error status; `body` is the parsed JSON error. */
-export class ApiError extends Error {
-  override name = 'ApiError';
-  constructor(
-    readonly status: number,
-    readonly body: unknown,
-  ) {
-    super(`API answered ${status}: ${JSON.stringify(body)}`);
-  }
+import { call, type Endpoint } from './api-transport.js';
+import type {
+  Account,
+  CapturedRequest,
+  CreatedKey,
+  Domain,
+  DomainCheck,
+  Key,
+  NewKey,
+  RequestFilters,
+  RequestPage,
+  RequestStreamEvent,
+  StreamFilters,
+  TunnelInfo,
+  Usage,
+  UsageHistory,
+  UsageRange,
+} from './api-types.js';
+import { envDefault } from './env-defaults.js';
+import { DEFAULT_SERVER_URL } from './forward.js';
+import { followRequests } from './request-stream.js';
+
+export { ApiError, ClientErrorCode } from './api-error.js';
+
+/** Options of ApiClient. */
+export interface ApiClientOptions {
+  /** Apex URL of svc-server (default SVC_SERVER, else http://localhost:8080). */
+  baseUrl?: string;
+  /** Agent token `svc_…` (default SVC_TOKEN). */
+  token?: string;
 }
 
-/** Typed REST client for the control plane (`/v1/...`). Later issues extend it route by route. */
+/**
+ * Typed client for the REST API (`/v1/...`). Every method resolves with the API's JSON, typed
+ * from the OpenAPI document, and rejects with ApiError (`status`, `code`, `message`).
+ */
 export class ApiClient {
-  constructor(
-    private readonly baseUrl: string,
-    private readonly token: string,
-  ) {}
+  /** Apex URL the client talks to, without a trailing slash. */
+  readonly baseUrl: string;
+  private readonly endpoint: Endpoint;
 
-  /** GET /v1/me */
-  me(): Promise<{ id: string; email: string; name: string; plan: string }> {
-    return this.call('GET', '/v1/me');
+  constructor(options: ApiClientOptions = {}) {
+    const token = options.token ?? envDefault('SVC_TOKEN');
+    if (!token) throw new TypeError('ApiClient needs a token: pass { token } or set SVC_TOKEN');
+    this.baseUrl = (options.baseUrl ?? envDefault('SVC_SERVER') ?? DEFAULT_SERVER_URL).replace(/\/+$/, '');
+    this.endpoint = { baseUrl: this.baseUrl, token };
   }
 
-  /** GET /v1/tunnels */
-  tunnels(): Promise<{ tunnels: Array<{ id: string; status: string; url: string; hostname: string }> }> {
-    return this.call('GET', '/v1/tunnels');
+  /** GET /v1/me: the account the token belongs to. */
+  me(): Promise<Account> {
+    return call(this.endpoint, 'get', '/v1/me', {});
   }
 
-  /** DELETE /v1/tunnels/:id */
-  deleteTunnel(id: string): Promise<unknown> {
-    return this.call('DELETE', `/v1/tunnels/${encodeURIComponent(id)}`);
+  /** GET /v1/usage: plan limits and this month's consumption. */
+  usage(): Promise<Usage> {
+    return call(this.endpoint, 'get', '/v1/usage', {});
   }
 
-  /** Any call; resolves with the parsed JSON body, rejects with ApiError on a non-2xx status. */
-  async call<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const response = await fetch(new URL(path, this.baseUrl), {
-      method,
-      headers: {
-        authorization: `Bearer ${this.token}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    const parsed: unknown = text ? JSON.parse(text) : undefined;
-    if (!response.ok) throw new ApiError(response.status, parsed);
-    return parsed as T;
+  /** GET /v1/usage/history: daily rollups, newest first; without a range, every retained day. */
+  usageHistory(range: UsageRange = {}): Promise<UsageHistory> {
+    return call(this.endpoint, 'get', '/v1/usage/history', { query: range });
+  }
+
+  readonly tunnels = {
+    /** GET /v1/tunnels */
+    list: async (): Promise<TunnelInfo[]> => (await call(this.endpoint, 'get', '/v1/tunnels', {})).tunnels,
+    /** DELETE /v1/tunnels/:id: releases the tunnel (its agent exits) and frees the name. */
+    delete: (id: string): Promise<void> => call(this.endpoint, 'delete', '/v1/tunnels/{id}', { path: { id } }),
+  };
+
+  readonly requests = {
+    /** GET /v1/requests: one page, newest first; pass `nextCursor` back as `cursor` for the next. */
+    list: (filters: RequestFilters = {}): Promise<RequestPage> => call(this.endpoint, 'get', '/v1/requests', { query: filters }),
+    /** Every matching request, newest first, fetching page after page as the loop asks. */
+    all: (filters: Omit<RequestFilters, 'cursor'> = {}): AsyncGenerator<CapturedRequest> => this.allRequests(filters),
+    /**
+     * Live records from GET /v1/requests/stream as they finish. Abort `signal` to stop; a
+     * `break` out of the loop closes the connection too.
+     */
+    stream: (filters: StreamFilters = {}, options: { signal?: AbortSignal } = {}): AsyncGenerator<RequestStreamEvent> =>
+      followRequests(this.endpoint, filters, options.signal),
+  };
+
+  readonly domains = {
+    /** GET /v1/domains */
+    list: async (): Promise<Domain[]> => (await call(this.endpoint, 'get', '/v1/domains', {})).domains,
+    /** POST /v1/domains: answers with the TXT record to publish. */
+    create: (host: string): Promise<Domain> => call(this.endpoint, 'post', '/v1/domains', { body: { host } }),
+    /** GET /v1/domains/:id */
+    get: (id: string): Promise<Domain> => call(this.endpoint, 'get', '/v1/domains/{id}', { path: { id } }),
+    /** POST /v1/domains/:id/verify: checks the TXT record now; `verification` says what was found. */
+    verify: (id: string): Promise<DomainCheck> => call(this.endpoint, 'post', '/v1/domains/{id}/verify', { path: { id } }),
+    /** DELETE /v1/domains/:id: closes tunnels on it and forgets its certificates. */
+    delete: (id: string): Promise<void> => call(this.endpoint, 'delete', '/v1/domains/{id}', { path: { id } }),
+  };
+
+  readonly keys = {
+    /** GET /v1/keys: active tokens, metadata only. */
+    list: async (): Promise<Key[]> => (await call(this.endpoint, 'get', '/v1/keys', {})).keys,
+    /** POST /v1/keys: the answer's `token` is the secret, shown this once. */
+    create: (options: NewKey = {}): Promise<CreatedKey> => call(this.endpoint, 'post', '/v1/keys', { body: options }),
+    /** DELETE /v1/keys/:id: the token stops working at once. */
+    delete: (id: string): Promise<void> => call(this.endpoint, 'delete', '/v1/keys/{id}', { path: { id } }),
+  };
+
+  private async *allRequests(filters: Omit<RequestFilters, 'cursor'>): AsyncGenerator<CapturedRequest> {
+    let cursor: string | undefined;
+    do {
+      const page: RequestPage = await this.requests.list({ ...filters, cursor });
+      yield* page.requests;
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor !== undefined);
   }
 }

@@ -4,4 +4,24 @@ export { dialSession, type DialOptions } from './dial.js';
 export { parseLocalTarget, type LocalTarget } from './local-target.js';
 export { reconnectDelay, RECONNECT_BASE_MS, RECONNECT_CAP_MS } from './backoff.js';
 export type { RequestLog } from './origin-proxy.js';
-export { ApiClient, ApiError } from './api-client.js';
+export { ApiClient, ApiError, ClientErrorCode, type ApiClientOptions } from './api-client.js';
+export { parseSse, type SseEvent } from './sse.js';
+export type {
+  Account,
+  CapturedRequest,
+  CreatedKey,
+  DailyUsage,
+  Domain,
+  DomainCheck,
+  Key,
+  NewKey,
+  RequestFilters,
+  RequestPage,
+  RequestStreamEvent,
+  StreamFilters,
+  TunnelInfo,
+  Usage,
+  UsageHistory,
+  UsageRange,
+} from './api-types.js';
+export type { paths, components, operations } from './generated/api-types.js';

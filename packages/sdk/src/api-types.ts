@@ -1,0 +1,39 @@
+import type { components, operations } from './generated/api-types.js';
+import type { QueryOf } from './api-transport.js';
+
+type Schemas = components['schemas'];
+
+/** The account a token belongs to (GET /v1/me). */
+export type Account = Schemas['Account'];
+/** Plan limits and consumption (GET /v1/usage). */
+export type Usage = Schemas['Usage'];
+/** Daily rollups (GET /v1/usage/history). */
+export type UsageHistory = Schemas['UsageHistory'];
+export type DailyUsage = Schemas['DailyUsage'];
+/** A tunnel as the API lists it (the live `Tunnel` of forward() is another thing). */
+export type TunnelInfo = Schemas['Tunnel'];
+/** One request captured by the Traffic Inspector. */
+export type CapturedRequest = Schemas['CapturedRequest'];
+/** One page of GET /v1/requests. */
+export type RequestPage = Schemas['RequestPage'];
+/** Agent token metadata; the secret is only in CreatedKey. */
+export type Key = Schemas['Key'];
+export type CreatedKey = Schemas['CreatedKey'];
+export type NewKey = Schemas['NewKey'];
+export type Domain = Schemas['Domain'];
+/** A domain with the outcome of a verification check. */
+export type DomainCheck = Schemas['DomainCheck'];
+
+/** Filters and paging of GET /v1/requests. */
+export type RequestFilters = QueryOf<operations['getV1Requests']>;
+/** The days of GET /v1/usage/history (YYYY-MM-DD, UTC, inclusive). */
+export type UsageRange = QueryOf<operations['getV1UsageHistory']>;
+/** Filters of the live stream: those of the list without paging. */
+export type StreamFilters = Omit<RequestFilters, 'limit' | 'cursor' | 'until'>;
+
+/** What requests.stream() yields: a record, or notice that the server skipped some. */
+export type RequestStreamEvent =
+  /** A request finished; `id` is the record's id. */
+  | { type: 'request'; id: string; request: CapturedRequest }
+  /** This subscriber fell behind and `dropped` records were skipped. */
+  | { type: 'dropped'; dropped: number; message: string };
