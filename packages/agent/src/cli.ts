@@ -90,7 +90,7 @@ export async function runCli(
     return 0;
   }
   if ('error' in started) {
-    output.error(describe(started.error, server));
+    output.error(describe(started.error));
     return 1;
   }
   const tunnel: Tunnel = started.tunnel;
@@ -113,9 +113,7 @@ export async function runCli(
 }
 
 /** One sentence for a failure to start a tunnel. */
-function describe(error: unknown, server: string): string {
+function describe(error: unknown): string {
   if (error instanceof SvcError) return error.message;
-  const code = (error as NodeJS.ErrnoException).code;
-  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND') return `cannot reach the svcRouter edge at ${server} (${code})`;
-  return `cannot start the tunnel: ${(error as Error).message}`;
+  return `cannot start the tunnel: ${error instanceof Error ? error.message : String(error)}`;
 }

@@ -12,12 +12,21 @@ export const ErrorCode = {
   NAME_INVALID: 'NAME_INVALID',
   NAME_RESERVED: 'NAME_RESERVED',
   DOMAIN_NOT_VERIFIED: 'DOMAIN_NOT_VERIFIED',
+  /** The agent could not open a session with the edge (refused, DNS, timeout, not an edge). */
+  EDGE_UNREACHABLE: 'EDGE_UNREACHABLE',
   TUNNEL_RELEASED: 'TUNNEL_RELEASED',
   SESSION_CLOSED: 'SESSION_CLOSED',
   PROTOCOL: 'PROTOCOL',
   INTERNAL: 'INTERNAL',
 } as const;
 export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+const KNOWN_CODES: ReadonlySet<string> = new Set(Object.values(ErrorCode));
+
+/** True for a code of this catalog: a code read off the wire is checked with this, never cast. */
+export function isErrorCode(value: string): value is ErrorCodeValue {
+  return KNOWN_CODES.has(value);
+}
 
 /** Exact messages from SPEC.md §5 and §7. */
 export const Messages = {

@@ -1,3 +1,5 @@
+import type { ErrorCodeValue } from './errors.js';
+
 /**
  * Control messages (JSON, stream 0) and stream metadata. One type per direction, each
  * variant with a one-line comment, as the whole protocol should fit on one screen.
@@ -17,11 +19,11 @@ export type EdgeMessage =
   /** The bind succeeded: the tunnel is live at `url`. */
   | { type: 'bound'; requestId: number; tunnelId: string; hostname: string; url: string }
   /** The bind failed; `code` is from the error catalog, `message` is for the terminal. */
-  | { type: 'bindError'; requestId: number; code: string; message: string }
+  | { type: 'bindError'; requestId: number; code: ErrorCodeValue; message: string }
   /** A live tunnel was released by the server (API delete, domain removed, taken over). */
-  | { type: 'released'; tunnelId: string; code: string; message: string }
+  | { type: 'released'; tunnelId: string; code: ErrorCodeValue; message: string }
   /** The whole session is refused or ended (token revoked…); the socket closes next. */
-  | { type: 'fatal'; code: string; message: string };
+  | { type: 'fatal'; code: ErrorCodeValue; message: string };
 
 /** OPEN metadata of a visitor request stream (edge → agent). */
 export interface RequestHead {

@@ -11,7 +11,7 @@ import {
   type AgentMessage,
   type CallbackStream,
   type EdgeMessage,
-  type ErrorCodeValue,
+  isErrorCode,
   type RequestHead,
 } from '@svcrouter/protocol';
 import { dialSession, type DialOptions } from './dial.js';
@@ -204,7 +204,7 @@ export class AgentSession extends EventEmitter {
         if (!pending) return;
         this.pendingBinds.delete(message.requestId);
         if (message.type === 'bound') pending.resolve(message);
-        else pending.reject(new SvcError(message.code as ErrorCodeValue, message.message));
+        else pending.reject(edgeError(message));
         return;
       }
       case 'released': {
@@ -212,12 +212,12 @@ export class AgentSession extends EventEmitter {
         if (!tunnel) return;
         this.unregister(tunnel);
         this.tunnels.delete(tunnel);
-        tunnel.onEnded(new SvcError(message.code as ErrorCodeValue, message.message));
+        tunnel.onEnded(edgeError(message));
         if (this.tunnels.size === 0) void this.close();
         return;
       }
       case 'fatal':
-        this.fail(new SvcError(message.code as ErrorCodeValue, message.message));
+        this.fail(edgeError(message));
         return;
       default:
         return;
@@ -310,6 +310,15 @@ export class AgentSession extends EventEmitter {
     );
     if (this.tunnels.size === 0) await this.close();
   }
+}
+
+/**
+ * The error an edge message reports. The message arrived as JSON, so its code is checked
+ * against the catalog: a code this agent does not know (a newer edge) keeps the edge's sentence
+ * under PROTOCOL rather than passing an unknown code on as a known one.
+ */
+function edgeError(message: { code: string; message: string }): SvcError {
+  return new SvcError(isErrorCode(message.code) ? message.code : ErrorCode.PROTOCOL, message.message);
 }
 
 /** Resolves when `socket` closes, or after `timeoutMs`, whichever comes first. */

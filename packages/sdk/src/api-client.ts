@@ -16,8 +16,7 @@ import type {
   UsageHistory,
   UsageRange,
 } from './api-types.js';
-import { envDefault } from './env-defaults.js';
-import { DEFAULT_SERVER_URL } from './forward.js';
+import { DEFAULT_SERVER_URL, envDefault } from './env-defaults.js';
 import { followRequests } from './request-stream.js';
 
 export { ApiError, ClientErrorCode } from './api-error.js';

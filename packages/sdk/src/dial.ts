@@ -26,7 +26,7 @@ export interface DialOptions {
 /**
  * Dials the edge and upgrades the HTTP/1.1 connection to a tunnel session.
  * Resolves with the raw socket (TCP_NODELAY on); rejects with SvcError TOKEN_INVALID on 401,
- * or a plain Error for network failures (callers retry those).
+ * or EDGE_UNREACHABLE when no edge answered the upgrade (callers may retry those).
  */
 export function dialSession(options: DialOptions): Promise<Socket> {
   const url = new URL(SESSION_PATH, options.serverUrl);
@@ -57,11 +57,18 @@ export function dialSession(options: DialOptions): Promise<Socket> {
       if (response.statusCode === 401) {
         reject(new SvcError(ErrorCode.TOKEN_INVALID, Messages.TOKEN_INVALID));
       } else {
-        reject(new Error(`edge refused the session: HTTP ${response.statusCode}`));
+        reject(unreachable(options.serverUrl, `HTTP ${response.statusCode}, not a svcRouter edge session`));
       }
     });
-    request.on('timeout', () => request.destroy(new Error(`timed out connecting to ${url.origin}`)));
-    request.on('error', reject);
+    request.on('timeout', () => request.destroy(unreachable(options.serverUrl, 'timed out')));
+    request.on('error', (error: NodeJS.ErrnoException) => {
+      reject(error instanceof SvcError ? error : unreachable(options.serverUrl, error.code ?? error.message));
+    });
     request.end();
   });
+}
+
+/** The edge could not be reached; `detail` is the socket's code (ECONNREFUSED…) or what went wrong. */
+function unreachable(serverUrl: string, detail: string): SvcError {
+  return new SvcError(ErrorCode.EDGE_UNREACHABLE, `cannot reach the svcRouter edge at ${serverUrl} (${detail})`);
 }

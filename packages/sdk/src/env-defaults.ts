@@ -1,3 +1,6 @@
+/** Default server address: the embedded `svc-server` on this machine (edge and REST API). */
+export const DEFAULT_SERVER_URL = 'http://localhost:8080';
+
 /** The documented `SVC_*` variables the SDK falls back on when an option is left out. */
 export type SvcVariable = 'SVC_TOKEN' | 'SVC_SERVER' | 'SVC_SUBDOMAIN' | 'SVC_DOMAIN';
 

@@ -1,23 +1,24 @@
 import { EventEmitter } from 'node:events';
-import { ErrorCode, SvcError, type CallbackStream, type MuxStream } from '@svcrouter/protocol';
+import { ErrorCode, Messages, SvcError, type CallbackStream, type MuxStream } from '@svcrouter/protocol';
 import { AgentSession, type BindRequest, type Bound, type SessionTunnel } from './agent-session.js';
+import type { DialOptions } from './dial.js';
+import { DEFAULT_SERVER_URL, envDefault } from './env-defaults.js';
 import { parseLocalTarget, type LocalTarget } from './local-target.js';
 import { OriginProxy, type RequestLog } from './origin-proxy.js';
 
-/** Default edge address: the embedded `svc-server` on this machine. */
-export const DEFAULT_SERVER_URL = 'http://localhost:8080';
+export { DEFAULT_SERVER_URL };
 
 /** Options of forward(). */
 export interface ForwardOptions {
   /** Local service: a port, `host:port` or an http(s) URL. */
   addr: string | number;
-  /** Agent token (`svc_…`). */
-  token: string;
-  /** Edge URL (default DEFAULT_SERVER_URL). */
+  /** Agent token (`svc_…`; default SVC_TOKEN). */
+  token?: string;
+  /** Edge URL (default SVC_SERVER, else DEFAULT_SERVER_URL). */
   serverUrl?: string;
-  /** Pin the subdomain; without it the edge picks a fresh random name. */
+  /** Pin the subdomain (default SVC_SUBDOMAIN); without one the edge picks a fresh random name. */
   subdomain?: string;
-  /** Bind on a verified custom domain instead of the shared domain. */
+  /** Bind on a verified custom domain instead of the shared domain (default SVC_DOMAIN). */
   domain?: string;
   /** Extra CA (PEM) to trust when the edge URL is https with a dev certificate. */
   ca?: string | Buffer;
@@ -104,18 +105,20 @@ export class Tunnel extends EventEmitter implements SessionTunnel {
 
 /**
  * Exposes a local service through the edge and resolves once the tunnel is live.
- * Rejects with SvcError: TOKEN_INVALID, TUNNEL_LIMIT, BANDWIDTH_LIMIT, NAME_TAKEN, NAME_INVALID,
- * DOMAIN_NOT_VERIFIED… with the message to show the user.
+ * Rejects with SvcError, whose `code` says what failed and whose message is the sentence to show:
+ * TOKEN_INVALID (`invalid or missing svcRouter token`), TUNNEL_LIMIT (`Tunnel limit reached`),
+ * BANDWIDTH_LIMIT (`Bandwidth limit reached`), NAME_TAKEN, NAME_INVALID, NAME_RESERVED,
+ * DOMAIN_NOT_VERIFIED, EDGE_UNREACHABLE.
  */
 export async function forward(options: ForwardOptions): Promise<Tunnel> {
   const target = parseLocalTarget(options.addr);
   if (typeof target === 'string') throw new SvcError(ErrorCode.NAME_INVALID, target);
-  const session = new AgentSession(
-    { serverUrl: options.serverUrl ?? DEFAULT_SERVER_URL, token: options.token, ca: options.ca },
-    options.reconnect ?? true,
-  );
+  const session = new AgentSession(dialOptions(options), options.reconnect ?? true);
   await session.connect();
-  return bindOn(session, target, options);
+  return bindOn(session, target, {
+    subdomain: options.subdomain ?? envDefault('SVC_SUBDOMAIN'),
+    domain: options.domain ?? envDefault('SVC_DOMAIN'),
+  });
 }
 
 /**
@@ -126,10 +129,7 @@ export async function forwardMany(
   common: Omit<ForwardOptions, 'addr' | 'subdomain' | 'domain'>,
   tunnels: Array<Pick<ForwardOptions, 'addr' | 'subdomain' | 'domain'>>,
 ): Promise<Tunnel[]> {
-  const session = new AgentSession(
-    { serverUrl: common.serverUrl ?? DEFAULT_SERVER_URL, token: common.token, ca: common.ca },
-    common.reconnect ?? true,
-  );
+  const session = new AgentSession(dialOptions(common), common.reconnect ?? true);
   // Every address is checked before dialling, so a typo never leaves half the tunnels bound.
   const targets = tunnels.map((spec) => {
     const target = parseLocalTarget(spec.addr);
@@ -146,6 +146,13 @@ export async function forwardMany(
     throw error;
   }
   return result;
+}
+
+/** Where to dial, with the SVC_* defaults; no token at all is refused before dialling. */
+function dialOptions(options: Pick<ForwardOptions, 'token' | 'serverUrl' | 'ca'>): DialOptions {
+  const token = options.token ?? envDefault('SVC_TOKEN');
+  if (!token) throw new SvcError(ErrorCode.TOKEN_INVALID, Messages.TOKEN_INVALID);
+  return { serverUrl: options.serverUrl ?? envDefault('SVC_SERVER') ?? DEFAULT_SERVER_URL, token, ca: options.ca };
 }
 
 async function bindOn(

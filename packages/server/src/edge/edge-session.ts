@@ -5,6 +5,7 @@ import {
   SvcError,
   type AgentMessage,
   type EdgeMessage,
+  type ErrorCodeValue,
 } from '@svcrouter/protocol';
 import type { Binding } from './router.js';
 
@@ -74,7 +75,7 @@ export class EdgeSession {
   }
 
   /** Tells the agent one tunnel is gone (deleted, taken over) and forgets it. */
-  release(tunnelId: string, code: string, text: string): Binding | undefined {
+  release(tunnelId: string, code: ErrorCodeValue, text: string): Binding | undefined {
     const binding = this.bindings.get(tunnelId);
     if (!binding) return undefined;
     this.bindings.delete(tunnelId);
@@ -83,7 +84,7 @@ export class EdgeSession {
   }
 
   /** Ends the session with a reason the agent prints (token revoked…). */
-  fatal(code: string, text: string): void {
+  fatal(code: ErrorCodeValue, text: string): void {
     if (!this.isClosed) this.send({ type: 'fatal', code, message: text });
     this.mux.close(code);
   }
