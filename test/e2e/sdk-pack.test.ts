@@ -1,0 +1,123 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
+import { SVC_VERSION } from '@svcrouter/protocol';
+import { REPO_ROOT, startServer, tempDir, type TestServer } from './harness/index.js';
+
+// The agent-side packages as a user gets them: `npm pack`ed, installed from the tarballs alone
+// into an empty folder outside the repository (offline, so nothing else can come in), then
+// `svc version`, a typed example compiled against the installed declarations, and an example
+// that forwards a port and calls the REST API of a real server.
+
+const run = promisify(execFile);
+const PACKAGES = ['protocol', 'sdk', 'agent'] as const;
+const TSC = path.join(REPO_ROOT, 'node_modules/typescript/bin/tsc');
+
+/** The environment without npm's per-run variables (they name this repository) or SVC_*. */
+function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (!key.startsWith('npm_') && !key.startsWith('SVC_') && key !== 'NODE_PATH' && key !== 'NODE_OPTIONS') env[key] = value;
+  }
+  return { ...env, ...extra };
+}
+
+const EXAMPLE = `import http from 'node:http';
+import { ApiClient, forward } from '@svcrouter/sdk';
+
+const local = http.createServer((req, res) => res.end('hello')).listen(0, '127.0.0.1');
+await new Promise((resolve) => local.once('listening', resolve));
+// Token and server come from SVC_TOKEN and SVC_SERVER.
+const tunnel = await forward({ addr: local.address().port });
+const client = new ApiClient();
+const tunnels = await client.tunnels.list();
+console.log(JSON.stringify({
+  resolved: import.meta.resolve('@svcrouter/sdk'),
+  url: tunnel.url,
+  listed: tunnels.some((t) => t.id === tunnel.id && t.status === 'online'),
+  email: (await client.me()).email,
+}));
+await tunnel.close();
+local.close();
+`;
+
+const TYPED_EXAMPLE = `import { ApiClient, ApiError, ErrorCode, SvcError, type CapturedRequest } from '@svcrouter/sdk';
+
+export async function notFound(client: ApiClient): Promise<CapturedRequest[]> {
+  const page = await client.requests.list({ status: 404, limit: 10 });
+  // @ts-expect-error status is a number: proves the declarations were read, not taken as any
+  await client.requests.list({ status: true });
+  return page.requests;
+}
+export function describe(error: unknown): string {
+  if (error instanceof ApiError) return error.status + ' ' + error.code;
+  if (error instanceof SvcError && error.code === ErrorCode.TUNNEL_LIMIT) return error.message;
+  return String(error);
+}
+`;
+
+describe('packed agent-side packages installed from their tarballs', () => {
+  let work: { dir: string; remove(): Promise<void> };
+  let app: string;
+  let server: TestServer;
+
+  before(async () => {
+    work = await tempDir('svc-pack-');
+    server = await startServer();
+    const tarballs: string[] = [];
+    for (const name of PACKAGES) {
+      const { stdout } = await run('npm', ['pack', '--pack-destination', work.dir, '--json'], { cwd: path.join(REPO_ROOT, 'packages', name), env: cleanEnv() });
+      const [packed] = JSON.parse(stdout) as Array<{ filename: string }>;
+      tarballs.push(path.join(work.dir, packed!.filename));
+    }
+    app = path.join(work.dir, 'app');
+    await mkdir(app);
+    await writeFile(path.join(app, 'package.json'), JSON.stringify({ name: 'pack-check', private: true, type: 'module' }));
+    // Offline: the three tarballs must be all it takes, so no registry package can slip in.
+    await run('npm', ['install', '--offline', '--no-package-lock', '--ignore-scripts', '--no-audit', '--no-fund', ...tarballs], { cwd: app, env: cleanEnv() });
+  });
+  after(async () => {
+    await server?.close();
+    await work?.remove();
+  });
+
+  it('installs only the three packages, with no other runtime dependency, native module or test file', async () => {
+    const installed = (await readdir(path.join(app, 'node_modules'))).filter((name) => !name.startsWith('.'));
+    assert.deepEqual(installed, ['@svcrouter']);
+    assert.deepEqual((await readdir(path.join(app, 'node_modules/@svcrouter'))).sort(), ['agent', 'protocol', 'sdk']);
+    for (const name of PACKAGES) {
+      const folder = path.join(app, 'node_modules/@svcrouter', name);
+      const manifest = JSON.parse(await readFile(path.join(folder, 'package.json'), 'utf8')) as { dependencies?: Record<string, string>; type?: string };
+      assert.equal(manifest.type, 'module', `${name} is ESM`);
+      for (const dependency of Object.keys(manifest.dependencies ?? {})) assert.match(dependency, /^@svcrouter\/(protocol|sdk)$/, `${name} depends on ${dependency}`);
+      const files = await readdir(folder, { recursive: true });
+      assert.deepEqual(files.filter((file) => /\.node$|\.test\.|test-support/.test(file)), [], `${name} ships native modules or tests`);
+    }
+    const sdkFiles = await readdir(path.join(app, 'node_modules/@svcrouter/sdk'), { recursive: true });
+    assert.ok(sdkFiles.includes('README.md') && sdkFiles.includes(path.join('dist', 'index.d.ts')), 'the SDK ships its README and declarations');
+  });
+
+  it('svc version runs from the installed agent', async () => {
+    const { stdout } = await run(path.join(app, 'node_modules/.bin/svc'), ['version'], { cwd: app, env: cleanEnv() });
+    assert.equal(stdout.trim(), `svc ${SVC_VERSION}`);
+  });
+
+  it('a TypeScript program type-checks against the installed declarations', async () => {
+    await writeFile(path.join(app, 'typed.ts'), TYPED_EXAMPLE);
+    const flags = ['--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--skipLibCheck'];
+    await run(process.execPath, [TSC, ...flags, 'typed.ts'], { cwd: app, env: cleanEnv() }).catch((error: { stdout: string }) => assert.fail(error.stdout));
+  });
+
+  it('an example forwards a port and calls the REST API of a real server', async () => {
+    await writeFile(path.join(app, 'example.mjs'), EXAMPLE);
+    const { stdout } = await run(process.execPath, ['example.mjs'], { cwd: app, env: cleanEnv({ SVC_TOKEN: server.token!, SVC_SERVER: server.url }) });
+    const result = JSON.parse(stdout) as { resolved: string; url: string; listed: boolean; email: string };
+    assert.ok(result.resolved.startsWith(`file://${app}/node_modules/@svcrouter/sdk/`), result.resolved);
+    assert.match(result.url, /^https:\/\/[a-z0-9-]+\.localhost:\d+$/);
+    assert.equal(result.listed, true);
+    assert.equal(result.email, 'local@svcrouter.localhost');
+  });
+});
