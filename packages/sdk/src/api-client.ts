@@ -36,40 +36,41 @@ export interface ApiClientOptions {
 export class ApiClient {
   /** Apex URL the client talks to, without a trailing slash. */
   readonly baseUrl: string;
-  private readonly endpoint: Endpoint;
+  // A #private field: the token stays out of console.log(client) and JSON.stringify(client).
+  readonly #endpoint: Endpoint;
 
   constructor(options: ApiClientOptions = {}) {
     const token = options.token ?? envDefault('SVC_TOKEN');
     if (!token) throw new TypeError('ApiClient needs a token: pass { token } or set SVC_TOKEN');
     this.baseUrl = (options.baseUrl ?? envDefault('SVC_SERVER') ?? DEFAULT_SERVER_URL).replace(/\/+$/, '');
-    this.endpoint = { baseUrl: this.baseUrl, token };
+    this.#endpoint = { baseUrl: this.baseUrl, token };
   }
 
   /** GET /v1/me: the account the token belongs to. */
   me(): Promise<Account> {
-    return call(this.endpoint, 'get', '/v1/me', {});
+    return call(this.#endpoint, 'get', '/v1/me', {});
   }
 
   /** GET /v1/usage: plan limits and this month's consumption. */
   usage(): Promise<Usage> {
-    return call(this.endpoint, 'get', '/v1/usage', {});
+    return call(this.#endpoint, 'get', '/v1/usage', {});
   }
 
   /** GET /v1/usage/history: daily rollups, newest first; without a range, every retained day. */
   usageHistory(range: UsageRange = {}): Promise<UsageHistory> {
-    return call(this.endpoint, 'get', '/v1/usage/history', { query: range });
+    return call(this.#endpoint, 'get', '/v1/usage/history', { query: range });
   }
 
   readonly tunnels = {
     /** GET /v1/tunnels */
-    list: async (): Promise<TunnelInfo[]> => (await call(this.endpoint, 'get', '/v1/tunnels', {})).tunnels,
+    list: async (): Promise<TunnelInfo[]> => (await call(this.#endpoint, 'get', '/v1/tunnels', {})).tunnels,
     /** DELETE /v1/tunnels/:id: releases the tunnel (its agent exits) and frees the name. */
-    delete: (id: string): Promise<void> => call(this.endpoint, 'delete', '/v1/tunnels/{id}', { path: { id } }),
+    delete: (id: string): Promise<void> => call(this.#endpoint, 'delete', '/v1/tunnels/{id}', { path: { id } }),
   };
 
   readonly requests = {
     /** GET /v1/requests: one page, newest first; pass `nextCursor` back as `cursor` for the next. */
-    list: (filters: RequestFilters = {}): Promise<RequestPage> => call(this.endpoint, 'get', '/v1/requests', { query: filters }),
+    list: (filters: RequestFilters = {}): Promise<RequestPage> => call(this.#endpoint, 'get', '/v1/requests', { query: filters }),
     /** Every matching request, newest first, fetching page after page as the loop asks. */
     all: (filters: Omit<RequestFilters, 'cursor'> = {}): AsyncGenerator<CapturedRequest> => this.allRequests(filters),
     /**
@@ -77,29 +78,29 @@ export class ApiClient {
      * `break` out of the loop closes the connection too.
      */
     stream: (filters: StreamFilters = {}, options: { signal?: AbortSignal } = {}): AsyncGenerator<RequestStreamEvent> =>
-      followRequests(this.endpoint, filters, options.signal),
+      followRequests(this.#endpoint, filters, options.signal),
   };
 
   readonly domains = {
     /** GET /v1/domains */
-    list: async (): Promise<Domain[]> => (await call(this.endpoint, 'get', '/v1/domains', {})).domains,
+    list: async (): Promise<Domain[]> => (await call(this.#endpoint, 'get', '/v1/domains', {})).domains,
     /** POST /v1/domains: answers with the TXT record to publish. */
-    create: (host: string): Promise<Domain> => call(this.endpoint, 'post', '/v1/domains', { body: { host } }),
+    create: (host: string): Promise<Domain> => call(this.#endpoint, 'post', '/v1/domains', { body: { host } }),
     /** GET /v1/domains/:id */
-    get: (id: string): Promise<Domain> => call(this.endpoint, 'get', '/v1/domains/{id}', { path: { id } }),
+    get: (id: string): Promise<Domain> => call(this.#endpoint, 'get', '/v1/domains/{id}', { path: { id } }),
     /** POST /v1/domains/:id/verify: checks the TXT record now; `verification` says what was found. */
-    verify: (id: string): Promise<DomainCheck> => call(this.endpoint, 'post', '/v1/domains/{id}/verify', { path: { id } }),
+    verify: (id: string): Promise<DomainCheck> => call(this.#endpoint, 'post', '/v1/domains/{id}/verify', { path: { id } }),
     /** DELETE /v1/domains/:id: closes tunnels on it and forgets its certificates. */
-    delete: (id: string): Promise<void> => call(this.endpoint, 'delete', '/v1/domains/{id}', { path: { id } }),
+    delete: (id: string): Promise<void> => call(this.#endpoint, 'delete', '/v1/domains/{id}', { path: { id } }),
   };
 
   readonly keys = {
     /** GET /v1/keys: active tokens, metadata only. */
-    list: async (): Promise<Key[]> => (await call(this.endpoint, 'get', '/v1/keys', {})).keys,
+    list: async (): Promise<Key[]> => (await call(this.#endpoint, 'get', '/v1/keys', {})).keys,
     /** POST /v1/keys: the answer's `token` is the secret, shown this once. */
-    create: (options: NewKey = {}): Promise<CreatedKey> => call(this.endpoint, 'post', '/v1/keys', { body: options }),
+    create: (options: NewKey = {}): Promise<CreatedKey> => call(this.#endpoint, 'post', '/v1/keys', { body: options }),
     /** DELETE /v1/keys/:id: the token stops working at once. */
-    delete: (id: string): Promise<void> => call(this.endpoint, 'delete', '/v1/keys/{id}', { path: { id } }),
+    delete: (id: string): Promise<void> => call(this.#endpoint, 'delete', '/v1/keys/{id}', { path: { id } }),
   };
 
   private async *allRequests(filters: Omit<RequestFilters, 'cursor'>): AsyncGenerator<CapturedRequest> {
