@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { freePort } from '@svcrouter/server/dist/test-support/processes.js';
 import { ErrorCode, Messages, SvcError, forward, type ErrorCodeValue, type Tunnel } from '@svcrouter/sdk';
-import { startOrigin, startServer, type TestOrigin, type TestServer } from './harness/index.js';
+import { startOrigin, startServer, visit, type TestOrigin, type TestServer } from './harness/index.js';
 
 // forward() against a real svc-server: each way it refuses rejects with SvcError, its stable
 // code and the sentence to show, including the edge's own refusals carried over the wire.
@@ -26,13 +26,16 @@ function assertCode(error: SvcError, code: ErrorCodeValue, message: string | Reg
   else assert.match(error.message, message);
 }
 
+const QUOTA = 1024 * 1024;
+
 describe('forward() errors against a real server', () => {
   let server: TestServer;
   let origin: TestOrigin;
   const open: Tunnel[] = [];
 
   before(async () => {
-    server = await startServer({ env: { SVC_PLANS: JSON.stringify({ free: { tunnels: 1 } }) } });
+    // Free accounts get one tunnel, pro ones a tiny monthly transfer quota.
+    server = await startServer({ env: { SVC_PLANS: JSON.stringify({ free: { tunnels: 1 }, pro: { bandwidthBytes: QUOTA } }) } });
     origin = await startOrigin();
   });
   after(async () => {
@@ -59,6 +62,15 @@ describe('forward() errors against a real server', () => {
     const token = await server.createAccount('limit@example.com', 'free');
     open.push(await start({ token }));
     assertCode(await refusal(start({ token })), ErrorCode.TUNNEL_LIMIT, Messages.TUNNEL_LIMIT);
+  });
+
+  it('BANDWIDTH_LIMIT once the month\'s transfer quota is used up', async () => {
+    const token = await server.createAccount('quota@example.com', 'pro');
+    const first = await start({ token });
+    open.push(first);
+    // The edge cuts this download once the quota is consumed; how it ends does not matter here.
+    await visit(server, first.hostname, `/bytes?n=${4 * QUOTA}`).catch(() => undefined);
+    assertCode(await refusal(start({ token })), ErrorCode.BANDWIDTH_LIMIT, Messages.BANDWIDTH_LIMIT);
   });
 
   it('NAME_TAKEN for a subdomain another account holds', async () => {
