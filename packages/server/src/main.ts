@@ -6,17 +6,23 @@ import { SVC_VERSION } from '@svcrouter/protocol';
 import { runAccountCommand } from './cli/account-command.js';
 import { printWelcome } from './cli/welcome.js';
 import { loadConfig, type ServerConfig } from './config.js';
+import { LOG_REDACTION } from './log-redaction.js';
 import { startServer } from './server.js';
 
 // Composition root: the only module that reads process.env, parses argv and owns signals.
 
 const USAGE = `Usage:
   svc-server start                                              edge + REST API + dashboard
-  svc-server account create --email E [--name N] [--plan free|pro]  create an account, print its token once
+  svc-server account create --email E [--name N] [--plan free|pro] [--password-stdin]
+                                                                create an account, print its token once
+                                                                (--password-stdin: its dashboard password, one line on stdin)
   svc-server account plan --email E --plan free|pro             change an account's plan
+  svc-server account password --email E                         set the dashboard password (typed without echo,
+                                                                or one line on stdin); signs the account's browsers out
+  svc-server account link --email E                             print a one-time dashboard sign-in link (30 minutes)
   svc-server version                                            print the version
 
-Configuration is read from SVC_* environment variables; see the README.`;
+Configuration is read from SVC_* environment variables (SVC_SIGNUP=closed turns dashboard sign-up off); see the README.`;
 
 async function main(argv: string[]): Promise<number> {
   const [command = 'start', ...rest] = argv;
@@ -35,7 +41,7 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`svc-server: ${(error as Error).message}\n`);
     return 2;
   }
-  if (command === 'account') return runAccountCommand(rest, config, process.stdout, process.stderr);
+  if (command === 'account') return runAccountCommand(rest, config, { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr });
   if (command !== 'start') {
     process.stderr.write(`${USAGE}\n`);
     return 2;
@@ -49,7 +55,7 @@ async function start(config: ServerConfig): Promise<number> {
     {
       level: config.logLevel,
       base: { service: 'svc-server' },
-      redact: { paths: ['authorization', '*.authorization', 'headers.authorization', 'token', '*.token'], censor: '[redacted]' },
+      redact: LOG_REDACTION,
     },
     pino.destination(2),
   );

@@ -51,6 +51,16 @@ export function createAccountRepo(db: Kysely<Database>, now: () => number): Acco
       return row && accountFromRow(row);
     },
 
+    async passwordHash(id) {
+      const row = await db.selectFrom('accounts').select('password_hash').where('id', '=', id).executeTakeFirst();
+      return row?.password_hash ?? undefined;
+    },
+
+    async setPasswordHash(id, passwordHash) {
+      const result = await db.updateTable('accounts').set({ password_hash: passwordHash }).where('id', '=', id).executeTakeFirst();
+      return result.numUpdatedRows > 0n;
+    },
+
     async count() {
       const row = await db
         .selectFrom('accounts')

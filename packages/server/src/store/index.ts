@@ -29,5 +29,6 @@ export type { NewRequestRecord, RequestCursor, RequestQuery, RequestRecord, Requ
 export { MAX_REQUEST_PAGE, statusClassRange } from './request-records.js';
 export { storedRecord } from './request-rows.js';
 export type { DailyUsage, MonthTotal, UsageDelta, UsageRepo } from './usage-records.js';
+export type { DashboardSession, DashboardSessionRepo, NewDashboardSession, NewSignInLink, SignInLinkRepo } from './sign-in-records.js';
 export { StoreConflictError } from './store-conflict-error.js';
 export { openStore, isPostgresUrl, SQLITE_FILE, type OpenStoreOptions } from './open-store.js';
