@@ -84,6 +84,8 @@ if (requireTools('SDK REST client', ['pebble-challtestsrv'], 'pebble')) {
       assert.deepEqual(walked.map((r) => r.id), everything.requests.map((r) => r.id));
       const notFound = await client.requests.list({ tunnel: tunnel.id, status: 404 });
       assert.deepEqual(notFound.requests.map((r) => [r.status, r.path]), [[404, '/status/404']]);
+      const clientErrors = await client.requests.list({ tunnel: tunnel.id, status: '4xx' });
+      assert.deepEqual(clientErrors.requests.map((r) => r.id), notFound.requests.map((r) => r.id));
       await rejectsWith(client.requests.list({ limit: 0 }), 400, 'invalid_request');
     });
 

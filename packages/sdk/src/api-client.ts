@@ -70,7 +70,8 @@ export class ApiClient {
 
   readonly requests = {
     /** GET /v1/requests: one page, newest first; pass `nextCursor` back as `cursor` for the next. */
-    list: (filters: RequestFilters = {}): Promise<RequestPage> => call(this.#endpoint, 'get', '/v1/requests', { query: filters }),
+    list: (filters: RequestFilters = {}): Promise<RequestPage> =>
+      call(this.#endpoint, 'get', '/v1/requests', { query: { ...filters, status: statusParam(filters.status) } }),
     /** Every matching request, newest first, fetching page after page as the loop asks. */
     all: (filters: Omit<RequestFilters, 'cursor'> = {}): AsyncGenerator<CapturedRequest> => this.allRequests(filters),
     /**
@@ -111,4 +112,9 @@ export class ApiClient {
       cursor = page.nextCursor ?? undefined;
     } while (cursor !== undefined);
   }
+}
+
+/** The API reads a status filter as text (`404`, `4xx`); a number is its digits. */
+function statusParam(status: string | number | undefined): string | undefined {
+  return status === undefined ? undefined : String(status);
 }

@@ -24,8 +24,11 @@ export type Domain = Schemas['Domain'];
 /** A domain with the outcome of a verification check. */
 export type DomainCheck = Schemas['DomainCheck'];
 
-/** Filters and paging of GET /v1/requests. */
-export type RequestFilters = QueryOf<operations['getV1Requests']>;
+/** A status filter as the API reads it; a number is sent as its digits. */
+type WithNumericStatus<Query extends { status?: string }> = Omit<Query, 'status'> & { status?: Query['status'] | number };
+
+/** Filters and paging of GET /v1/requests; `status` is exact (`404`) or a class (`'4xx'`). */
+export type RequestFilters = WithNumericStatus<QueryOf<operations['getV1Requests']>>;
 /** The days of GET /v1/usage/history (YYYY-MM-DD, UTC, inclusive). */
 export type UsageRange = QueryOf<operations['getV1UsageHistory']>;
 /** Filters of the live stream: those of the list without paging. */

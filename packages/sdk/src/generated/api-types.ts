@@ -5,7 +5,44 @@
  */
 
 
+/** OneOf type helpers */
+type Without<T, U> = { [P in Exclude<keyof T, keyof U>]?: never };
+type XOR<T, U> = (T | U) extends object ? (Without<T, U> & U) | (Without<U, T> & T) : T | U;
+type OneOf<T extends any[]> = T extends [infer Only] ? Only : T extends [infer A, infer B, ...infer Rest] ? OneOf<[XOR<A, B>, ...Rest]> : never;
+
 export interface paths {
+  "/auth/session": {
+    /** Whether this browser is signed in, with its CSRF token */
+    get: operations["getAuthSession"];
+  };
+  "/auth/signup": {
+    /**
+     * Create an account with a password and sign in
+     * @description The account starts without agent tokens: create one with POST /v1/keys. Refused with 403 signup_closed when SVC_SIGNUP=closed.
+     */
+    post: operations["postAuthSignup"];
+  };
+  "/auth/signin": {
+    /**
+     * Sign in with email and password
+     * @description After 5 failures for one account, or 20 from one client IP, within 15 minutes: 429 with Retry-After.
+     */
+    post: operations["postAuthSignin"];
+  };
+  "/auth/signout": {
+    /**
+     * Sign this browser out
+     * @description Needs the session cookie and X-CSRF-Token. Deletes the session and expires the cookie; without a valid session it only expires the cookie.
+     */
+    post: operations["postAuthSignout"];
+  };
+  "/auth/link": {
+    /**
+     * Use a one-time sign-in link: set the password and sign in
+     * @description The token comes from a link printed by the first start or `svc-server account link --email E`; it works once, within 30 minutes. Setting the password signs the account's other browsers out.
+     */
+    post: operations["postAuthLink"];
+  };
   "/v1/me": {
     /** The account the token belongs to */
     get: operations["getV1Me"];
@@ -57,7 +94,7 @@ export interface paths {
   "/v1/keys/{id}": {
     /**
      * Revoke an agent token
-     * @description The token stops authenticating at once; agents connected with it are disconnected and print `invalid or missing svcRouter token`. The last active key cannot be revoked (409).
+     * @description The token stops authenticating at once; agents connected with it are disconnected and print `invalid or missing svcRouter token`. The last active key cannot be revoked (409) while the account has no password: with one, the owner can still sign in to the dashboard and create a key.
      */
     delete: operations["deleteV1KeysId"];
   };
@@ -85,6 +122,13 @@ export interface paths {
      * @description Looks `_svcrouter.<host>` up through the server's resolvers (SVC_DNS_SERVERS). Answers 200 whether or not the record is right: `state` says where the domain stands and `verification` says what was found ({ok:false, code, message} names the exact problem: no record, doubled zone suffix, extra whitespace, cut-off value, another value, DNS timeout or error). `routing` is a preflight no other tunnel service gives: whether the host's CNAME/A records already point at the edge. It is information only and never blocks verification. 409 domain_taken: another account verified the host first.
      */
     post: operations["postV1DomainsIdVerify"];
+  };
+  "/v1/me/password": {
+    /**
+     * Set or change the dashboard password
+     * @description Once the account has a password, currentPassword must match (403 invalid_credentials); wrong guesses count toward the sign-in limit. The account's other dashboard sessions are signed out.
+     */
+    post: operations["postV1MePassword"];
   };
   "/healthz": {
     /** Liveness: the process answers */
@@ -203,6 +247,11 @@ export interface components {
     RequestPage: {
       requests: components["schemas"]["CapturedRequest"][];
       nextCursor: string | null;
+    };
+    DroppedEvent: {
+      /** @description records not sent since the previous event */
+      dropped: number;
+      message: string;
     };
     Key: {
       id: string;
@@ -359,6 +408,51 @@ export interface components {
       verification: components["schemas"]["DomainVerification"];
       routing: components["schemas"]["DomainRouting"] | null;
     };
+    SignUp: {
+      email: string;
+      /** @description 8 to 1024 characters */
+      password: string;
+      name?: string;
+    };
+    SignIn: {
+      email: string;
+      password: string;
+    };
+    SignInLink: {
+      /** @description svl_… */
+      token: string;
+      /** @description 8 to 1024 characters */
+      password: string;
+    };
+    SignedIn: {
+      account: components["schemas"]["Account"];
+      csrfToken: string;
+    };
+    SessionState: OneOf<[{
+      /** @constant */
+      signedIn: false;
+      /**
+       * @description whether POST /auth/signup creates accounts (SVC_SIGNUP)
+       * @enum {string}
+       */
+      signup: "open" | "closed";
+    }, {
+      /** @constant */
+      signedIn: true;
+      /**
+       * @description whether POST /auth/signup creates accounts (SVC_SIGNUP)
+       * @enum {string}
+       */
+      signup: "open" | "closed";
+      account: components["schemas"]["Account"];
+      csrfToken: string;
+      hasPassword: boolean;
+    }]>;
+    PasswordChange: {
+      currentPassword?: string;
+      /** @description 8 to 1024 characters */
+      newPassword: string;
+    };
   };
   responses: never;
   parameters: never;
@@ -373,6 +467,212 @@ export type external = Record<string, never>;
 
 export interface operations {
 
+  /** Whether this browser is signed in, with its CSRF token */
+  getAuthSession: {
+    responses: {
+      /** @description the sign-in state */
+      200: {
+        content: {
+          "application/json": components["schemas"]["SessionState"];
+        };
+      };
+      /** @description invalid or unknown path parameter, query parameter or body field; the message names it */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description unexpected server error (no details) */
+      default: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Create an account with a password and sign in
+   * @description The account starts without agent tokens: create one with POST /v1/keys. Refused with 403 signup_closed when SVC_SIGNUP=closed.
+   */
+  postAuthSignup: {
+    requestBody?: {
+      content: {
+        "application/json": components["schemas"]["SignUp"];
+      };
+    };
+    responses: {
+      /** @description signed in; the session cookie is in Set-Cookie */
+      201: {
+        content: {
+          "application/json": components["schemas"]["SignedIn"];
+        };
+      };
+      /** @description invalid or unknown path parameter, query parameter or body field; the message names it */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description refused: see the error code (csrf_failed, signup_closed, invalid_credentials) */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description conflict with the current state; the message says how to resolve it */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description request body too large */
+      413: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description request body is not application/json */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description unexpected server error (no details) */
+      default: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Sign in with email and password
+   * @description After 5 failures for one account, or 20 from one client IP, within 15 minutes: 429 with Retry-After.
+   */
+  postAuthSignin: {
+    requestBody?: {
+      content: {
+        "application/json": components["schemas"]["SignIn"];
+      };
+    };
+    responses: {
+      /** @description signed in; the session cookie is in Set-Cookie */
+      200: {
+        content: {
+          "application/json": components["schemas"]["SignedIn"];
+        };
+      };
+      /** @description invalid or unknown path parameter, query parameter or body field; the message names it */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description missing, malformed or revoked token (or session cookie); on /auth/signin a wrong email or password */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description request body too large */
+      413: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description request body is not application/json */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description too many failed sign-ins; wait for the Retry-After header */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description unexpected server error (no details) */
+      default: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Sign this browser out
+   * @description Needs the session cookie and X-CSRF-Token. Deletes the session and expires the cookie; without a valid session it only expires the cookie.
+   */
+  postAuthSignout: {
+    responses: {
+      /** @description signed out */
+      204: {
+        content: never;
+      };
+      /** @description invalid or unknown path parameter, query parameter or body field; the message names it */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description refused: see the error code (csrf_failed, signup_closed, invalid_credentials) */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description unexpected server error (no details) */
+      default: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Use a one-time sign-in link: set the password and sign in
+   * @description The token comes from a link printed by the first start or `svc-server account link --email E`; it works once, within 30 minutes. Setting the password signs the account's other browsers out.
+   */
+  postAuthLink: {
+    requestBody?: {
+      content: {
+        "application/json": components["schemas"]["SignInLink"];
+      };
+    };
+    responses: {
+      /** @description signed in; the session cookie is in Set-Cookie */
+      200: {
+        content: {
+          "application/json": components["schemas"]["SignedIn"];
+        };
+      };
+      /** @description invalid or unknown path parameter, query parameter or body field; the message names it */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description request body too large */
+      413: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description request body is not application/json */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description unexpected server error (no details) */
+      default: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
   /** The account the token belongs to */
   getV1Me: {
     responses: {
@@ -388,10 +688,16 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description missing, malformed or revoked token */
+      /** @description missing, malformed or revoked token (or session cookie); on /auth/signin a wrong email or password */
       401: {
         content: {
           "application/json": components["schemas"]["Unauthorized"];
+        };
+      };
+      /** @description refused: see the error code (csrf_failed, signup_closed, invalid_credentials) */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
         };
       };
       /** @description unexpected server error (no details) */
@@ -420,10 +726,16 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description missing, malformed or revoked token */
+      /** @description missing, malformed or revoked token (or session cookie); on /auth/signin a wrong email or password */
       401: {
         content: {
           "application/json": components["schemas"]["Unauthorized"];
+        };
+      };
+      /** @description refused: see the error code (csrf_failed, signup_closed, invalid_credentials) */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
         };
       };
       /** @description unexpected server error (no details) */
@@ -455,10 +767,16 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description missing, malformed or revoked token */
+      /** @description missing, malformed or revoked token (or session cookie); on /auth/signin a wrong email or password */
       401: {
         content: {
           "application/json": components["schemas"]["Unauthorized"];
+        };
+      };
+      /** @description refused: see the error code (csrf_failed, signup_closed, invalid_credentials) */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
         };
       };
       /** @description no such resource on this account (another account's ids answer the same) */
@@ -493,10 +811,16 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description missing, malformed or revoked token */
+      /** @description missing, malformed or revoked token (or session cookie); on /auth/signin a wrong email or password */
       401: {
         content: {
           "application/json": components["schemas"]["Unauthorized"];
+        };
+      };
+      /** @description refused: see the error code (csrf_failed, signup_closed, invalid_credentials) */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
         };
       };
       /** @description unexpected server error (no details) */
@@ -533,10 +857,16 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description missing, malformed or revoked token */
+      /** @description missing, malformed or revoked token (or session cookie); on /auth/signin a wrong email or password */
       401: {
         content: {
           "application/json": components["schemas"]["Unauthorized"];
+        };
+      };
+      /** @description refused: see the error code (csrf_failed, signup_closed, invalid_credentials) */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
         };
       };
       /** @description unexpected server error (no details) */
@@ -562,8 +892,8 @@ export interface operations {
         host?: string;
         /** @description only this tunnel id */
         tunnel?: string;
-        /** @description only this HTTP status */
-        status?: number;
+        /** @description only this HTTP status (404) or status class (4xx) */
+        status?: string;
         /** @description only this HTTP method (case-insensitive) */
         method?: string;
         /** @description at or after this time */
@@ -585,10 +915,16 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description missing, malformed or revoked token */
+      /** @description missing, malformed or revoked token (or session cookie); on /auth/signin a wrong email or password */
       401: {
         content: {
           "application/json": components["schemas"]["Unauthorized"];
+        };
+      };
+      /** @description refused: see the error code (csrf_failed, signup_closed, invalid_credentials) */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
         };
       };
       /** @description unexpected server error (no details) */
@@ -614,10 +950,16 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description missing, malformed or revoked token */
+      /** @description missing, malformed or revoked token (or session cookie); on /auth/signin a wrong email or password */
       401: {
         content: {
           "application/json": components["schemas"]["Unauthorized"];
+        };
+      };
+      /** @description refused: see the error code (csrf_failed, signup_closed, invalid_credentials) */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
         };
       };
       /** @description unexpected server error (no details) */
@@ -651,10 +993,16 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description missing, malformed or revoked token */
+      /** @description missing, malformed or revoked token (or session cookie); on /auth/signin a wrong email or password */
       401: {
         content: {
           "application/json": components["schemas"]["Unauthorized"];
+        };
+      };
+      /** @description refused: see the error code (csrf_failed, signup_closed, invalid_credentials) */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
         };
       };
       /** @description request body too large */
@@ -679,7 +1027,7 @@ export interface operations {
   };
   /**
    * Revoke an agent token
-   * @description The token stops authenticating at once; agents connected with it are disconnected and print `invalid or missing svcRouter token`. The last active key cannot be revoked (409).
+   * @description The token stops authenticating at once; agents connected with it are disconnected and print `invalid or missing svcRouter token`. The last active key cannot be revoked (409) while the account has no password: with one, the owner can still sign in to the dashboard and create a key.
    */
   deleteV1KeysId: {
     parameters: {
@@ -698,10 +1046,16 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description missing, malformed or revoked token */
+      /** @description missing, malformed or revoked token (or session cookie); on /auth/signin a wrong email or password */
       401: {
         content: {
           "application/json": components["schemas"]["Unauthorized"];
+        };
+      };
+      /** @description refused: see the error code (csrf_failed, signup_closed, invalid_credentials) */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
         };
       };
       /** @description no such resource on this account (another account's ids answer the same) */
@@ -739,10 +1093,16 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description missing, malformed or revoked token */
+      /** @description missing, malformed or revoked token (or session cookie); on /auth/signin a wrong email or password */
       401: {
         content: {
           "application/json": components["schemas"]["Unauthorized"];
+        };
+      };
+      /** @description refused: see the error code (csrf_failed, signup_closed, invalid_credentials) */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
         };
       };
       /** @description unexpected server error (no details) */
@@ -776,13 +1136,13 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description missing, malformed or revoked token */
+      /** @description missing, malformed or revoked token (or session cookie); on /auth/signin a wrong email or password */
       401: {
         content: {
           "application/json": components["schemas"]["Unauthorized"];
         };
       };
-      /** @description error */
+      /** @description refused: see the error code (csrf_failed, signup_closed, invalid_credentials) */
       403: {
         content: {
           "application/json": components["schemas"]["Error"];
@@ -834,10 +1194,16 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description missing, malformed or revoked token */
+      /** @description missing, malformed or revoked token (or session cookie); on /auth/signin a wrong email or password */
       401: {
         content: {
           "application/json": components["schemas"]["Unauthorized"];
+        };
+      };
+      /** @description refused: see the error code (csrf_failed, signup_closed, invalid_credentials) */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
         };
       };
       /** @description no such resource on this account (another account's ids answer the same) */
@@ -875,10 +1241,16 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description missing, malformed or revoked token */
+      /** @description missing, malformed or revoked token (or session cookie); on /auth/signin a wrong email or password */
       401: {
         content: {
           "application/json": components["schemas"]["Unauthorized"];
+        };
+      };
+      /** @description refused: see the error code (csrf_failed, signup_closed, invalid_credentials) */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
         };
       };
       /** @description no such resource on this account (another account's ids answer the same) */
@@ -918,10 +1290,16 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description missing, malformed or revoked token */
+      /** @description missing, malformed or revoked token (or session cookie); on /auth/signin a wrong email or password */
       401: {
         content: {
           "application/json": components["schemas"]["Unauthorized"];
+        };
+      };
+      /** @description refused: see the error code (csrf_failed, signup_closed, invalid_credentials) */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
         };
       };
       /** @description no such resource on this account (another account's ids answer the same) */
@@ -932,6 +1310,65 @@ export interface operations {
       };
       /** @description conflict with the current state; the message says how to resolve it */
       409: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description unexpected server error (no details) */
+      default: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Set or change the dashboard password
+   * @description Once the account has a password, currentPassword must match (403 invalid_credentials); wrong guesses count toward the sign-in limit. The account's other dashboard sessions are signed out.
+   */
+  postV1MePassword: {
+    requestBody?: {
+      content: {
+        "application/json": components["schemas"]["PasswordChange"];
+      };
+    };
+    responses: {
+      /** @description the password is set */
+      204: {
+        content: never;
+      };
+      /** @description invalid or unknown path parameter, query parameter or body field; the message names it */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description missing, malformed or revoked token (or session cookie); on /auth/signin a wrong email or password */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Unauthorized"];
+        };
+      };
+      /** @description refused: see the error code (csrf_failed, signup_closed, invalid_credentials) */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description request body too large */
+      413: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description request body is not application/json */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description too many failed sign-ins; wait for the Retry-After header */
+      429: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
