@@ -112,6 +112,7 @@ export async function startServer(config: ServerConfig, log: Logger, hooks: Serv
     routes: [
       ...controlPlaneRoutes({
         store,
+        liveRequests: inspector.live,
         publicUrl,
         releaseTunnel: (id, reason) => edge.releaseTunnel(id, reason),
         isLive: (id) => edge.router.byTunnelId(id) !== undefined,
