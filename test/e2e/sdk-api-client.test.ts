@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { LOCAL_ACCOUNT_EMAIL } from '@svcrouter/server/dist/cli/welcome.js';
 import { freePort } from '@svcrouter/server/dist/test-support/processes.js';
 import { requireTools } from '@svcrouter/server/dist/test-support/tools.js';
-import { ApiClient, ApiError, ErrorCode, Messages, SvcError, forward, type CapturedRequest, type Tunnel } from '@svcrouter/sdk';
+import { ApiClient, ApiError, ErrorCode, Messages, SvcError, forward, type CapturedRequest, type RequestStreamEvent, type Tunnel } from '@svcrouter/sdk';
 import { eventually } from './api-helpers.js';
 import { freshHost, startDomainWorld, type DomainWorld } from './domains-support.js';
 import { startOrigin, visit, type TestOrigin } from './harness/index.js';
@@ -31,8 +31,10 @@ if (requireTools('SDK REST client', ['pebble-challtestsrv'], 'pebble')) {
     let client: ApiClient;
     let origin: TestOrigin;
     let tunnel: Tunnel;
+    let startedAt: string;
 
     before(async () => {
+      startedAt = new Date().toISOString();
       world = await startDomainWorld({ acme: false });
       token = world.server.token!;
       client = new ApiClient({ baseUrl: world.server.url, token });
@@ -87,6 +89,25 @@ if (requireTools('SDK REST client', ['pebble-challtestsrv'], 'pebble')) {
       const clientErrors = await client.requests.list({ tunnel: tunnel.id, status: '4xx' });
       assert.deepEqual(clientErrors.requests.map((r) => r.id), notFound.requests.map((r) => r.id));
       await rejectsWith(client.requests.list({ limit: 0 }), 400, 'invalid_request');
+    });
+
+    it('requests.stream() replays stored records from `since`, follows live ones, and ends on abort', async () => {
+      const stored = (await client.requests.list({ tunnel: tunnel.id, limit: 100 })).requests;
+      assert.ok(stored.length >= 5, 'the paging test stored records first');
+      const abort = new AbortController();
+      const events: RequestStreamEvent[] = [];
+      for await (const event of client.requests.stream({ tunnel: tunnel.id, since: startedAt }, { signal: abort.signal })) {
+        events.push(event);
+        // Once the stored records are replayed, one live request; its record ends the loop.
+        if (events.length === stored.length) await visit(world.server, tunnel.hostname, '/status/201');
+        if (events.length === stored.length + 1) abort.abort();
+      }
+      const records = events.flatMap((event) => (event.type === 'request' ? [event] : []));
+      assert.equal(records.length, events.length, 'no dropped events');
+      assert.deepEqual(records.slice(0, stored.length).map((event) => event.request), [...stored].reverse());
+      assert.ok(records.every((event) => event.id === event.request.id));
+      const live = records.at(-1)!.request;
+      assert.deepEqual([live.path, live.status, live.tunnelId], ['/status/201', 201, tunnel.id]);
     });
 
     it('domains: create, list, get, verify (before and after the TXT record), delete', async () => {

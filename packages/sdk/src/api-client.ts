@@ -1,4 +1,4 @@
-import { call, type Endpoint } from './api-transport.js';
+import { call, withTextStatus, type Endpoint } from './api-transport.js';
 import type {
   Account,
   CapturedRequest,
@@ -71,7 +71,7 @@ export class ApiClient {
   readonly requests = {
     /** GET /v1/requests: one page, newest first; pass `nextCursor` back as `cursor` for the next. */
     list: (filters: RequestFilters = {}): Promise<RequestPage> =>
-      call(this.#endpoint, 'get', '/v1/requests', { query: { ...filters, status: statusParam(filters.status) } }),
+      call(this.#endpoint, 'get', '/v1/requests', { query: withTextStatus(filters) }),
     /** Every matching request, newest first, fetching page after page as the loop asks. */
     all: (filters: Omit<RequestFilters, 'cursor'> = {}): AsyncGenerator<CapturedRequest> => this.allRequests(filters),
     /**
@@ -112,9 +112,4 @@ export class ApiClient {
       cursor = page.nextCursor ?? undefined;
     } while (cursor !== undefined);
   }
-}
-
-/** The API reads a status filter as text (`404`, `4xx`); a number is its digits. */
-function statusParam(status: string | number | undefined): string | undefined {
-  return status === undefined ? undefined : String(status);
 }

@@ -100,6 +100,12 @@ function describeCause(error: unknown): string {
   return String(cause);
 }
 
+/** Filters with `status` as the API reads it, text (`404`, `4xx`); a number is sent as its digits. */
+export function withTextStatus<F extends { status?: string | number }>(filters: F): Omit<F, 'status'> & { status?: string } {
+  const { status, ...rest } = filters;
+  return status === undefined ? rest : { ...rest, status: String(status) };
+}
+
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null;
 }

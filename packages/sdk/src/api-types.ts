@@ -31,12 +31,14 @@ type WithNumericStatus<Query extends { status?: string }> = Omit<Query, 'status'
 export type RequestFilters = WithNumericStatus<QueryOf<operations['getV1Requests']>>;
 /** The days of GET /v1/usage/history (YYYY-MM-DD, UTC, inclusive). */
 export type UsageRange = QueryOf<operations['getV1UsageHistory']>;
-/** Filters of the live stream: those of the list without paging. */
-export type StreamFilters = Omit<RequestFilters, 'limit' | 'cursor' | 'until'>;
+/** Filters of the live stream; with `since`, stored records from then come first. */
+export type StreamFilters = WithNumericStatus<QueryOf<operations['getV1RequestsStream']>>;
+/** Data of a `dropped` event of the live stream. */
+export type DroppedNotice = Schemas['DroppedEvent'];
 
 /** What requests.stream() yields: a record, or notice that the server skipped some. */
 export type RequestStreamEvent =
   /** A request finished; `id` is the record's id. */
   | { type: 'request'; id: string; request: CapturedRequest }
   /** This subscriber fell behind and `dropped` records were skipped. */
-  | { type: 'dropped'; dropped: number; message: string };
+  | ({ type: 'dropped' } & DroppedNotice);

@@ -1,10 +1,11 @@
 import { ApiError, ClientErrorCode } from './api-error.js';
-import { buildUrl, send, type Endpoint } from './api-transport.js';
-import type { CapturedRequest, RequestStreamEvent, StreamFilters } from './api-types.js';
+import { buildUrl, send, withTextStatus, type Endpoint } from './api-transport.js';
+import type { CapturedRequest, DroppedNotice, RequestStreamEvent, StreamFilters } from './api-types.js';
+import type { paths } from './generated/api-types.js';
 import { parseSse } from './sse.js';
 
-/** Path of the live request stream. */
-export const REQUEST_STREAM_PATH = '/v1/requests/stream';
+/** Path of the live request stream (checked against the generated routes). */
+export const REQUEST_STREAM_PATH = '/v1/requests/stream' satisfies keyof paths;
 
 /**
  * Follows GET /v1/requests/stream: yields each `request` and `dropped` event as it arrives.
@@ -22,7 +23,7 @@ export async function* followRequests(
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
     if (signal?.aborted) return;
-    const url = buildUrl(endpoint, REQUEST_STREAM_PATH, { query: filters });
+    const url = buildUrl(endpoint, REQUEST_STREAM_PATH, { query: withTextStatus(filters) });
     let response: Response;
     try {
       response = await send(endpoint, url, {
@@ -42,7 +43,7 @@ export async function* followRequests(
       for await (const event of parseSse(text)) {
         if (event.event === 'request') yield { type: 'request', id: event.id, request: parseJson<CapturedRequest>(event.data) };
         else if (event.event === 'dropped') {
-          const notice = parseJson<{ dropped: number; message: string }>(event.data);
+          const notice = parseJson<DroppedNotice>(event.data);
           yield { type: 'dropped', dropped: notice.dropped, message: notice.message };
         }
         // Other event names are for later servers; skipping them keeps old clients working.

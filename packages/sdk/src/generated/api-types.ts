@@ -82,6 +82,13 @@ export interface paths {
      */
     get: operations["getV1Requests"];
   };
+  "/v1/requests/stream": {
+    /**
+     * Live stream of captured requests
+     * @description Server-sent events. Each `request` event has `id:` the record id and `data:` one record exactly as GET /v1/requests lists it, and it is sent once the record is stored. With `since`, the stored records at or after that time come first, oldest first, then live records follow without gaps or repeats. A client that reads too slowly gets a `dropped` event with the count of records it missed (read them with GET /v1/requests); the stream itself never slows the tunnels. An idle stream sends the comment `: keep-alive` every 15 s.
+     */
+    get: operations["getV1RequestsStream"];
+  };
   "/v1/keys": {
     /** Active agent tokens (metadata only) */
     get: operations["getV1Keys"];
@@ -925,6 +932,77 @@ export interface operations {
       403: {
         content: {
           "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description unexpected server error (no details) */
+      default: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Live stream of captured requests
+   * @description Server-sent events. Each `request` event has `id:` the record id and `data:` one record exactly as GET /v1/requests lists it, and it is sent once the record is stored. With `since`, the stored records at or after that time come first, oldest first, then live records follow without gaps or repeats. A client that reads too slowly gets a `dropped` event with the count of records it missed (read them with GET /v1/requests); the stream itself never slows the tunnels. An idle stream sends the comment `: keep-alive` every 15 s.
+   */
+  getV1RequestsStream: {
+    parameters: {
+      query?: {
+        /** @description only this hostname */
+        host?: string;
+        /** @description only this tunnel id */
+        tunnel?: string;
+        /** @description only this HTTP status (404) or status class (4xx) */
+        status?: string;
+        /** @description only this HTTP method (case-insensitive) */
+        method?: string;
+        /** @description first send the stored records at or after this time, oldest first, then follow live */
+        since?: string;
+      };
+    };
+    responses: {
+      /** @description text/event-stream of `request` events (data: CapturedRequest) and `dropped` events (data: DroppedEvent) */
+      200: {
+        content: {
+          "text/event-stream": ({
+            id: string;
+            /** @description null when the hostname had no tunnel record */
+            tunnelId: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            timestamp: string;
+            method: string;
+            path: string;
+            /** @description 0 when the visitor left before a response */
+            status: number;
+            durationMs: number;
+            /** @description response size in bytes */
+            bytes: number;
+            ip: string;
+            userAgent: string;
+            /** @description HTTP protocol version, e.g. HTTP/1.1 */
+            proto: string;
+            host: string;
+          }) | {
+            /** @description records not sent since the previous event */
+            dropped: number;
+            message: string;
+          };
+        };
+      };
+      /** @description invalid or unknown path parameter, query parameter or body field; the message names it */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description missing, malformed or revoked token (or session cookie); on /auth/signin a wrong email or password */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Unauthorized"];
         };
       };
       /** @description unexpected server error (no details) */
