@@ -2,22 +2,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { SseClient } from '@svcrouter/server/dist/test-support/sse-client.js';
 import { startAgent, startOrigin, startServer, visit, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
-import { apiClient, eventually, openApi } from './api-helpers.js';
+import { apiClient, eventually, openApi, type Captured, type Page } from './api-helpers.js';
 
 // GET /v1/requests/stream against a real server, agents and origin: live records with the
 // fields of GET /v1/requests, every filter, since=, a slow subscriber, a subscriber that
 // leaves, HTTP/2, and no token.
-
-interface Captured {
-  id: string;
-  tunnelId: string | null;
-  timestamp: string;
-  method: string;
-  path: string;
-  status: number;
-  host: string;
-  [field: string]: unknown;
-}
 
 const data = (client: SseClient): Captured[] => client.named().map((e) => JSON.parse(e.data!) as Captured);
 
@@ -57,7 +46,7 @@ describe('GET /v1/requests/stream', () => {
   }
 
   async function listed(query: string): Promise<Captured[]> {
-    return ((await api('GET', `/v1/requests?limit=1000&${query}`, { token })).body as { requests: Captured[] }).requests;
+    return ((await api('GET', `/v1/requests?limit=1000&${query}`, { token })).body as Page).requests;
   }
 
   it('refuses a caller without a token', async () => {
@@ -156,6 +145,22 @@ describe('GET /v1/requests/stream', () => {
     assert.match(dropped[0]!.message, /read too slowly/);
     await slow.until(() => slow.count() + sum >= total, 'the records it kept');
     assert.equal(slow.count() + sum, total, 'every record was sent or counted');
+  });
+
+  it('GET /v1/requests?limit=1000 pages through the thousands of records the slow-subscriber test made', async () => {
+    const all = (await api('GET', '/v1/requests?limit=1', { token })).body as Page;
+    assert.ok(all.nextCursor);
+    const ids = new Set<string>();
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const page: Page = (await api('GET', `/v1/requests?limit=1000${cursor ? `&cursor=${cursor}` : ''}`, { token })).body as Page;
+      for (const r of page.requests) ids.add(r.id);
+      cursor = page.nextCursor;
+      pages++;
+    } while (cursor !== null && pages < 10);
+    assert.ok(ids.size > 3000, `${ids.size} records`);
+    assert.equal(pages, Math.ceil(ids.size / 1000));
   });
 
   it('forgets a subscriber that disconnects', async () => {
