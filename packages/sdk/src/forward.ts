@@ -26,6 +26,14 @@ export interface ForwardOptions {
   reconnect?: boolean;
 }
 
+/** The events of a Tunnel and their arguments, so listeners are typed. */
+export interface TunnelEvents {
+  request: [log: RequestLog];
+  reconnecting: [info: { attempt: number; delayMs: number; reason: string }];
+  reconnected: [url: string];
+  end: [error: SvcError | undefined];
+}
+
 /**
  * A live tunnel. Events:
  * - 'request' (RequestLog) after each visitor request completes;
@@ -33,7 +41,7 @@ export interface ForwardOptions {
  * - 'reconnected' (url) when the tunnel is live again, under the same hostname;
  * - 'end' (SvcError | undefined) once, when the tunnel is gone for good (undefined after close()).
  */
-export class Tunnel extends EventEmitter implements SessionTunnel {
+export class Tunnel extends EventEmitter<TunnelEvents> implements SessionTunnel {
   url = '';
   hostname = '';
   id = '';
