@@ -174,4 +174,14 @@ describe('GET /v1/requests/stream', () => {
     client.close();
     await eventually(subscribers, (n) => n === before, 'the stream unsubscribed');
   });
+
+  // Last: it stops the server.
+  it('ends open streams when the server stops, on HTTP/1.1 and HTTP/2, and the server exits cleanly', async () => {
+    const h1 = await stream();
+    const h2 = await stream('', { http2: true });
+    const stopping = server.proc.kill('SIGTERM');
+    await h1.whenEnded();
+    await h2.whenEnded();
+    assert.deepEqual(await stopping, { code: 0, signal: null });
+  });
 });
