@@ -2,8 +2,8 @@ import type { JSX } from 'preact';
 import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
 import { ConnectionBanner } from './components/connection-banner.js';
 import { Layout } from './components/layout.js';
-import { Loading } from './components/bits.js';
-import { setCsrfToken, setUnauthorizedHandler } from './lib/api.js';
+import { ErrorText, Loading } from './components/bits.js';
+import { ApiError, errorMessage, setCsrfToken, setUnauthorizedHandler } from './lib/api.js';
 import { connection } from './lib/connection.js';
 import { navigate, usePath } from './lib/router.js';
 import { SessionContext, loadSession, type SessionApi } from './lib/session.js';
@@ -35,9 +35,17 @@ const PUBLIC_PATHS = new Set(['/signin', '/signup', '/welcome']);
 export function App(): JSX.Element {
   const path = usePath();
   const [state, setState] = useState<SessionState | undefined>(undefined);
+  const [failure, setFailure] = useState<string | undefined>(undefined);
 
   const refresh = useCallback(() => {
-    loadSession().then(setState, () => undefined);
+    loadSession().then(
+      (loaded) => {
+        setState(loaded);
+        setFailure(undefined);
+      },
+      // A lost connection is retried on its own (below); any other answer is shown as is.
+      (caught: unknown) => setFailure(caught instanceof ApiError && caught.status === 0 ? undefined : errorMessage(caught)),
+    );
   }, []);
   useEffect(() => {
     refresh();
@@ -79,7 +87,16 @@ export function App(): JSX.Element {
       <ConnectionBanner />
       {!session ? (
         <main class="centered">
-          <Loading />
+          {failure ? (
+            <div class="card auth">
+              <ErrorText message={failure} />
+              <button type="button" onClick={refresh}>
+                Try again
+              </button>
+            </div>
+          ) : (
+            <Loading />
+          )}
         </main>
       ) : (
         <SessionContext.Provider value={session}>{route(path, session.state)}</SessionContext.Provider>
