@@ -33,6 +33,7 @@ describe('loadConfig defaults', () => {
       inspectorRetentionDays: 3,
       inspectorMaxPerAccount: 100000,
       usageFlushMs: 1000,
+      signup: 'open',
     });
   });
 
@@ -70,6 +71,7 @@ describe('loadConfig values', () => {
         SVC_INSPECTOR_RETENTION_DAYS: '7',
         SVC_INSPECTOR_MAX_PER_ACCOUNT: '500',
         SVC_USAGE_FLUSH_MS: '250',
+        SVC_SIGNUP: 'closed',
       },
       CWD,
     );
@@ -91,6 +93,7 @@ describe('loadConfig values', () => {
     assert.equal(c.inspectorRetentionDays, 7);
     assert.equal(c.inspectorMaxPerAccount, 500);
     assert.equal(c.usageFlushMs, 250);
+    assert.equal(c.signup, 'closed');
   });
 
   it('reads SVC_EDGE_TARGET, and defaults it to a multi-label shared domain', () => {
@@ -148,6 +151,7 @@ describe('loadConfig errors name the variable', () => {
     [{ SVC_INSPECTOR_RETENTION_DAYS: '0' }, 'invalid SVC_INSPECTOR_RETENTION_DAYS: expected an integer 1-3650'],
     [{ SVC_INSPECTOR_MAX_PER_ACCOUNT: '1e5' }, 'invalid SVC_INSPECTOR_MAX_PER_ACCOUNT: expected an integer 1-100000000'],
     [{ SVC_USAGE_FLUSH_MS: '10' }, 'invalid SVC_USAGE_FLUSH_MS: expected an integer 100-60000'],
+    [{ SVC_SIGNUP: 'Open' }, 'invalid SVC_SIGNUP: expected one of open, closed'],
   ];
   for (const [env, message] of cases) {
     it(`${Object.entries(env)[0]?.join('=')} -> ${message}`, () => {

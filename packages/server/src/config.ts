@@ -78,6 +78,8 @@ export interface ServerConfig {
   readonly inspectorMaxPerAccount: number;
   /** SVC_USAGE_FLUSH_MS. Default 1000: how often metered usage is written; a crash loses at most about this much metering. */
   readonly usageFlushMs: number;
+  /** SVC_SIGNUP. Default `open`: anyone reaching the apex can create an account in the dashboard; `closed` leaves account creation to `svc-server account create`. */
+  readonly signup: 'open' | 'closed';
 }
 
 /** Plan limits of SPEC §8, before SVC_PLANS overrides. */
@@ -100,6 +102,7 @@ export const DEFAULTS = Object.freeze({
   inspectorRetentionDays: 3,
   inspectorMaxPerAccount: 100_000,
   usageFlushMs: 1000,
+  signup: 'open' as 'open' | 'closed',
 });
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -237,6 +240,7 @@ const ENV_SCHEMA = z.object({
   SVC_INSPECTOR_RETENTION_DAYS: envVar(DEFAULTS.inspectorRetentionDays, integer(1, 3650)),
   SVC_INSPECTOR_MAX_PER_ACCOUNT: envVar(DEFAULTS.inspectorMaxPerAccount, integer(1, 100_000_000)),
   SVC_USAGE_FLUSH_MS: envVar(DEFAULTS.usageFlushMs, integer(100, 60_000)),
+  SVC_SIGNUP: envVar(DEFAULTS.signup, oneOf(['open', 'closed'] as const)),
 });
 
 /**
@@ -275,6 +279,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd: string 
     inspectorRetentionDays: e.SVC_INSPECTOR_RETENTION_DAYS,
     inspectorMaxPerAccount: e.SVC_INSPECTOR_MAX_PER_ACCOUNT,
     usageFlushMs: e.SVC_USAGE_FLUSH_MS,
+    signup: e.SVC_SIGNUP,
   });
 }
 

@@ -1,8 +1,8 @@
 import { hostname as osHostname } from 'node:os';
 import type { Logger } from 'pino';
-import { controlPlaneRoutes, createApi, opsRoutes } from './api/index.js';
+import { authRoutes, controlPlaneRoutes, createApi, opsRoutes } from './api/index.js';
 import { readFile } from 'node:fs/promises';
-import { createBearerAuthenticator } from './auth/index.js';
+import { createBearerAuthenticator, DashboardSessions, SignInLimiter } from './auth/index.js';
 import { createSniResolver, loadOrCreateDevCa, type DevCa } from './certs/index.js';
 import type { ServerConfig } from './config.js';
 import { createCustomDomains } from './custom-domains.js';
@@ -109,11 +109,16 @@ export async function startServer(config: ServerConfig, log: Logger, hooks: Serv
   const publicUrl = (hostname: string): string =>
     `https://${hostname}${publicHttpsPort === 443 ? '' : `:${publicHttpsPort}`}`;
 
+  // Dashboard sign-in: sessions in the store, failed sign-ins counted in memory on this node.
+  const sessions = new DashboardSessions(store);
+  const limiter = new SignInLimiter();
   const api = createApi({
     authenticate,
+    resolveSession: (cookieValue) => sessions.resolve(cookieValue),
     log,
     fallback: hooks.dashboardDir === undefined ? undefined : createDashboardHandler(hooks.dashboardDir),
     routes: [
+      ...authRoutes({ store, sessions, limiter, signup: config.signup, onAuthEvent: (event) => log.info(event, 'dashboard sign-in') }),
       ...controlPlaneRoutes({
         store,
         publicUrl,
@@ -124,6 +129,7 @@ export async function startServer(config: ServerConfig, log: Logger, hooks: Serv
         meter: { usedBytes: (accountId) => usage.loadUsedBytes(accountId) },
         dropSessionsOfKey: (keyId, message) => edge.dropSessionsOfKey(keyId, message),
         onRevoked: (event) => log.info(event, 'key revoked'),
+        limiter,
         ...domains.routes,
       }),
       // Apex only, no token: tunnel hostnames never reach the API (see routes-ops.ts).

@@ -1,6 +1,7 @@
 import { coreRoutes, type CoreRouteDeps } from './routes-core.js';
 import { domainRoutes, type DomainRouteDeps } from './routes-domains.js';
 import { keyRoutes, type KeyRouteDeps } from './routes-keys.js';
+import { passwordRoutes, type PasswordRouteDeps } from './routes-password.js';
 import { requestRoutes, type RequestRouteDeps } from './routes-requests.js';
 import { usageRoutes, type UsageRouteDeps } from './routes-usage.js';
 import type { AnyRoute } from './router.js';
@@ -11,8 +12,14 @@ export interface ControlPlaneDeps
     Omit<KeyRouteDeps, 'store'>,
     Omit<UsageRouteDeps, 'store'>,
     Omit<RequestRouteDeps, 'store'>,
-    Omit<DomainRouteDeps, 'store'> {
-  store: CoreRouteDeps['store'] & KeyRouteDeps['store'] & UsageRouteDeps['store'] & RequestRouteDeps['store'] & DomainRouteDeps['store'];
+    Omit<DomainRouteDeps, 'store'>,
+    Omit<PasswordRouteDeps, 'store'> {
+  store: CoreRouteDeps['store'] &
+    KeyRouteDeps['store'] &
+    UsageRouteDeps['store'] &
+    RequestRouteDeps['store'] &
+    DomainRouteDeps['store'] &
+    PasswordRouteDeps['store'];
 }
 
 /**
@@ -20,5 +27,5 @@ export interface ControlPlaneDeps
  * (custom domains: `...domainRoutes(deps)`), and OpenAPI picks them up from the table.
  */
 export function controlPlaneRoutes(deps: ControlPlaneDeps): AnyRoute[] {
-  return [...coreRoutes(deps), ...usageRoutes(deps), ...requestRoutes(deps), ...keyRoutes(deps), ...domainRoutes(deps)];
+  return [...coreRoutes(deps), ...usageRoutes(deps), ...requestRoutes(deps), ...keyRoutes(deps), ...domainRoutes(deps), ...passwordRoutes(deps)];
 }

@@ -1,19 +1,20 @@
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { SVC_VERSION } from '@svcrouter/protocol';
-import type { Identity } from '../auth/index.js';
 import { definePublicRoute } from './define-route.js';
 import { ApiErrorCode } from './errors.js';
 import { ApiError, sendJson, type ApiRequest, type ApiResponse } from './http-io.js';
 import { buildOpenApi, type JsonObject, type OpenApiInfo } from './openapi.js';
+import { authenticateRequest, checkCsrf, type Authenticate, type ResolveSession } from './request-auth.js';
 import { matchRoute, type AnyRoute, type PublicRoute } from './router.js';
 
-/** Resolves an `Authorization` header value to the caller; undefined for missing, malformed or revoked tokens. */
-export type Authenticate = (authorization: string | undefined) => Promise<Identity | undefined>;
+export type { Authenticate, ResolveSession };
 
 /** What the front door needs. */
 export interface ApiDeps {
   authenticate: Authenticate;
+  /** The dashboard's session cookie, accepted in place of a token; absent: tokens only. */
+  resolveSession?: ResolveSession;
   /** The route table: authenticated routes, and public ones (`public: true`) such as health checks. */
   routes: readonly AnyRoute[];
   log: Logger;
@@ -34,7 +35,8 @@ const UNAUTHORIZED = { error: ApiErrorCode.UNAUTHORIZED };
  * is logged once here and answered as a plain 500 without details.
  *
  * Order: a public route answers without credentials; any other /v1 path needs a valid token
- * before it is routed, so an unauthenticated caller cannot probe which paths or ids exist.
+ * (or session cookie, under the CSRF rule) before it is routed, so an unauthenticated caller
+ * cannot probe which paths or ids exist.
  */
 export function createApi(deps: ApiDeps): (req: ApiRequest, res: ApiResponse) => void {
   const table: AnyRoute[] = [...deps.routes];
@@ -65,14 +67,15 @@ export function createApi(deps: ApiDeps): (req: ApiRequest, res: ApiResponse) =>
       if (deps.fallback?.(req, res, url.pathname)) return;
       throw new ApiError(404, ApiErrorCode.NOT_FOUND, `no route for ${req.method} ${url.pathname}`);
     }
-    const identity = await deps.authenticate(req.headers.authorization);
+    const identity = await authenticateRequest(req, deps.authenticate, deps.resolveSession);
     if (!identity) return sendJson(res, 401, UNAUTHORIZED);
     entry.accountId = identity.account.id;
+    if (identity.session) checkCsrf(req, identity.session);
     if (match.kind === 'not-found') throw new ApiError(404, ApiErrorCode.NOT_FOUND, `no route for ${req.method} ${url.pathname}`);
     if (match.kind === 'method-not-allowed') throw methodNotAllowed(res, req.method, match.allowed);
     const ctx = { req, res, params: match.params, query: url.searchParams };
     if (match.route.public) return match.route.handler(ctx);
-    await match.route.handler({ ...ctx, account: identity.account, key: identity.key });
+    await match.route.handler({ ...ctx, account: identity.account, key: identity.key, session: identity.session });
   }
 
   function respondError(res: ApiResponse, error: unknown): void {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Account, KeyRecord } from '../store/index.js';
+import type { Account, DashboardSession, KeyRecord } from '../store/index.js';
 import { readJson, sendEmpty, sendJson, sendText, type ApiRequest, type ApiResponse } from './http-io.js';
 import type { PublicRoute, ResponseDoc, Route, RouteDoc, RouteMethod } from './router.js';
 import { parsePart, queryObject } from './validation.js';
@@ -21,6 +21,8 @@ export interface HandlerInput<P, Q, B> {
   query: Q;
   body: B;
   req: ApiRequest;
+  /** For headers beside the body (Set-Cookie); the body itself is the handler's return value. */
+  res: ApiResponse;
 }
 
 interface SpecBase<P extends z.ZodObject, Q extends z.ZodObject, B extends z.ZodType, R extends z.ZodType> {
@@ -49,10 +51,10 @@ interface SpecBase<P extends z.ZodObject, Q extends z.ZodObject, B extends z.Zod
   contentType?: string;
 }
 
-/** An authenticated route: handlers also get the caller's account and key. */
+/** An authenticated route: handlers also get the caller's account, and its key or dashboard session. */
 export interface RouteSpec<P extends z.ZodObject, Q extends z.ZodObject, B extends z.ZodType, R extends z.ZodType>
   extends SpecBase<P, Q, B, R> {
-  handler(input: HandlerInput<z.output<P>, z.output<Q>, z.output<B>> & { account: Account; key: KeyRecord }): Promise<z.input<R> | Reply>;
+  handler(input: HandlerInput<z.output<P>, z.output<Q>, z.output<B>> & { account: Account; key?: KeyRecord | undefined; session?: DashboardSession | undefined }): Promise<z.input<R> | Reply>;
 }
 
 /** A route served without credentials. */
@@ -74,7 +76,7 @@ export function defineRoute<P extends z.ZodObject = None, Q extends z.ZodObject 
     method: spec.method,
     path: spec.path,
     doc: routeDoc(spec, false),
-    handler: (ctx) => run(spec, ctx.req, ctx.res, ctx.params, ctx.query, (input) => spec.handler({ ...input, account: ctx.account, key: ctx.key })),
+    handler: (ctx) => run(spec, ctx.req, ctx.res, ctx.params, ctx.query, (input) => spec.handler({ ...input, account: ctx.account, key: ctx.key, session: ctx.session })),
   };
 }
 
@@ -102,7 +104,7 @@ async function run<P extends z.ZodObject, Q extends z.ZodObject, B extends z.Zod
   const params = parsePart(spec.params ?? NONE, rawParams, 'path parameter') as z.output<P>;
   const query = parsePart(spec.query ?? NONE, queryObject(rawQuery), 'query parameter') as z.output<Q>;
   const body = (spec.body ? parsePart(spec.body, (await readJson(req)) ?? {}, 'body field') : undefined) as z.output<B>;
-  const result = await handler({ params, query, body, req });
+  const result = await handler({ params, query, body, req, res });
   const status = result instanceof Reply ? result.status : spec.status;
   const value = result instanceof Reply ? result.body : result;
   const doc = result instanceof Reply ? spec.alternates?.[status] : { description: '', schema: spec.response, contentType: spec.contentType };

@@ -21,11 +21,23 @@ export const ApiErrorCode = {
   INVALID_JSON: 'invalid_json',
   /** 401: no valid token (the body is exactly `{"error":"unauthorized"}`, no message). */
   UNAUTHORIZED: 'unauthorized',
+  /** 401: sign-in with a wrong email or password. */
+  INVALID_CREDENTIALS: 'invalid_credentials',
+  /** 403: a cookie-authenticated request without the session's X-CSRF-Token, or from a foreign Origin. */
+  CSRF_FAILED: 'csrf_failed',
+  /** 403: sign-up is turned off (SVC_SIGNUP=closed). */
+  SIGNUP_CLOSED: 'signup_closed',
+  /** 409: sign-up with an email that already has an account. */
+  EMAIL_TAKEN: 'email_taken',
+  /** 400: a sign-in link that is unknown, used or expired. */
+  LINK_INVALID: 'link_invalid',
+  /** 429: too many failed sign-ins for the account or the client IP (see Retry-After). */
+  TOO_MANY_ATTEMPTS: 'too_many_attempts',
   /** 404: no such route, or no such resource on the caller's account. */
   NOT_FOUND: 'not_found',
   /** 405: the path exists with other methods (see the Allow header). */
   METHOD_NOT_ALLOWED: 'method_not_allowed',
-  /** 409: revoking the account's last active key would lock the account out. */
+  /** 409: revoking the last active key of an account without a password would lock it out. */
   LAST_ACTIVE_KEY: 'last_active_key',
   /** 413: the request body is larger than the API reads. */
   PAYLOAD_TOO_LARGE: 'payload_too_large',

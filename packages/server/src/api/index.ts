@@ -1,4 +1,7 @@
-export { createApi, OPENAPI_PATH, type ApiDeps, type Authenticate } from './api.js';
+export { createApi, OPENAPI_PATH, type ApiDeps, type Authenticate, type ResolveSession } from './api.js';
+export { authRoutes, type AuthRouteDeps, type SignupMode } from './routes-auth.js';
+export { passwordRoutes, type PasswordRouteDeps } from './routes-password.js';
+export { arrivedOverTls, CSRF_HEADER, CSRF_MESSAGE, type RequestIdentity } from './request-auth.js';
 export { controlPlaneRoutes, type ControlPlaneDeps } from './api-routes.js';
 export { coreRoutes, tunnelView, type CoreRouteDeps } from './routes-core.js';
 export { usageRoutes, type UsageRouteDeps, type PlanLimits } from './routes-usage.js';

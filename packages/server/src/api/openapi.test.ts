@@ -24,7 +24,7 @@ describe('OpenAPI document', () => {
     assert.equal(doc.openapi, '3.1.0');
     assert.equal(doc.components.securitySchemes.bearer?.type, 'http');
     assert.equal(doc.components.securitySchemes.bearer?.scheme, 'bearer');
-    assert.deepEqual(doc.security, [{ bearer: [] }]);
+    assert.deepEqual(doc.security, [{ bearer: [] }, { session: [] }]);
   });
 
   it('lists every registered route, and nothing else', () => {

@@ -16,12 +16,14 @@ const SCHEMA_URI = (id: string): string => `#/components/schemas/${id}`;
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'invalid or unknown path parameter, query parameter or body field; the message names it',
-  401: 'missing, malformed or revoked token',
+  401: 'missing, malformed or revoked token (or session cookie); on /auth/signin a wrong email or password',
+  403: 'refused: see the error code (csrf_failed, signup_closed, invalid_credentials)',
   404: 'no such resource on this account (another account\'s ids answer the same)',
   405: 'method not allowed on this path (see the Allow header)',
   409: 'conflict with the current state; the message says how to resolve it',
   413: 'request body too large',
   415: 'request body is not application/json',
+  429: 'too many failed sign-ins; wait for the Retry-After header',
 };
 
 /**
@@ -41,7 +43,7 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Js
     openapi: '3.1.0',
     info,
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
-    security: [{ bearer: [] }],
+    security: [{ bearer: [] }, { session: [] }],
     paths,
     components: {
       schemas: Object.fromEntries(Object.entries(schemas).map(([id, schema]) => [id, clean(schema as JsonObject)])),
@@ -50,6 +52,14 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Js
           type: 'http',
           scheme: 'bearer',
           description: 'An agent token (svc_…), as in SVC_TOKEN: `Authorization: Bearer svc_…`.',
+        },
+        session: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'svc_session',
+          description:
+            'The dashboard session cookie set by /auth/signin, /auth/signup and /auth/link. Used only without an Authorization header; ' +
+            'a request other than GET/HEAD must also send X-CSRF-Token (the csrfToken of the sign-in answer or GET /auth/session), else 403 csrf_failed.',
         },
       },
     },
@@ -74,7 +84,7 @@ function operation(route: AnyRoute): JsonObject {
   const responses: JsonObject = {};
   for (const [status, response] of Object.entries(doc?.responses ?? {})) responses[status] = successResponse(response);
   const errors = doc?.errors ?? [...(isPublic ? [] : [401]), ...(route.path.includes('/:') ? [404] : [])];
-  for (const status of errors) responses[String(status)] = errorResponse(status);
+  for (const status of errors) responses[String(status)] = errorResponse(status, isPublic);
   responses.default = { description: 'unexpected server error (no details)', content: jsonContent(ErrorBody) };
   op.responses = responses;
   return op;
@@ -106,10 +116,11 @@ function successResponse(response: ResponseDoc): JsonObject {
   return out;
 }
 
-function errorResponse(status: number): JsonObject {
+function errorResponse(status: number, isPublic: boolean): JsonObject {
   return {
     description: ERROR_DESCRIPTIONS[status] ?? 'error',
-    content: jsonContent(status === 401 ? UnauthorizedBody : ErrorBody),
+    // Only the token check answers the bare 401; a failed sign-in says why.
+    content: jsonContent(status === 401 && !isPublic ? UnauthorizedBody : ErrorBody),
   };
 }
 

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { Account, KeyRecord } from '../store/index.js';
+import type { Account, DashboardSession, KeyRecord } from '../store/index.js';
 import type { ApiRequest, ApiResponse } from './http-io.js';
 
 /** Everything a public route handler gets (no credentials were checked). */
@@ -10,10 +10,13 @@ export interface PublicRouteContext {
   query: URLSearchParams;
 }
 
-/** Everything an authenticated route handler gets. */
+/** Everything an authenticated route handler gets: the account, and the token or dashboard session that proved it. */
 export interface RouteContext extends PublicRouteContext {
   account: Account;
-  key: KeyRecord;
+  /** Set when a Bearer token authenticated the request. */
+  key?: KeyRecord | undefined;
+  /** Set when the dashboard's session cookie authenticated the request. */
+  session?: DashboardSession | undefined;
 }
 
 /** HTTP methods the API routes on. */

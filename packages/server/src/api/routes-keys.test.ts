@@ -79,7 +79,15 @@ describe('key routes', () => {
     assert.equal(res.status, 409);
     assert.deepEqual(res.body, { error: 'last_active_key', message: LAST_KEY_MESSAGE });
     assert.match(LAST_KEY_MESSAGE, /POST \/v1\/keys/);
-    assert.match(LAST_KEY_MESSAGE, /svc-server account create/);
+    assert.match(LAST_KEY_MESSAGE, /POST \/v1\/me\/password/);
+    assert.match(LAST_KEY_MESSAGE, /svc-server account link --email E/);
+  });
+
+  it('revokes the last active key once the account has a password (it can still sign in)', async () => {
+    const bKeys = KeyList.parse((await api.call('GET', '/v1/keys', { token: api.b.token })).body).keys;
+    assert.equal((await api.call('POST', '/v1/me/password', { token: api.b.token, body: { newPassword: 'bob has a password' } })).status, 204);
+    assert.equal((await api.call('DELETE', `/v1/keys/${bKeys[0]!.id}`, { token: api.b.token })).status, 204);
+    assert.equal((await api.call('GET', '/v1/me', { token: api.b.token })).status, 401);
   });
 
 });

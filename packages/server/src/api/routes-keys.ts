@@ -1,7 +1,7 @@
 import { Messages } from '@svcrouter/protocol';
 import type { z } from 'zod';
 import { generateToken, type GeneratedToken } from '../auth/index.js';
-import type { KeyRecord, KeyRepo } from '../store/index.js';
+import type { AccountRepo, KeyRecord, KeyRepo } from '../store/index.js';
 import { defineRoute } from './define-route.js';
 import { ApiError, ApiErrorCode, notFound } from './errors.js';
 import type { Route } from './router.js';
@@ -9,7 +9,7 @@ import { CreatedKey, IdParams, KeyList, NewKeyBody, type Key } from './schemas.j
 
 /** What the key routes need. */
 export interface KeyRouteDeps {
-  store: { keys: Pick<KeyRepo, 'insert' | 'listForAccount' | 'revoke'> };
+  store: { keys: Pick<KeyRepo, 'insert' | 'listForAccount' | 'revoke'>; accounts: Pick<AccountRepo, 'passwordHash'> };
   /** Ends the agent sessions authenticated with a key on this node; the agent prints `message` and exits. */
   dropSessionsOfKey(keyId: string, message: string): number;
   /** Default generateToken; tests pass a fixed one. */
@@ -20,9 +20,9 @@ export interface KeyRouteDeps {
 
 /** Sentence of the 409 when the last active key would be revoked: it says how to get out. */
 export const LAST_KEY_MESSAGE =
-  'this is the last active key of the account; revoking it would lock the account out. ' +
-  'Create another key first (POST /v1/keys) and revoke this one with that key. ' +
-  'If every token is lost, the operator must create a new account with `svc-server account create`.';
+  'this is the last active key of the account, which has no dashboard password; revoking it would lock the account out. ' +
+  'Create another key first (POST /v1/keys), or set a password (POST /v1/me/password), then revoke this one. ' +
+  'If every token is lost, the operator can print a sign-in link with `svc-server account link --email E`.';
 
 /** Key metadata as the API shows it: never the secret, never its hash. */
 export function keyView(key: KeyRecord): z.input<typeof Key> {
@@ -88,7 +88,8 @@ export function keyRoutes(deps: KeyRouteDeps): Route[] {
       tag: 'keys',
       summary: 'Revoke an agent token',
       description:
-        'The token stops authenticating at once; agents connected with it are disconnected and print `invalid or missing svcRouter token`. The last active key cannot be revoked (409).',
+        'The token stops authenticating at once; agents connected with it are disconnected and print `invalid or missing svcRouter token`. ' +
+        'The last active key cannot be revoked (409) while the account has no password: with one, the owner can still sign in to the dashboard and create a key.',
       params: IdParams,
       status: 204,
       responseDescription: 'revoked',
@@ -98,7 +99,9 @@ export function keyRoutes(deps: KeyRouteDeps): Route[] {
           const active = await deps.store.keys.listForAccount(account.id);
           // Another account's key, a revoked key and a made-up id all look the same.
           if (!active.some((key) => key.id === params.id)) throw notFound('key');
-          if (active.length <= 1) throw new ApiError(409, ApiErrorCode.LAST_ACTIVE_KEY, LAST_KEY_MESSAGE);
+          if (active.length <= 1 && (await deps.store.accounts.passwordHash(account.id)) === undefined) {
+            throw new ApiError(409, ApiErrorCode.LAST_ACTIVE_KEY, LAST_KEY_MESSAGE);
+          }
           if (!(await deps.store.keys.revoke(account.id, params.id))) throw notFound('key');
         });
         // After the store write: a dropped agent that reconnects at once is refused.

@@ -257,3 +257,43 @@ export const DomainCheck = named(
   'The domain after a verification attempt, with the TXT outcome and the routing preflight (null without SVC_EDGE_TARGET).',
   Domain.extend({ verification: DomainVerification, routing: DomainRouting.nullable() }),
 );
+
+// Dashboard sign-in (/auth/* and /v1/me/password). Passwords are checked in the handlers, so
+// a short one gets the same sentence everywhere ("password must be at least 8 characters").
+const password = z.string().describe('8 to 1024 characters');
+const signupMode = z.enum(['open', 'closed']).describe('whether POST /auth/signup creates accounts (SVC_SIGNUP)');
+/** Body of POST /auth/signup. */
+export const SignUpBody = named(
+  'SignUp',
+  'Body of POST /auth/signup.',
+  z.strictObject({ email: z.string().max(254), password, name: z.string().max(100).optional() }),
+);
+/** Body of POST /auth/signin. */
+export const SignInBody = named('SignIn', 'Body of POST /auth/signin.', z.strictObject({ email: z.string().max(254), password: z.string().max(1024) }));
+/** Body of POST /auth/link. */
+export const LinkBody = named(
+  'SignInLink',
+  'Body of POST /auth/link: the one-time token from the link\'s fragment and the new password.',
+  z.strictObject({ token: z.string().max(100).describe('svl_…'), password }),
+);
+/** Answer of a successful sign-up, sign-in or link; the session cookie comes in Set-Cookie. */
+export const SignedIn = named(
+  'SignedIn',
+  'The signed-in account and the CSRF token to send in X-CSRF-Token; the session itself is the HttpOnly svc_session cookie.',
+  z.strictObject({ account: Account, csrfToken: z.string() }),
+);
+/** GET /auth/session. */
+export const SessionState = named(
+  'SessionState',
+  'Whether this browser is signed in (by its svc_session cookie), and whether sign-up is open.',
+  z.discriminatedUnion('signedIn', [
+    z.strictObject({ signedIn: z.literal(false), signup: signupMode }),
+    z.strictObject({ signedIn: z.literal(true), signup: signupMode, account: Account, csrfToken: z.string(), hasPassword: z.boolean() }),
+  ]),
+);
+/** Body of POST /v1/me/password. */
+export const PasswordChangeBody = named(
+  'PasswordChange',
+  'Body of POST /v1/me/password; currentPassword is required once the account has a password.',
+  z.strictObject({ currentPassword: z.string().max(1024).optional(), newPassword: password }),
+);

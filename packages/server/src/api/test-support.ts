@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { createAccountWithToken, createBearerAuthenticator } from '../auth/index.js';
+import { createAccountWithToken, createBearerAuthenticator, DashboardSessions, SignInLimiter, type SignInLimits } from '../auth/index.js';
 import { DEFAULT_PLANS } from '../config.js';
 import { openStore, type Account, type Store } from '../store/index.js';
 import { createApi, type Authenticate } from './api.js';
@@ -13,6 +13,7 @@ import { controlPlaneRoutes } from './api-routes.js';
 import type { AnyRoute } from './router.js';
 import type { DomainRouteDeps } from './routes-domains.js';
 import { opsRoutes, type OpsRouteDeps } from './routes-ops.js';
+import { authRoutes, type SignupMode } from './routes-auth.js';
 
 /** One account of the fixture with its first token. */
 export interface FixtureAccount {
@@ -50,6 +51,10 @@ export interface ApiFixtureOptions {
   authenticate?: (store: Store, accounts: { a: FixtureAccount; b: FixtureAccount }) => Authenticate;
   /** What the routes see as the store (e.g. with slowed-down reads); default the real one. */
   routeStore?: (store: Store) => Store;
+  /** SVC_SIGNUP; default open. */
+  signup?: SignupMode;
+  /** Failed sign-in limits; default the server's. */
+  signInLimits?: SignInLimits;
   /** Domain route settings; default shared domain `svc.test`, resolvers at 127.0.0.1:53, no edge target. */
   domains?: Partial<Omit<DomainRouteDeps, 'store' | 'limitsFor'>>;
 }
@@ -72,8 +77,12 @@ export async function startApiFixture(options: ApiFixtureOptions = {}): Promise<
     },
   });
   const log = pino({ level: 'trace' }, sink);
+  const sessions = new DashboardSessions(store);
+  const limiter = new SignInLimiter(options.signInLimits);
   const routes: AnyRoute[] = [
+    ...authRoutes({ store, sessions, limiter, signup: options.signup ?? 'open' }),
     ...controlPlaneRoutes({
+      limiter,
       store: options.routeStore?.(store) ?? store,
       publicUrl: (host) => `https://${host}:8443`,
       releaseTunnel: (id) => void released.push(id),
@@ -93,7 +102,7 @@ export async function startApiFixture(options: ApiFixtureOptions = {}): Promise<
     ...(options.extraRoutes ?? []),
   ];
   const authenticate = options.authenticate?.(store, { a, b }) ?? createBearerAuthenticator(store);
-  const server = http.createServer(createApi({ authenticate, routes, log }));
+  const server = http.createServer(createApi({ authenticate, resolveSession: (value) => sessions.resolve(value), routes, log }));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {

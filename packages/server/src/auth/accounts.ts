@@ -1,4 +1,5 @@
 import { PLANS, type Account, type Store } from '../store/index.js';
+import { hashPassword } from './password.js';
 import { generateToken } from './tokens.js';
 
 /** Description of the token created together with an account. */
@@ -27,15 +28,8 @@ export interface NewAccountInput {
   plan?: string | undefined;
 }
 
-/**
- * Creates an account and its first agent token. The token is returned once and
- * never stored. Throws AccountInputError on bad input and StoreConflictError
- * when the email is taken.
- */
-export async function createAccountWithToken(
-  store: Store,
-  input: NewAccountInput,
-): Promise<{ account: Account; token: string }> {
+/** Creates an account without a token (dashboard sign-up). Throws AccountInputError on bad input, StoreConflictError when the email is taken. */
+export async function createAccount(store: Pick<Store, 'accounts'>, input: NewAccountInput): Promise<Account> {
   const email = input.email.toLowerCase();
   if (email.length > MAX_EMAIL_LENGTH || !EMAIL_RE.test(email)) {
     throw new AccountInputError(`invalid email: ${JSON.stringify(input.email)}`);
@@ -46,12 +40,38 @@ export async function createAccountWithToken(
   }
   const plan = PLANS.find((p) => p === (input.plan ?? 'free'));
   if (plan === undefined) throw new AccountInputError(`invalid plan: expected one of ${PLANS.join(', ')}`);
+  return store.accounts.create({ email, name, plan });
+}
 
-  const account = await store.accounts.create({ email, name, plan });
+/**
+ * Creates an account and its first agent token. The token is returned once and
+ * never stored. Throws AccountInputError on bad input and StoreConflictError
+ * when the email is taken.
+ */
+export async function createAccountWithToken(
+  store: Store,
+  input: NewAccountInput,
+): Promise<{ account: Account; token: string }> {
+  const account = await createAccount(store, input);
   const { token, prefix, hash } = generateToken();
   // Two writes, no transaction (the Store exposes none). The insert can only
   // fail if the database goes away (a 256-bit hash never collides); the caller
   // then sees the error, and the account exists without a token.
   await store.keys.insert({ accountId: account.id, description: FIRST_TOKEN_DESCRIPTION, prefix, tokenHash: hash });
   return { account, token };
+}
+
+/**
+ * Sets the account's password (checked against passwordProblem by the caller) and signs out
+ * every other browser of the account: whoever knew the old password loses its sessions.
+ * `keepSessionHash` is the session that made the change, if any.
+ */
+export async function setAccountPassword(
+  store: Pick<Store, 'accounts' | 'sessions'>,
+  accountId: string,
+  password: string,
+  keepSessionHash?: string,
+): Promise<void> {
+  await store.accounts.setPasswordHash(accountId, await hashPassword(password));
+  await store.sessions.deleteForAccount(accountId, keepSessionHash);
 }

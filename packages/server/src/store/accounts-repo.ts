@@ -15,6 +15,7 @@ export function createAccountRepo(db: Kysely<Database>, now: () => number): Acco
         name: input.name,
         plan: input.plan,
         created_at: now(),
+        password_hash: null,
       };
       // Insert and catch the unique violation rather than check first: a
       // check-then-insert would race with a second process doing the same.
@@ -49,6 +50,16 @@ export function createAccountRepo(db: Kysely<Database>, now: () => number): Acco
         .returningAll()
         .executeTakeFirst();
       return row && accountFromRow(row);
+    },
+
+    async passwordHash(id) {
+      const row = await db.selectFrom('accounts').select('password_hash').where('id', '=', id).executeTakeFirst();
+      return row?.password_hash ?? undefined;
+    },
+
+    async setPasswordHash(id, passwordHash) {
+      const result = await db.updateTable('accounts').set({ password_hash: passwordHash }).where('id', '=', id).executeTakeFirst();
+      return result.numUpdatedRows > 0n;
     },
 
     async count() {

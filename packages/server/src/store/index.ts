@@ -28,5 +28,6 @@ export { CERT_STATES, DOMAIN_STATES } from './domain-records.js';
 export type { NewRequestRecord, RequestCursor, RequestQuery, RequestRecord, RequestRepo } from './request-records.js';
 export { MAX_REQUEST_PAGE } from './request-records.js';
 export type { DailyUsage, MonthTotal, UsageDelta, UsageRepo } from './usage-records.js';
+export type { DashboardSession, DashboardSessionRepo, NewDashboardSession, NewSignInLink, SignInLinkRepo } from './sign-in-records.js';
 export { StoreConflictError } from './store-conflict-error.js';
 export { openStore, isPostgresUrl, SQLITE_FILE, type OpenStoreOptions } from './open-store.js';

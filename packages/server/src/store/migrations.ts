@@ -244,6 +244,39 @@ const MIGRATIONS: readonly NamedMigration[] = [
       await db.schema.dropTable('request_pages').execute();
     },
   },
+  {
+    // Dashboard sign-in: a password hash per account (null until one is set), browser sessions
+    // and one-time sign-in links. Tokens of both are stored as sha256 hashes only, like agent keys.
+    name: '006_dashboard_sign_in',
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('accounts').addColumn('password_hash', 'text').execute();
+      await db.schema
+        .createTable('dashboard_sessions')
+        .addColumn('token_hash', 'text', (c) => c.primaryKey())
+        .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
+        .addColumn('csrf_token', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .execute();
+      // A password change deletes the account's sessions; the sweep deletes expired ones.
+      await db.schema.createIndex('dashboard_sessions_account_id_idx').on('dashboard_sessions').column('account_id').execute();
+      await db.schema.createIndex('dashboard_sessions_expires_at_idx').on('dashboard_sessions').column('expires_at').execute();
+      await db.schema
+        .createTable('sign_in_links')
+        .addColumn('token_hash', 'text', (c) => c.primaryKey())
+        .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .addColumn('used_at', 'bigint')
+        .execute();
+      await db.schema.createIndex('sign_in_links_expires_at_idx').on('sign_in_links').column('expires_at').execute();
+    },
+    async down(db: Kysely<any>) {
+      await db.schema.dropTable('sign_in_links').execute();
+      await db.schema.dropTable('dashboard_sessions').execute();
+      await db.schema.alterTable('accounts').dropColumn('password_hash').execute();
+    },
+  },
 ];
 
 /** Rows per statement when migrations convert inspector records: 13 parameters each, far below SQLite's limit. */

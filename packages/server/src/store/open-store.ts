@@ -15,6 +15,7 @@ import { createPagedRequestRepo } from './paged-requests-repo.js';
 import { createUsageRepo } from './usage-repo.js';
 import { createAcmeAccountRepo, createCertificateRepo } from './certificates-repo.js';
 import { createDomainRepo } from './domains-repo.js';
+import { createDashboardSessionRepo, createSignInLinkRepo } from './sign-in-repo.js';
 import { StatementCachingDatabase } from './sqlite-statement-cache.js';
 import { applyConnectionPragmas, openSqliteConnection, SQLITE_BUSY_TIMEOUT_MS } from './sqlite-connection.js';
 import { SqliteRequestWriter } from './sqlite-request-writer.js';
@@ -62,6 +63,8 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
     domains: createDomainRepo(db, now),
     certificates: createCertificateRepo(db),
     acme: createAcmeAccountRepo(db),
+    sessions: createDashboardSessionRepo(db, now),
+    signInLinks: createSignInLinkRepo(db, now),
     close: async () => {
       try {
         // First: it waits for the inspector batches in flight.

@@ -12,6 +12,8 @@ export interface AccountsTable {
   name: string;
   plan: string;
   created_at: number;
+  /** Encoded scrypt hash (auth/password.ts); null until the account sets a password. */
+  password_hash: string | null;
 }
 
 /** api_keys: agent tokens, stored only as a sha256 hash. */
@@ -122,6 +124,24 @@ export interface UsageFlushesTable {
   applied_at: number;
 }
 
+/** dashboard_sessions: signed-in browsers; the cookie's secret is stored as its sha256 hex only. */
+export interface DashboardSessionsTable {
+  token_hash: string;
+  account_id: string;
+  csrf_token: string;
+  created_at: number;
+  expires_at: number;
+}
+
+/** sign_in_links: one-time links that set a password and sign in; sha256 hex of the link token. */
+export interface SignInLinksTable {
+  token_hash: string;
+  account_id: string;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
 /** The Kysely database type: table name to row shape. */
 export interface Database {
   accounts: AccountsTable;
@@ -135,4 +155,6 @@ export interface Database {
   domains: DomainsTable;
   certificates: CertificatesTable;
   acme_account: AcmeAccountTable;
+  dashboard_sessions: DashboardSessionsTable;
+  sign_in_links: SignInLinksTable;
 }

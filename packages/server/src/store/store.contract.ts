@@ -5,6 +5,7 @@ import type { Store, TunnelBinding } from './store.js';
 import { StoreConflictError } from './store-conflict-error.js';
 import { runDomainContract } from './domains.contract.js';
 import { runRequestsContract } from './requests.contract.js';
+import { runSignInContract } from './sign-in.contract.js';
 import { runUsageContract } from './usage.contract.js';
 
 // One behaviour suite for every Store engine (SQLite, PostgreSQL). The suite
@@ -324,5 +325,6 @@ export function runStoreContract(name: string, open: (now: () => number) => Prom
     runDomainContract(() => store, () => newAccount());
     runRequestsContract(() => store, () => newAccount());
     runUsageContract(() => store, () => newAccount());
+    runSignInContract(() => store, () => newAccount());
   });
 }

@@ -5,6 +5,7 @@
 
 import type { AcmeAccountRepo, CertificateRepo, DomainRepo } from './domain-records.js';
 import type { RequestRepo } from './request-records.js';
+import type { DashboardSessionRepo, SignInLinkRepo } from './sign-in-records.js';
 import type { UsageRepo } from './usage-records.js';
 
 /** Plan names, as stored in accounts.plan. */
@@ -83,6 +84,10 @@ export interface AccountRepo {
   byEmail(email: string): Promise<Account | undefined>;
   /** Changes the plan; undefined when there is no such account. */
   setPlan(id: string, plan: Plan): Promise<Account | undefined>;
+  /** The stored password hash; undefined when the account has none (or does not exist). */
+  passwordHash(id: string): Promise<string | undefined>;
+  /** Sets (replaces) the password hash; false when there is no such account. */
+  setPasswordHash(id: string, passwordHash: string): Promise<boolean>;
   count(): Promise<number>;
 }
 
@@ -130,6 +135,10 @@ export interface Store {
   domains: DomainRepo;
   certificates: CertificateRepo;
   acme: AcmeAccountRepo;
+  /** Signed-in dashboard browsers. */
+  sessions: DashboardSessionRepo;
+  /** One-time sign-in links. */
+  signInLinks: SignInLinkRepo;
   /** Waits for inspector batches in flight, then closes the database connection(s); the store is unusable afterwards. */
   close(): Promise<void>;
 }
