@@ -79,6 +79,8 @@ describe('GET /v1/requests', () => {
     await check('?host=FOUR.localhost', (r) => r.host === 'four.localhost');
     await check('?tunnel=tun_odd', (r) => r.tunnelId === 'tun_odd');
     await check('?status=404', (r) => r.status === 404);
+    await check('?status=4xx', (r) => r.status >= 400 && r.status <= 499);
+    await check('?status=2XX', (r) => r.status >= 200 && r.status <= 299);
     await check('?method=post', (r) => r.method === 'POST');
     const since = new Date(T0 + 5000).toISOString();
     const until = new Date(T0 + 8000).toISOString();
@@ -98,6 +100,9 @@ describe('GET /v1/requests', () => {
     ['?limit=1001', 'limit'],
     ['?limit=ten', 'limit'],
     ['?status=abc', 'status'],
+    ['?status=6xx', 'status'],
+    ['?status=4x', 'status'],
+    ['?status=099', 'status'],
     ['?since=yesterday', 'since'],
     ['?since=2025-01-02T00:00:00Z&until=2025-01-01T00:00:00Z', 'since'],
     ['?cursor=not-a-cursor', 'cursor'],
@@ -107,6 +112,35 @@ describe('GET /v1/requests', () => {
       const res = await api.call('GET', `/v1/requests${query}`);
       assert.equal(res.status, 400);
       assert.match((res.body as { message: string }).message, new RegExp(`"${field}"`));
+    });
+  }
+});
+
+describe('GET /v1/requests at the largest page', () => {
+  let api: ApiFixture;
+  const TOTAL = 2 * 1000 + 7;
+  before(async () => {
+    api = await startApiFixture();
+    await api.store.requests.insertBatch(Array.from({ length: TOTAL }, (_, i) => record(api.a.account.id, i)));
+  });
+  after(() => api.close());
+
+  for (const limit of [1000, 999]) {
+    it(`pages through every record with limit=${limit}`, async () => {
+      const seen = new Set<string>();
+      let cursor: string | null = null;
+      let pages = 0;
+      do {
+        const res = await api.call('GET', `/v1/requests?limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`);
+        assert.equal(res.status, 200, res.text);
+        const result = RequestPage.parse(res.body);
+        for (const r of result.requests) seen.add(r.id);
+        cursor = result.nextCursor;
+        pages++;
+        if (seen.size < TOTAL) assert.notEqual(cursor, null, `page ${pages} ends with records left`);
+      } while (cursor !== null && pages < 10);
+      assert.equal(seen.size, TOTAL);
+      assert.equal(pages, Math.ceil(TOTAL / limit));
     });
   }
 });

@@ -2,6 +2,7 @@ import type { RequestQuery, RequestRepo } from '../store/index.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { defineRoute } from './define-route.js';
 import { invalidRequest } from './errors.js';
+import { capturedRequestItem, storeFilter } from './request-filters.js';
 import type { Route } from './router.js';
 import { REQUESTS_DEFAULT_LIMIT, RequestPage, RequestsQuery } from './schemas.js';
 
@@ -27,17 +28,12 @@ export function requestRoutes(deps: RequestRouteDeps): Route[] {
       responseDescription: 'one page of captured requests',
       async handler({ account, query }) {
         const limit = query.limit ?? REQUESTS_DEFAULT_LIMIT;
-        const filter: RequestQuery = { limit: limit + 1 };
+        const filter: RequestQuery = { ...storeFilter(query), limit: limit + 1 };
         if (query.cursor !== undefined) {
           const before = decodeCursor(query.cursor);
           if (!before) throw invalidRequest('query parameter "cursor" is malformed; pass the nextCursor of the previous page unchanged');
           filter.before = before;
         }
-        if (query.host !== undefined) filter.host = query.host.toLowerCase();
-        if (query.tunnel !== undefined) filter.tunnelId = query.tunnel;
-        if (query.status !== undefined) filter.status = query.status;
-        if (query.method !== undefined) filter.method = query.method.toUpperCase();
-        if (query.since !== undefined) filter.since = Date.parse(query.since);
         if (query.until !== undefined) filter.until = Date.parse(query.until);
         // One extra row tells whether another page exists without a count query.
         // The account check repeats the store's scoping: a record of another account never leaves.
@@ -45,20 +41,7 @@ export function requestRoutes(deps: RequestRouteDeps): Route[] {
         const page = rows.slice(0, limit);
         const last = page[page.length - 1];
         return {
-          requests: page.map((row) => ({
-            id: row.id,
-            tunnelId: row.tunnelId ?? null,
-            timestamp: new Date(row.timestamp).toISOString(),
-            method: row.method,
-            path: row.path,
-            status: row.status,
-            durationMs: Math.round(row.durationMs),
-            bytes: Math.round(row.bytes),
-            ip: row.ip,
-            userAgent: row.userAgent,
-            proto: row.proto,
-            host: row.host,
-          })),
+          requests: page.map(capturedRequestItem),
           nextCursor: rows.length > limit && last ? encodeCursor(last) : null,
         };
       },

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { TxtFailureCode } from '../domains/index.js';
+import { MAX_REQUEST_PAGE } from '../store/index.js';
 
 // The API's wire shapes. Each one validates (requests before the handler, responses before
 // they are sent) and is the source of the OpenAPI document, so the two cannot drift.
@@ -27,7 +28,7 @@ export const MAX_KEY_DESCRIPTION = 200;
 /** Page size of GET /v1/requests without `limit`. */
 export const REQUESTS_DEFAULT_LIMIT = 50;
 /** Largest page of GET /v1/requests. */
-export const REQUESTS_MAX_LIMIT = 1000;
+export const REQUESTS_MAX_LIMIT = MAX_REQUEST_PAGE;
 
 /** Body of every error but 401. */
 export const ErrorBody = named(
@@ -123,22 +124,44 @@ export const RequestPage = named(
   z.strictObject({ requests: z.array(CapturedRequest), nextCursor: z.string().nullable() }),
 );
 
+/** The record filters GET /v1/requests and GET /v1/requests/stream share. */
+const requestFilters = {
+  host: z.string().min(1).max(253).optional().describe('only this hostname'),
+  tunnel: z.string().min(1).max(128).optional().describe('only this tunnel id'),
+  status: z
+    .string()
+    .regex(/^[1-5]([0-9]{2}|xx)$/i, 'must be an HTTP status such as 404 or a status class such as 4xx')
+    .optional()
+    .describe('only this HTTP status (404) or status class (4xx)'),
+  method: z.string().regex(/^[A-Za-z]{1,20}$/).optional().describe('only this HTTP method (case-insensitive)'),
+  since: queryTimestamp.optional().describe('at or after this time'),
+};
+
 /** Query of GET /v1/requests. */
 export const RequestsQuery = z
   .strictObject({
     limit: z.coerce.number().int().min(1).max(REQUESTS_MAX_LIMIT).optional().describe(`page size, default ${REQUESTS_DEFAULT_LIMIT}`),
     cursor: z.string().max(512).optional().describe('nextCursor of the previous page, unchanged'),
-    host: z.string().min(1).max(253).optional().describe('only this hostname'),
-    tunnel: z.string().min(1).max(128).optional().describe('only this tunnel id'),
-    status: z.coerce.number().int().min(100).max(599).optional().describe('only this HTTP status'),
-    method: z.string().regex(/^[A-Za-z]{1,20}$/).optional().describe('only this HTTP method (case-insensitive)'),
-    since: queryTimestamp.optional().describe('at or after this time'),
+    ...requestFilters,
     until: queryTimestamp.optional().describe('before this time'),
   })
   .refine((q) => q.since === undefined || q.until === undefined || Date.parse(q.since) <= Date.parse(q.until), {
     path: ['since'],
     message: 'must not be after "until"',
   });
+
+/** Query of GET /v1/requests/stream. */
+export const RequestStreamQuery = z.strictObject({
+  ...requestFilters,
+  since: requestFilters.since.describe('first send the stored records at or after this time, oldest first, then follow live'),
+});
+
+/** Data of the stream's `dropped` event. */
+export const DroppedEvent = named(
+  'DroppedEvent',
+  'Records a live stream did not send because its client read too slowly.',
+  z.strictObject({ dropped: count.describe('records not sent since the previous event'), message: z.string() }),
+);
 
 /** Key metadata (GET /v1/keys items). */
 export const Key = named(

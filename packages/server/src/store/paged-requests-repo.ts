@@ -2,7 +2,8 @@ import { setImmediate as nextLoopTurn } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import { DecodedPage, pagesFromRecords, STORED_PAGE_COLUMNS } from './request-pages.js';
 import { prunePages, PRUNE_CHUNK_PAGES } from './request-pages-retention.js';
-import { clampedLimit, isAfter, type RequestBatchWriter, type RequestCursor, type RequestQuery, type RequestRecord, type RequestRepo } from './request-records.js';
+import { clampedLimit, isAfter, statusClassRange, type RequestBatchWriter, type RequestCursor, type RequestQuery, type RequestRecord, type RequestRepo } from './request-records.js';
+import { idFromParts, newIdParts } from './request-rows.js';
 import type { Database } from './schema.js';
 
 // The inspector records repo on SQLite, over `request_pages` (request-pages.ts). PostgreSQL
@@ -63,6 +64,7 @@ const newestFirst = (a: Candidate, b: Candidate): number => (isAfter(a, b) ? -1 
 async function listPaged(db: Kysely<Database>, accountId: string, query: RequestQuery): Promise<RequestRecord[]> {
   const limit = clampedLimit(query.limit);
   const { since, until, status, before } = query;
+  const [statusFrom, statusTo] = query.statusClass === undefined ? [-Infinity, Infinity] : statusClassRange(query.statusClass);
   const host = query.host?.toLowerCase();
   const method = query.method?.toUpperCase();
   const bounds = { oldestAtMost: before?.timestamp, oldestBelow: until, newestAtLeast: since };
@@ -83,6 +85,7 @@ async function listPaged(db: Kysely<Database>, accountId: string, query: Request
       if (tunnelIndex !== undefined && page.textAt(row, 'tunnel_id') !== tunnelIndex) continue;
       if (methodIndex !== undefined && page.textAt(row, 'method') !== methodIndex) continue;
       if (status !== undefined && page.status(row) !== status) continue;
+      if (page.status(row) < statusFrom || page.status(row) > statusTo) continue;
       const candidate = { timestamp, id: page.id(row), page, row };
       if (before !== undefined && !isAfter(before, candidate)) continue;
       matches.push(candidate);
@@ -105,13 +108,19 @@ export function createPagedRequestRepo(db: Kysely<Database>, options: PagedReque
   const { writer, pruneChunkPages = PRUNE_CHUNK_PAGES } = options;
   return {
     async insertBatch(records) {
-      if (records.length === 0) return;
-      if (writer) return writer.write(records);
-      const pages = pagesFromRecords(records);
+      const idParts = newIdParts(records.length);
+      const ids = { idAt: (index: number) => idFromParts(records[index]!.timestamp, idParts, index) };
+      if (records.length === 0) return ids;
+      if (writer) {
+        await writer.write(records, idParts);
+        return ids;
+      }
+      const pages = pagesFromRecords(records, idParts);
       // One transaction: all of the batch or none of it.
       await db.transaction().execute(async (trx) => {
         for (const page of pages) await trx.insertInto('request_pages').values(page).execute();
       });
+      return ids;
     },
     list: (accountId, query) => listPaged(db, accountId, query),
     prune: (limits) => prunePages(db, limits, pruneChunkPages),

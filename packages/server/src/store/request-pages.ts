@@ -1,7 +1,6 @@
-import { randomFillSync } from 'node:crypto';
 import { endianness } from 'node:os';
 import type { NewRequestRecord, RequestRecord } from './request-records.js';
-import { idSuffix, newRequestId, NULL_TEXT, packRecords, PACKED_COLUMNS, takeIdSequence, type PackedBatch } from './request-rows.js';
+import { idFromParts, newIdParts, newRequestId, NULL_TEXT, packRecords, PACKED_COLUMNS, type PackedBatch } from './request-rows.js';
 
 // Inspector records on SQLite as pages: one row of `request_pages` holds one account's records
 // of one batch. Why: a 13-column row per record cost the writer thread ~6 µs per proxied
@@ -62,18 +61,16 @@ function assertLittleEndian(): void {
 
 /**
  * The pages of a batch as the writer stores them, one per account in the order accounts first
- * appear; records keep the batch's order within a page, and get their ids here. Throws, so
- * the whole batch is refused, when a record lacks a field the table requires.
+ * appear; records keep the batch's order within a page, with the ids `idParts` gives them
+ * (newIdParts). Throws, so the whole batch is refused, when a record lacks a field the table
+ * requires or the id parts do not fit the batch.
  */
-export function pagesFromBatch(batch: PackedBatch): NewRequestPage[] {
+export function pagesFromBatch(batch: PackedBatch, idParts: Uint32Array): NewRequestPage[] {
   assertLittleEndian();
   const { strings, values } = batch;
   const count = Math.floor(values.length / WIDTH);
+  if (idParts.length !== 2 * count) throw new TypeError(`inspector batch of ${count} records came with ${idParts.length} id parts`);
   checkRecords(batch, count);
-  // Random bits in every slot, then the sequence over the even ones: [sequence, random] per record.
-  const idParts = randomFillSync(new Uint32Array(2 * count));
-  const firstSequence = takeIdSequence(count);
-  for (let row = 0; row < count; row++) idParts[2 * row] = (firstSequence + row) >>> 0;
   // The common case, one account per batch, stores the batch as it came.
   const firstAccount = values[ACCOUNT];
   let oneAccount = true;
@@ -168,7 +165,7 @@ function encodePage(strings: readonly string[], values: Float64Array, idParts: U
   return {
     account_id: strings[values[ACCOUNT]!]!,
     newest_ts: newestTs,
-    newest_id: idOf(newestTs, idParts, newest),
+    newest_id: idFromParts(newestTs, idParts, newest),
     oldest_ts: oldestTs,
     record_count: count,
     format: PAGE_FORMAT,
@@ -178,9 +175,6 @@ function encodePage(strings: readonly string[], values: Float64Array, idParts: U
   };
 }
 
-/** The id of record `row`, from its timestamp and its two id parts. */
-const idOf = (timestamp: number, idParts: Uint32Array, row: number): string =>
-  newRequestId(timestamp, idSuffix(idParts[2 * row]!, idParts[2 * row + 1]!));
 
 /** A typed array's bytes, without a copy. */
 const bytesOf = (array: Float64Array | Uint32Array): Buffer => Buffer.from(array.buffer, array.byteOffset, array.byteLength);
@@ -224,7 +218,7 @@ export class DecodedPage {
   }
 
   id(row: number): string {
-    return idOf(this.timestamp(row), this.idParts, row);
+    return idFromParts(this.timestamp(row), this.idParts, row);
   }
 
   /** The index in this page's strings of `value`, -1 when no record has it in any text column. */
@@ -269,7 +263,7 @@ export class DecodedPage {
 
 const TEXT_AT = { tunnel_id: TUNNEL, method: METHOD, host: HOST };
 
-/** Pages of records given without ids, as insertBatch stores them when no writer thread is used. */
-export function pagesFromRecords(records: readonly NewRequestRecord[]): NewRequestPage[] {
-  return pagesFromBatch(packRecords(records));
+/** Pages of new records, as insertBatch stores them when no writer thread is used; ids from `idParts` (default new ones). */
+export function pagesFromRecords(records: readonly NewRequestRecord[], idParts = newIdParts(records.length)): NewRequestPage[] {
+  return pagesFromBatch(packRecords(records), idParts);
 }

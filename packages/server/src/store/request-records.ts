@@ -49,29 +49,50 @@ export interface RequestQuery {
   host?: string | undefined;
   tunnelId?: string | undefined;
   status?: number | undefined;
+  /** Only statuses of this class: 4 is 400-499. */
+  statusClass?: number | undefined;
   /** Upper-cased before comparing. */
   method?: string | undefined;
   /** Only records with timestamp >= since (ms). */
   since?: number | undefined;
   /** Only records with timestamp < until (ms). */
   until?: number | undefined;
-  /** Page size; clamped to 1..MAX_REQUEST_PAGE. */
+  /** Records returned at most; clamped to 1..MAX_REQUEST_LIST. */
   limit: number;
   /** Only records strictly older than this cursor, in (timestamp, id) order. */
   before?: RequestCursor | undefined;
 }
 
-/** Largest page RequestRepo.list returns. */
+/** Largest page of records a reader is given. */
 export const MAX_REQUEST_PAGE = 1000;
+/**
+ * Most records RequestRepo.list returns: the largest page and one more, which tells a reader
+ * whether another page exists. A list capped at the page itself never let a full page of the
+ * largest size say so (GET /v1/requests?limit=1000 answered no cursor while more existed).
+ */
+export const MAX_REQUEST_LIST = MAX_REQUEST_PAGE + 1;
 
-/** A query's `limit` as RequestRepo.list applies it: an integer in 1..MAX_REQUEST_PAGE. */
+/** A query's `limit` as RequestRepo.list applies it: an integer in 1..MAX_REQUEST_LIST. */
 export function clampedLimit(limit: number): number {
-  return Math.max(1, Math.min(MAX_REQUEST_PAGE, Math.floor(limit) || 1));
+  return Math.max(1, Math.min(MAX_REQUEST_LIST, Math.floor(limit) || 1));
+}
+
+/** The statuses of class `statusClass` (4: 400-499), as a range [from, to]. */
+export function statusClassRange(statusClass: number): [from: number, to: number] {
+  return [statusClass * 100, statusClass * 100 + 99];
+}
+
+/** The ids a batch's records were stored under, by their index in the batch; each built when asked for. */
+export interface StoredIds {
+  idAt(index: number): string;
 }
 
 export interface RequestRepo {
-  /** Inserts the records in ONE transaction: all or none. Ids are assigned from each timestamp. */
-  insertBatch(records: readonly NewRequestRecord[]): Promise<void>;
+  /**
+   * Inserts the records in ONE transaction: all or none. Ids are assigned from each timestamp;
+   * the answer names them, so a caller can tell others what was stored without reading it back.
+   */
+  insertBatch(records: readonly NewRequestRecord[]): Promise<StoredIds>;
   /** The account's records matching the filters, newest first (timestamp desc, id desc). */
   list(accountId: string, query: RequestQuery): Promise<RequestRecord[]>;
   /**
@@ -81,7 +102,10 @@ export interface RequestRepo {
   prune(options: { olderThanMs: number; maxPerAccount: number }): Promise<number>;
 }
 
-/** Writes whole batches somewhere other than the repo's Kysely connection; all or nothing per batch. */
+/**
+ * Writes whole batches somewhere other than the repo's Kysely connection; all or nothing per
+ * batch. `idParts` are the records' ids as request-rows.ts newIdParts draws them.
+ */
 export interface RequestBatchWriter {
-  write(records: readonly NewRequestRecord[]): Promise<void>;
+  write(records: readonly NewRequestRecord[], idParts: Uint32Array): Promise<void>;
 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DecodedPage, pagesFromBatch } from './request-pages.js';
 import type { NewRequestRecord, RequestRecord } from './request-records.js';
-import { fromRow, packRecords, PACKED_COLUMNS, REQUEST_COLUMNS, toRows, type PackedBatch } from './request-rows.js';
+import { fromRow, newIdParts, packRecords, PACKED_COLUMNS, REQUEST_COLUMNS, toRows, type PackedBatch } from './request-rows.js';
 
 const record = (path: string, over: Partial<NewRequestRecord> = {}): NewRequestRecord => ({
   accountId: 'acc_rows',
@@ -25,9 +25,10 @@ const record = (path: string, over: Partial<NewRequestRecord> = {}): NewRequestR
  * transferred, then paged), read back.
  */
 function unpack(packed: PackedBatch): RequestRecord[] {
+  const count = packed.values.length / PACKED_COLUMNS.length;
   const received = structuredClone(packed, { transfer: [packed.values.buffer] });
   assert.equal(packed.values.length, 0, 'the values moved rather than being copied');
-  return pagesFromBatch(received).flatMap((page) => new DecodedPage(page).records());
+  return pagesFromBatch(received, newIdParts(count)).flatMap((page) => new DecodedPage(page).records());
 }
 
 describe('packed inspector records, read back from their pages', () => {

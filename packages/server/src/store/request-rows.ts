@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomFillSync } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import type { NewRequestRecord, RequestRecord } from './request-records.js';
 import type { RequestsTable } from './schema.js';
@@ -41,6 +41,24 @@ export function takeIdSequence(count: number): number {
 export function idSuffix(sequence: number, random: number): string {
   return sequence.toString(16).padStart(8, '0') + random.toString(16).padStart(8, '0');
 }
+
+/**
+ * The id parts of `count` new records, [sequence, random] per record as two uint32 (see
+ * idSuffix). Made before a batch is handed to the SQLite writer thread, so the main thread
+ * knows the ids its records are stored under (the live feed publishes them) and the thread
+ * only stores them.
+ */
+export function newIdParts(count: number): Uint32Array<ArrayBuffer> {
+  // Random bits in every slot, then the sequence over the even ones.
+  const idParts = randomFillSync(new Uint32Array(2 * count));
+  const firstSequence = takeIdSequence(count);
+  for (let row = 0; row < count; row++) idParts[2 * row] = (firstSequence + row) >>> 0;
+  return idParts;
+}
+
+/** The id of record `row` of a batch, from its timestamp and the batch's id parts. */
+export const idFromParts = (timestamp: number, idParts: Uint32Array, row: number): string =>
+  newRequestId(timestamp, idSuffix(idParts[2 * row]!, idParts[2 * row + 1]!));
 
 /**
  * `count` id suffixes of 16 hex digits: 8 of a per-thread sequence, then 8 random. With
@@ -142,6 +160,11 @@ export function toRow(record: NewRequestRecord, id: string): RequestsTable {
     proto: record.proto,
     host: storedHost(record.host),
   };
+}
+
+/** A new record as the store keeps it under `id` (normalised as toRow stores it), as list returns it. */
+export function storedRecord(record: NewRequestRecord, id: string): RequestRecord {
+  return fromRow(toRow(record, id));
 }
 
 export function fromRow(row: Selectable<RequestsTable>): RequestRecord {

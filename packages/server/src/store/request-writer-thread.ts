@@ -18,8 +18,11 @@ export interface RequestWriterThreadData {
   file: string;
 }
 
-/** Commands, answered one by one in the order they arrive. `packed` is a batch's records as packRecords packs them. */
-export type RequestWriterCommand = { type: 'write'; packed: PackedBatch } | { type: 'close' };
+/**
+ * Commands, answered one by one in the order they arrive. `packed` is a batch's records as
+ * packRecords packs them, `idParts` their ids as newIdParts made them.
+ */
+export type RequestWriterCommand = { type: 'write'; packed: PackedBatch; idParts: Uint32Array } | { type: 'close' };
 
 /** The answer to one `write` command. */
 export type RequestWriterReply = { ok: true } | { ok: false; message: string; code: string | undefined };
@@ -36,9 +39,9 @@ const statement = db.prepare(
 );
 // ONE transaction per batch: one COMMIT (and at most one fsync) for the whole batch, and all
 // or nothing, since better-sqlite3 rolls the transaction back when the function throws.
-// Pages and ids are made here, so the main thread only packs the records.
-const insertBatch = db.transaction((packed: PackedBatch) => {
-  for (const page of pagesFromBatch(packed)) statement.run(page);
+// Pages are made here, so the main thread only packs the records and draws their ids.
+const insertBatch = db.transaction((packed: PackedBatch, idParts: Uint32Array) => {
+  for (const page of pagesFromBatch(packed, idParts)) statement.run(page);
 });
 
 port.on('message', (command: RequestWriterCommand) => {
@@ -55,7 +58,7 @@ port.on('message', (command: RequestWriterCommand) => {
     // connection (usage flushes, retention) instead of failing on a lock upgrade later.
     // The other way round, a main-connection write that meets this transaction (~2.5 ms per
     // 256 rows) waits in SQLite's busy handler, which sleeps 1, 2, 5… ms on the event loop.
-    insertBatch.immediate(command.packed);
+    insertBatch.immediate(command.packed, command.idParts);
     reply = { ok: true };
   } catch (error) {
     const err = error as { message?: unknown; code?: unknown };

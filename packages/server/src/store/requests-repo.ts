@@ -1,6 +1,6 @@
 import { setImmediate as nextLoopTurn } from 'node:timers/promises';
 import { CompiledQuery, type ExpressionBuilder, type Kysely } from 'kysely';
-import { clampedLimit, newerKey, type NewRequestRecord, type RequestCursor, type RequestRepo } from './request-records.js';
+import { clampedLimit, newerKey, statusClassRange, type NewRequestRecord, type RequestCursor, type RequestRepo } from './request-records.js';
 import { fromRow, REQUEST_COLUMNS, toRows } from './request-rows.js';
 import type { Database, RequestsTable } from './schema.js';
 
@@ -155,8 +155,9 @@ export function createRequestRepo(db: Kysely<Database>, options: RequestRepoOpti
   };
   return {
     async insertBatch(records) {
-      if (records.length === 0) return;
       const rows = toRows(records);
+      const ids = { idAt: (index: number) => rows[index]!.id };
+      if (rows.length === 0) return ids;
       // One transaction per batch: one fsync for the whole batch, and all or nothing.
       await db.transaction().execute(async (trx) => {
         for (let i = 0; i < rows.length; ) {
@@ -166,6 +167,7 @@ export function createRequestRepo(db: Kysely<Database>, options: RequestRepoOpti
           i += plan.rows;
         }
       });
+      return ids;
     },
 
     async list(accountId, query) {
@@ -174,6 +176,10 @@ export function createRequestRepo(db: Kysely<Database>, options: RequestRepoOpti
       if (query.host !== undefined) q = q.where('host', '=', query.host.toLowerCase());
       if (query.tunnelId !== undefined) q = q.where('tunnel_id', '=', query.tunnelId);
       if (query.status !== undefined) q = q.where('status', '=', query.status);
+      if (query.statusClass !== undefined) {
+        const [from, to] = statusClassRange(query.statusClass);
+        q = q.where('status', '>=', from).where('status', '<=', to);
+      }
       if (query.method !== undefined) q = q.where('method', '=', query.method.toUpperCase());
       if (query.since !== undefined) q = q.where('timestamp', '>=', query.since);
       if (query.until !== undefined) q = q.where('timestamp', '<', query.until);

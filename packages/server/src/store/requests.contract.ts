@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
-import type { NewRequestRecord } from './request-records.js';
+import { MAX_REQUEST_LIST, MAX_REQUEST_PAGE, type NewRequestRecord } from './request-records.js';
 import { PRUNE_CHUNK_ROWS } from './requests-repo.js';
 import type { Account, Store } from './store.js';
 
@@ -68,6 +68,10 @@ export function runRequestsContract(store: () => Store, newAccount: () => Promis
       assert.deepEqual(await paths({ limit: 10, host: host.toUpperCase() }), [20, 10]);
       assert.deepEqual(await paths({ limit: 10, tunnelId: 'tun_two' }), [30]);
       assert.deepEqual(await paths({ limit: 10, status: 404 }), [20]);
+      assert.deepEqual(await paths({ limit: 10, statusClass: 4 }), [20]);
+      assert.deepEqual(await paths({ limit: 10, statusClass: 2 }), [30, 10]);
+      assert.deepEqual(await paths({ limit: 10, statusClass: 5 }), []);
+      assert.deepEqual(await paths({ limit: 10, statusClass: 2, host }), [10]);
       assert.deepEqual(await paths({ limit: 10, method: 'post' }), [10]);
       assert.deepEqual(await paths({ limit: 10, since: T0 + 20 }), [30, 20]);
       assert.deepEqual(await paths({ limit: 10, until: T0 + 20 }), [10]);
@@ -90,6 +94,26 @@ export function runRequestsContract(store: () => Store, newAccount: () => Promis
       }
       assert.deepEqual(seen, all.map((r) => r.id));
       assert.equal(new Set(seen).size, stamps.length);
+    });
+
+    it('insertBatch names the ids its records are stored under, as list returns them', async () => {
+      const a = await newAccount();
+      const b = await newAccount();
+      const batch = [record(a.id, { timestamp: T0 + 1.6, path: '/a' }), record(b.id, { path: '/b' }), record(a.id, { timestamp: T0 + 1, path: '/c' })];
+      const ids = await store().requests.insertBatch(batch);
+      const listed = [...(await store().requests.list(a.id, { limit: 10 })), ...(await store().requests.list(b.id, { limit: 10 }))];
+      const idOfPath = new Map(listed.map((r) => [r.path, r.id]));
+      assert.deepEqual(
+        batch.map((_, i) => ids.idAt(i)),
+        ['/a', '/b', '/c'].map((path) => idOfPath.get(path)),
+      );
+    });
+
+    it('list returns one record beyond the largest page, so a full page can tell that more exist', async () => {
+      const a = await newAccount();
+      await store().requests.insertBatch(Array.from({ length: MAX_REQUEST_LIST + 5 }, (_, i) => record(a.id, { timestamp: T0 + i })));
+      assert.equal((await store().requests.list(a.id, { limit: MAX_REQUEST_PAGE + 1 })).length, MAX_REQUEST_PAGE + 1);
+      assert.equal((await store().requests.list(a.id, { limit: 1_000_000 })).length, MAX_REQUEST_LIST);
     });
 
     it('insertBatch is one transaction: a bad record leaves none of the batch behind', async () => {

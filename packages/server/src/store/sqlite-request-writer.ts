@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { NewRequestRecord, RequestBatchWriter } from './request-records.js';
-import { packRecords } from './request-rows.js';
+import { newIdParts, packRecords } from './request-rows.js';
 import type { RequestWriterCommand, RequestWriterReply, RequestWriterThreadData } from './request-writer-thread.js';
 
 /**
@@ -21,7 +21,8 @@ interface Pending {
 
 /**
  * The main thread's side of the inspector's SQLite writer thread (request-writer-thread.ts):
- * `write` posts a batch (packed: request-rows.ts, PackedBatch) and resolves once the thread
+ * `write` posts a batch (packed: request-rows.ts, PackedBatch, with the
+ * ids drawn for it) and resolves once the thread
  * has committed it, or rejects with the SQLite error after the thread rolled the whole batch
  * back. The thread answers in order, so batches commit in the order `write` was called.
  *
@@ -51,7 +52,7 @@ export class SqliteRequestWriter implements RequestBatchWriter {
     this.now = opts.now ?? (() => performance.now());
   }
 
-  write(records: readonly NewRequestRecord[]): Promise<void> {
+  write(records: readonly NewRequestRecord[], idParts: Uint32Array = newIdParts(records.length)): Promise<void> {
     if (this.closing) return Promise.reject(new Error('inspector writer is closed'));
     let thread = this.thread;
     if (!thread) {
@@ -62,7 +63,8 @@ export class SqliteRequestWriter implements RequestBatchWriter {
     }
     return new Promise<void>((resolve, reject) => {
       // Throws (rejecting this promise) when a record cannot be packed or cloned; nothing was posted then.
-      const command: RequestWriterCommand = { type: 'write', packed: packRecords(records) };
+      // The id parts are copied, not transferred: the caller keeps them to name what was stored.
+      const command: RequestWriterCommand = { type: 'write', packed: packRecords(records), idParts };
       thread.postMessage(command, [command.packed.values.buffer]);
       // A batch in flight keeps the process alive, as pending I/O would; an idle thread does not.
       if (this.pending.length === 0) thread.ref();
