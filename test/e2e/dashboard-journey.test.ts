@@ -168,7 +168,9 @@ if (requireChromium('dashboard journey', ['pebble-challtestsrv'], 'pebble')) {
       await dialog.getByRole('button', { name: 'Stop', exact: true }).click();
       const { code } = await agent.proc.exited;
       assert.equal(code, 0);
-      await row.getByText('offline').waitFor();
+      // A stopped tunnel leaves the list (GET /v1/tunnels lists it no more).
+      await row.waitFor({ state: 'detached' });
+      await page.getByText('No tunnels yet').waitFor();
       const answer = await visit(server, agent.hostname, '/');
       assert.match(answer.text, /This tunnel is offline/);
     });

@@ -79,3 +79,20 @@ export function watchPageErrors(page: Page): string[] {
   });
   return errors;
 }
+
+/** Creates an agent token on the Tokens page and returns its secret as shown once. */
+export async function createTokenInUi(page: Page, description: string): Promise<string> {
+  await openPage(page, 'Tokens');
+  await page.getByLabel('Description', { exact: true }).fill(description);
+  await page.getByRole('button', { name: 'Create token', exact: true }).click();
+  const secret = page.getByTestId('new-token');
+  await secret.waitFor();
+  return (await secret.textContent())?.trim() ?? '';
+}
+
+/** The CSRF token of the context's session, as the dashboard reads it. */
+export async function csrfToken(context: BrowserContext, server: Pick<TestServer, 'url'>): Promise<string> {
+  const session = await apiGet(context, server, '/auth/session');
+  assert.equal(session.body?.signedIn, true);
+  return session.body.csrfToken as string;
+}

@@ -5,12 +5,16 @@ import { formatBytes } from '../lib/format.js';
 import type { DailyUsage } from '../lib/types.js';
 
 const CHART_HEIGHT = 260;
+const DAY_MS = 86_400_000;
+/** Smallest top of each axis, so a quiet month is not drawn as fractions of a byte or a request. */
+const MIN_TOP_BYTES = 1024;
+const MIN_TOP_REQUESTS = 10;
 
 /**
  * Daily transfer (left axis) and requests (right axis) drawn by uPlot, loaded on first use so
  * the other pages do not carry it. Its stylesheet is a bundled file (the CSP forbids inline styles).
  */
-export function UsageChart({ days }: { days: DailyUsage[] }): JSX.Element {
+export function UsageChart({ days, from, to }: { days: DailyUsage[]; from: string; to: string }): JSX.Element {
   const box = useRef<HTMLDivElement>(null);
   const [failed, setFailed] = useState<string | undefined>(undefined);
 
@@ -22,8 +26,7 @@ export function UsageChart({ days }: { days: DailyUsage[] }): JSX.Element {
       ([{ default: UPlot }]) => {
         const element = box.current;
         if (cancelled || !element) return;
-        // The API lists days newest first; a chart reads left to right.
-        const ordered = [...days].sort((a, b) => a.date.localeCompare(b.date));
+        const ordered = everyDay(days, from, to);
         const data: uPlot.AlignedData = [
           ordered.map((day) => Date.parse(`${day.date}T00:00:00Z`) / 1000),
           ordered.map((day) => day.bandwidthBytes),
@@ -40,7 +43,7 @@ export function UsageChart({ days }: { days: DailyUsage[] }): JSX.Element {
       observer?.disconnect();
       chart?.destroy();
     };
-  }, [days]);
+  }, [days, from, to]);
 
   return (
     <figure class="chart">
@@ -53,11 +56,25 @@ export function UsageChart({ days }: { days: DailyUsage[] }): JSX.Element {
   );
 }
 
+/**
+ * One entry per day from `from` to `to`, oldest first (a chart reads left to right): the API
+ * lists only days with traffic, newest first, and a quiet day is a zero, not a gap.
+ */
+function everyDay(days: DailyUsage[], from: string, to: string): DailyUsage[] {
+  const byDate = new Map(days.map((day) => [day.date, day]));
+  const all: DailyUsage[] = [];
+  for (let time = Date.parse(`${from}T00:00:00Z`); time <= Date.parse(`${to}T00:00:00Z`); time += DAY_MS) {
+    const date = new Date(time).toISOString().slice(0, 10);
+    all.push(byDate.get(date) ?? { date, bandwidthBytes: 0, requests: 0, peakTunnels: 0 });
+  }
+  return all;
+}
+
 function options(width: number): uPlot.Options {
   return {
     width,
     height: CHART_HEIGHT,
-    scales: { x: { time: true }, bytes: { range: (_u, _min, max) => [0, Math.max(max, 1)] }, requests: { range: (_u, _min, max) => [0, Math.max(max, 1)] } },
+    scales: { x: { time: true }, bytes: { range: (_u, _min, max) => [0, Math.max(max, MIN_TOP_BYTES)] }, requests: { range: (_u, _min, max) => [0, Math.max(max, MIN_TOP_REQUESTS)] } },
     series: [
       { label: 'Day', value: (_u, v) => (v === null ? '' : new Date(v * 1000).toISOString().slice(0, 10)) },
       { label: 'Transfer', scale: 'bytes', stroke: '#2563eb', width: 2, fill: 'rgba(37, 99, 235, 0.08)', value: (_u, v) => (v === null ? '' : formatBytes(v)) },

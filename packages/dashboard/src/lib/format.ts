@@ -1,11 +1,11 @@
 const UNITS = ['B', 'KB', 'MB', 'GB', 'TB'];
 
-/** Bytes in decimal units, as plans are written (50 GB). */
+/** Bytes in the units plans are written in: a plan's 50 GB is 50 × 1024³ bytes. */
 export function formatBytes(bytes: number): string {
   let value = bytes;
   let unit = 0;
-  while (value >= 1000 && unit < UNITS.length - 1) {
-    value /= 1000;
+  while (value >= 1024 && unit < UNITS.length - 1) {
+    value /= 1024;
     unit++;
   }
   const digits = unit === 0 || value >= 100 ? 0 : value >= 10 ? 1 : 2;

@@ -31,7 +31,7 @@ export function TokensPage(): JSX.Element {
         <EmptyState>No tokens yet: create one above to connect an agent.</EmptyState>
       ) : (
         <div class="table-wrap">
-          <table>
+          <table class="cards">
             <TableHead columns={['Prefix', 'Description', 'Created', 'Last used']} withActions />
             <tbody>
               {keys.data.keys.map((key) => (

@@ -28,7 +28,7 @@ export function TunnelsPage(): JSX.Element {
         </EmptyState>
       ) : (
         <div class="table-wrap">
-          <table>
+          <table class="cards">
             <TableHead columns={['URL', 'Local target', 'Status', 'Started', 'Agent', 'Agent IP']} withActions />
             <tbody>
               {sorted.map((tunnel) => (

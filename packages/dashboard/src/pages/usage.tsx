@@ -13,7 +13,9 @@ const HISTORY_DAYS = 30;
 /** This month's totals against the plan, and daily transfer and requests as a chart. */
 export function UsagePage(): JSX.Element {
   const usage = useResource(() => api<Usage>('GET', '/v1/usage'), []);
-  const history = useResource(() => api<{ days: DailyUsage[] }>('GET', `/v1/usage/history?from=${daysAgo(HISTORY_DAYS - 1)}`), []);
+  const from = daysAgo(HISTORY_DAYS - 1);
+  const to = daysAgo(0);
+  const history = useResource(() => api<{ days: DailyUsage[] }>('GET', `/v1/usage/history?from=${from}&to=${to}`), [from, to]);
   const days = history.data?.days ?? [];
   const monthRequests = days.filter((day) => day.date.startsWith(thisMonth())).reduce((sum, day) => sum + day.requests, 0);
   return (
@@ -45,10 +47,11 @@ export function UsagePage(): JSX.Element {
           <h2>Last {HISTORY_DAYS} days</h2>
           {history.data === undefined ? (
             history.loading && <Loading />
-          ) : days.length === 0 ? (
-            <p class="empty">No usage yet: traffic through your tunnels is counted here once a day ends or the meter flushes.</p>
           ) : (
-            <UsageChart days={days} />
+            <>
+              {days.length === 0 && <p class="muted">No traffic yet: requests through your tunnels are counted here as they happen.</p>}
+              <UsageChart days={days} from={from} to={to} />
+            </>
           )}
         </article>
       </div>
