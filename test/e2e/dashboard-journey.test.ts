@@ -5,7 +5,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { captureViewports, launchChromium, requireChromium, VIEWPORTS } from './harness/browser.js';
 import { startAgent, startOrigin, visit, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
 import { freshHost, startDomainWorld, type DomainWorld } from './domains-support.js';
-import { apiGet, assertNotReloaded, heading, markDocument, openPage, rowWith, sessionCookie, signUp, watchPageErrors } from './dashboard-support.js';
+import { apiGet, assertNotReloaded, expectEmptyStates, heading, markDocument, openPage, rowWith, sessionCookie, signUp, watchPageErrors } from './dashboard-support.js';
 
 // The dashboard's whole journey in Chromium against a real svc-server, real `svc` agents and
 // a real local service: sign up, empty states, a token read once, a tunnel appearing live,
@@ -56,17 +56,7 @@ if (requireChromium('dashboard journey', ['pebble-challtestsrv'], 'pebble')) {
     });
 
     it('2. shows a readable empty state on Tunnels, Traffic, Domains and Tokens', async () => {
-      const empty: Array<[string, string]> = [
-        ['Tunnels', 'No tunnels yet: run svc http 3000'],
-        ['Traffic', 'No requests yet'],
-        ['Domains', 'No custom domains yet'],
-        ['Tokens', 'No tokens yet'],
-      ];
-      for (const [title, text] of empty) {
-        await openPage(page, title);
-        await page.getByText(text).waitFor();
-        await captureViewports(page, `${title.toLowerCase()}-empty`);
-      }
+      await expectEmptyStates(page, (title) => captureViewports(page, `${title.toLowerCase()}-empty`));
     });
 
     it('3. creates a token and shows its secret once, with a copy button', async () => {

@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchChromium, requireChromium, VIEWPORTS } from './harness/browser.js';
 import { startAgent, startOrigin, startServer, visit, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
-import { apiGet, createTokenInUi, csrfToken, fillSignIn, openPage, SESSION_COOKIE, sessionCookie, signUp } from './dashboard-support.js';
+import { apiGet, createTokenInUi, csrfToken, expectEmptyStates, fillSignIn, openPage, SESSION_COOKIE, sessionCookie, signUp } from './dashboard-support.js';
 
 // The dashboard's security cases in Chromium against a real server, agent and local service:
 // a wrong password, a state change without CSRF protection, two accounts side by side, and
@@ -86,16 +86,7 @@ if (requireChromium('dashboard security')) {
     it("one account's session sees none of another's tunnels, requests, domains or tokens", async () => {
       const bob = await newUser();
       await signUp(bob.page, emailB, PASSWORD);
-      const empty: Array<[string, string]> = [
-        ['Tunnels', 'No tunnels yet'],
-        ['Traffic', 'No requests yet'],
-        ['Domains', 'No custom domains yet'],
-        ['Tokens', 'No tokens yet'],
-      ];
-      for (const [title, text] of empty) {
-        await openPage(bob.page, title);
-        await bob.page.getByText(text).waitFor();
-      }
+      await expectEmptyStates(bob.page);
       assert.deepEqual((await apiGet(bob.context, server, '/v1/tunnels')).body, { tunnels: [] });
       assert.deepEqual((await apiGet(bob.context, server, '/v1/requests')).body.requests, []);
       assert.deepEqual((await apiGet(bob.context, server, `/v1/requests?host=${agent.hostname}`)).body.requests, []);

@@ -96,3 +96,20 @@ export async function csrfToken(context: BrowserContext, server: Pick<TestServer
   assert.equal(session.body?.signedIn, true);
   return session.body.csrfToken as string;
 }
+
+/** What each list page says before the account has anything on it. */
+export const EMPTY_STATES: ReadonlyArray<readonly [page: string, text: string]> = [
+  ['Tunnels', 'No tunnels yet: run svc http 3000'],
+  ['Traffic', 'No requests yet'],
+  ['Domains', 'No custom domains yet'],
+  ['Tokens', 'No tokens yet'],
+];
+
+/** Visits every list page and waits for its empty state; `onEach` runs on each (screenshots). */
+export async function expectEmptyStates(page: Page, onEach?: (title: string) => Promise<void>): Promise<void> {
+  for (const [title, text] of EMPTY_STATES) {
+    await openPage(page, title);
+    await page.getByText(text).waitFor();
+    await onEach?.(title);
+  }
+}
