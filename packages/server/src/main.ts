@@ -16,11 +16,16 @@ const DASHBOARD_DIR = fileURLToPath(new URL('../../dashboard/dist', import.meta.
 
 const USAGE = `Usage:
   svc-server start                                              edge + REST API + dashboard
-  svc-server account create --email E [--name N] [--plan free|pro]  create an account, print its token once
+  svc-server account create --email E [--name N] [--plan free|pro] [--password-stdin]
+                                                                create an account, print its token once
+                                                                (--password-stdin: its dashboard password, one line on stdin)
   svc-server account plan --email E --plan free|pro             change an account's plan
+  svc-server account password --email E                         set the dashboard password (typed without echo,
+                                                                or one line on stdin); signs the account's browsers out
+  svc-server account link --email E                             print a one-time dashboard sign-in link (30 minutes)
   svc-server version                                            print the version
 
-Configuration is read from SVC_* environment variables; see the README.`;
+Configuration is read from SVC_* environment variables (SVC_SIGNUP=closed turns dashboard sign-up off); see the README.`;
 
 async function main(argv: string[]): Promise<number> {
   const [command = 'start', ...rest] = argv;
@@ -39,7 +44,7 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`svc-server: ${(error as Error).message}\n`);
     return 2;
   }
-  if (command === 'account') return runAccountCommand(rest, config, process.stdout, process.stderr);
+  if (command === 'account') return runAccountCommand(rest, config, { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr });
   if (command !== 'start') {
     process.stderr.write(`${USAGE}\n`);
     return 2;
@@ -53,7 +58,17 @@ async function start(config: ServerConfig): Promise<number> {
     {
       level: config.logLevel,
       base: { service: 'svc-server' },
-      redact: { paths: ['authorization', '*.authorization', 'headers.authorization', 'token', '*.token'], censor: '[redacted]' },
+      // Secrets never reach a log line even if one is logged by mistake: tokens, passwords, cookies.
+      redact: {
+        paths: [
+          'authorization', '*.authorization', 'headers.authorization', 'req.headers.authorization',
+          'cookie', '*.cookie', 'headers.cookie', 'req.headers.cookie',
+          'headers["set-cookie"]', '*.headers["set-cookie"]', 'headers["x-csrf-token"]', '*.headers["x-csrf-token"]',
+          'token', '*.token', 'password', '*.password', 'currentPassword', '*.currentPassword', 'newPassword', '*.newPassword',
+          'csrfToken', '*.csrfToken',
+        ],
+        censor: '[redacted]',
+      },
     },
     pino.destination(2),
   );

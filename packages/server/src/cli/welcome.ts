@@ -1,16 +1,18 @@
 import { createAccountWithToken } from '../auth/index.js';
 import type { ServerConfig } from '../config.js';
 import type { RunningServer } from '../server.js';
+import { apexHttpUrl, printSignInLink } from './sign-in-link-text.js';
 
 /** Email of the account created on the first start of an empty store. */
 export const LOCAL_ACCOUNT_EMAIL = 'local@svcrouter.localhost';
 
 /**
  * Prints where the server listens and, on the first start with an empty store, creates a
- * local account and prints its token once with the exact command to run.
+ * local account and prints its token once with the exact command to run, and a one-time
+ * link that sets its dashboard password.
  */
 export async function printWelcome(server: RunningServer, config: ServerConfig, out: NodeJS.WritableStream): Promise<void> {
-  const apexHttp = `http://${config.sharedDomain}:${server.httpPort}`;
+  const apexHttp = apexHttpUrl(config.sharedDomain, server.httpPort);
   const apexHttps = server.publicUrl(config.sharedDomain);
   out.write(`svcRouter edge is up\n`);
   out.write(`  dashboard  ${apexHttp}/\n`);
@@ -25,11 +27,13 @@ export async function printWelcome(server: RunningServer, config: ServerConfig, 
     out.write(`               Debian/Ubuntu: sudo cp ${server.devCa.certPath} /usr/local/share/ca-certificates/svcrouter-dev.crt && sudo update-ca-certificates\n`);
   }
   if ((await server.store.accounts.count()) === 0) {
-    const { token } = await createAccountWithToken(server.store, { email: LOCAL_ACCOUNT_EMAIL, name: 'local', plan: 'free' });
+    const { account, token } = await createAccountWithToken(server.store, { email: LOCAL_ACCOUNT_EMAIL, name: 'local', plan: 'free' });
     const serverHint = server.httpPort === 8080 ? '' : `SVC_SERVER=${apexHttp} `;
     out.write(`\nCreated a local account (${LOCAL_ACCOUNT_EMAIL}). Its agent token is shown once:\n`);
     out.write(`  ${token}\n`);
     out.write(`Expose a local port with:\n`);
     out.write(`  SVC_TOKEN=${token} ${serverHint}npx svc http 3000\n`);
+    out.write(`\n`);
+    await printSignInLink(server.store, account.id, apexHttp, out);
   }
 }
