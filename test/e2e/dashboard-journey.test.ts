@@ -5,7 +5,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { captureViewports, launchChromium, requireChromium, VIEWPORTS } from './harness/browser.js';
 import { startAgent, startOrigin, visit, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
 import { freshHost, startDomainWorld, type DomainWorld } from './domains-support.js';
-import { apiGet, assertNotReloaded, expectEmptyStates, heading, markDocument, openPage, rowWith, sessionCookie, signUp, watchPageErrors } from './dashboard-support.js';
+import { apiGet, assertNotReloaded, expectEmptyStates, fillSignIn, heading, markDocument, openPage, rowWith, sessionCookie, signUp, watchPageErrors } from './dashboard-support.js';
 
 // The dashboard's whole journey in Chromium against a real svc-server, real `svc` agents and
 // a real local service: sign up, empty states, a token read once, a tunnel appearing live,
@@ -16,6 +16,7 @@ if (requireChromium('dashboard journey', ['pebble-challtestsrv'], 'pebble')) {
   describe('dashboard journey in Chromium', () => {
     const email = `journey-${randomBytes(4).toString('hex')}@example.com`;
     const password = 'journey-password-1';
+    const newPassword = 'journey-password-2';
     let world: DomainWorld;
     let server: TestServer;
     let origin: TestOrigin;
@@ -205,6 +206,17 @@ if (requireChromium('dashboard journey', ['pebble-challtestsrv'], 'pebble')) {
       await captureViewports(page, 'usage');
     });
 
+    it("changes the password on Account: a wrong current password shows the server's message", async () => {
+      await openPage(page, 'Account');
+      await page.getByLabel('Current password', { exact: true }).fill('not-my-password');
+      await page.getByLabel('New password', { exact: true }).fill(newPassword);
+      await page.getByRole('button', { name: 'Change password', exact: true }).click();
+      await page.getByRole('alert').filter({ hasText: 'current password is wrong' }).waitFor();
+      await page.getByLabel('Current password', { exact: true }).fill(password);
+      await page.getByRole('button', { name: 'Change password', exact: true }).click();
+      await page.getByText('Password changed.').waitFor();
+    });
+
     it('11. signs out, and the API refuses the old cookie', async () => {
       const cookie = await sessionCookie(context, server);
       const before = await fetch(`${server.url}/v1/tunnels`, { headers: { cookie: `svc_session=${cookie}` } });
@@ -219,6 +231,11 @@ if (requireChromium('dashboard journey', ['pebble-challtestsrv'], 'pebble')) {
       const afterSignOut = await fetch(`${server.url}/v1/tunnels`, { headers: { cookie: `svc_session=${cookie}` } });
       assert.equal(afterSignOut.status, 401);
       assert.deepEqual(await afterSignOut.json(), { error: 'unauthorized' });
+    });
+
+    it('signs in again with the new password', async () => {
+      await fillSignIn(page, email, newPassword);
+      await heading(page, 'Overview').waitFor();
     });
 
     it('ran without an uncaught error or a Content-Security-Policy violation', () => {

@@ -9,7 +9,8 @@ export function formatBytes(bytes: number): string {
     unit++;
   }
   const digits = unit === 0 || value >= 100 ? 0 : value >= 10 ? 1 : 2;
-  return `${value.toFixed(digits)} ${UNITS[unit]}`;
+  // Through Number, so a round amount reads "50 GB" rather than "50.0 GB".
+  return `${Number(value.toFixed(digits))} ${UNITS[unit]}`;
 }
 
 /** A timestamp in the reader's locale, to the second. */

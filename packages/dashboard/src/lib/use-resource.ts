@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { errorMessage } from './api.js';
+import { ApiError, errorMessage } from './api.js';
 import { connection } from './connection.js';
 
 /** Data loaded from the API: the latest value, the latest error's message, and a way to reload. */
@@ -31,7 +31,9 @@ export function useResource<T>(load: () => Promise<T>, deps: unknown[], pollMs?:
       setData(value);
       setError(undefined);
     } catch (caught) {
-      if (mine === generation.current) setError(errorMessage(caught));
+      // A lost connection is announced once, by the banner, and retried when the server is back.
+      const lost = caught instanceof ApiError && caught.status === 0;
+      if (mine === generation.current && !lost) setError(errorMessage(caught));
     } finally {
       if (mine === generation.current) setLoading(false);
     }
