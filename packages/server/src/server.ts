@@ -121,6 +121,7 @@ export async function startServer(config: ServerConfig, log: Logger, hooks: Serv
       ...authRoutes({ store, sessions, limiter, signup: config.signup, onAuthEvent: (event) => log.info(event, 'dashboard sign-in') }),
       ...controlPlaneRoutes({
         store,
+        liveRequests: inspector.live,
         publicUrl,
         releaseTunnel: (id, reason) => edge.releaseTunnel(id, reason),
         isLive: (id) => edge.router.byTunnelId(id) !== undefined,

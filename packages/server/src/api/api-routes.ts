@@ -2,6 +2,7 @@ import { coreRoutes, type CoreRouteDeps } from './routes-core.js';
 import { domainRoutes, type DomainRouteDeps } from './routes-domains.js';
 import { keyRoutes, type KeyRouteDeps } from './routes-keys.js';
 import { passwordRoutes, type PasswordRouteDeps } from './routes-password.js';
+import { requestStreamRoutes, type RequestStreamDeps } from './routes-request-stream.js';
 import { requestRoutes, type RequestRouteDeps } from './routes-requests.js';
 import { usageRoutes, type UsageRouteDeps } from './routes-usage.js';
 import type { AnyRoute } from './router.js';
@@ -12,6 +13,7 @@ export interface ControlPlaneDeps
     Omit<KeyRouteDeps, 'store'>,
     Omit<UsageRouteDeps, 'store'>,
     Omit<RequestRouteDeps, 'store'>,
+    Omit<RequestStreamDeps, 'store'>,
     Omit<DomainRouteDeps, 'store'>,
     Omit<PasswordRouteDeps, 'store'> {
   store: CoreRouteDeps['store'] &
@@ -27,5 +29,13 @@ export interface ControlPlaneDeps
  * (custom domains: `...domainRoutes(deps)`), and OpenAPI picks them up from the table.
  */
 export function controlPlaneRoutes(deps: ControlPlaneDeps): AnyRoute[] {
-  return [...coreRoutes(deps), ...usageRoutes(deps), ...requestRoutes(deps), ...keyRoutes(deps), ...domainRoutes(deps), ...passwordRoutes(deps)];
+  return [
+    ...coreRoutes(deps),
+    ...usageRoutes(deps),
+    ...requestRoutes(deps),
+    ...requestStreamRoutes(deps),
+    ...keyRoutes(deps),
+    ...domainRoutes(deps),
+    ...passwordRoutes(deps),
+  ];
 }

@@ -6,6 +6,13 @@ export { controlPlaneRoutes, type ControlPlaneDeps } from './api-routes.js';
 export { coreRoutes, tunnelView, type CoreRouteDeps } from './routes-core.js';
 export { usageRoutes, type UsageRouteDeps, type PlanLimits } from './routes-usage.js';
 export { requestRoutes, type RequestRouteDeps } from './routes-requests.js';
+export {
+  requestStreamRoutes,
+  STREAM_KEEP_ALIVE_MS,
+  STREAM_MAX_QUEUED,
+  type LiveRequests,
+  type RequestStreamDeps,
+} from './routes-request-stream.js';
 export { keyRoutes, keyView, LAST_KEY_MESSAGE, type KeyRouteDeps } from './routes-keys.js';
 export { domainRoutes, domainLimitMessage, DomainErrorCode, VERIFY_TIMEOUT_MS, type DomainRouteDeps } from './routes-domains.js';
 export { opsRoutes, PROMETHEUS_CONTENT_TYPE, READY_STORE_TIMEOUT_MS, type OpsRouteDeps } from './routes-ops.js';

@@ -17,7 +17,7 @@ export function storeFilter(query: RequestFilterQuery): Omit<RequestQuery, 'limi
   if (query.host !== undefined) filter.host = query.host.toLowerCase();
   if (query.tunnel !== undefined) filter.tunnelId = query.tunnel;
   if (query.status !== undefined) {
-    if (/xx$/i.test(query.status)) filter.statusClass = Number(query.status[0]);
+    if (/x$/i.test(query.status)) filter.statusClass = Number(query.status[0]);
     else filter.status = Number(query.status);
   }
   if (query.method !== undefined) filter.method = query.method.toUpperCase();

@@ -130,7 +130,7 @@ const requestFilters = {
   tunnel: z.string().min(1).max(128).optional().describe('only this tunnel id'),
   status: z
     .string()
-    .regex(/^[1-5]([0-9]{2}|xx)$/i, 'must be an HTTP status such as 404 or a status class such as 4xx')
+    .regex(/^[1-5]([0-9]{2}|[xX]{2})$/, 'must be an HTTP status such as 404 or a status class such as 4xx')
     .optional()
     .describe('only this HTTP status (404) or status class (4xx)'),
   method: z.string().regex(/^[A-Za-z]{1,20}$/).optional().describe('only this HTTP method (case-insensitive)'),

@@ -7,11 +7,13 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { createAccountWithToken, createBearerAuthenticator, DashboardSessions, SignInLimiter, type SignInLimits } from '../auth/index.js';
 import { DEFAULT_PLANS } from '../config.js';
+import { RequestHub } from '../inspector/index.js';
 import { openStore, type Account, type Store } from '../store/index.js';
 import { createApi, type Authenticate } from './api.js';
 import { controlPlaneRoutes } from './api-routes.js';
 import type { AnyRoute } from './router.js';
 import type { DomainRouteDeps } from './routes-domains.js';
+import type { RequestStreamDeps } from './routes-request-stream.js';
 import { opsRoutes, type OpsRouteDeps } from './routes-ops.js';
 import { authRoutes, type SignupMode } from './routes-auth.js';
 
@@ -35,6 +37,8 @@ export interface ApiFixture {
   released: string[];
   /** Fake meter: bytes this month per account id. */
   meterBytes: Map<string, number>;
+  /** The live feed of GET /v1/requests/stream; tests publish stored batches to it. */
+  liveRequests: RequestHub;
   /** Every log line the API wrote (JSON). */
   logLines: string[];
   routes: AnyRoute[];
@@ -57,6 +61,8 @@ export interface ApiFixtureOptions {
   signInLimits?: SignInLimits;
   /** Domain route settings; default shared domain `svc.test`, resolvers at 127.0.0.1:53, no edge target. */
   domains?: Partial<Omit<DomainRouteDeps, 'store' | 'limitsFor'>>;
+  /** Stream limits (keep-alive interval, queue bound). */
+  requestStream?: RequestStreamDeps['requestStream'];
 }
 
 /** Starts the fixture. */
@@ -70,6 +76,7 @@ export async function startApiFixture(options: ApiFixtureOptions = {}): Promise<
   const released: string[] = [];
   const meterBytes = new Map<string, number>();
   const logLines: string[] = [];
+  const liveRequests = new RequestHub();
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
       logLines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
@@ -96,6 +103,8 @@ export async function startApiFixture(options: ApiFixtureOptions = {}): Promise<
       },
       sharedDomain: 'svc.test',
       dnsServers: ['127.0.0.1:53'],
+      liveRequests,
+      requestStream: options.requestStream,
       ...options.domains,
     }),
     ...opsRoutes({ pingStore: () => store.accounts.byId('acc_probe'), listening: () => true, ...options.ops }),
@@ -114,6 +123,7 @@ export async function startApiFixture(options: ApiFixtureOptions = {}): Promise<
     dropped,
     released,
     meterBytes,
+    liveRequests,
     logLines,
     routes,
     async call(method, target, { token = a.token, body, headers = {} } = {}) {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
-import { openStore, type NewRequestRecord, type Store } from '../store/index.js';
+import { openStore, type NewRequestRecord, type RequestRecord, type Store } from '../store/index.js';
 import { Inspector, type CapturedRequest, type InspectorOptions } from './inspector.js';
 
 // The inspector against a real SQLite store and a fake clock. The loops are never started
@@ -62,10 +62,10 @@ describe('Inspector', () => {
     const a = await newAccount();
     const { inspector, batches } = setup({ batchSize: 500 });
     for (let i = 0; i < 1200; i++) inspector.capture(captured({ accountId: a.id, timestamp: T0 + i, path: `/${i}` }));
-    assert.deepEqual(inspector.stats(), { queueDepth: 1200, dropped: 0, written: 0 });
+    assert.deepEqual(inspector.stats(), { queueDepth: 1200, dropped: 0, written: 0, streamSubscribers: 0 });
     await inspector.flush();
     assert.deepEqual(batches, [500, 500, 200]);
-    assert.deepEqual(inspector.stats(), { queueDepth: 0, dropped: 0, written: 1200 });
+    assert.deepEqual(inspector.stats(), { queueDepth: 0, dropped: 0, written: 1200, streamSubscribers: 0 });
     const newest = await store.requests.list(a.id, { limit: 2 });
     assert.deepEqual(newest.map((r) => r.path), ['/1199', '/1198']);
   });
@@ -74,9 +74,9 @@ describe('Inspector', () => {
     const a = await newAccount();
     const { inspector } = setup({ maxQueue: 10 });
     for (let i = 0; i < 15; i++) inspector.capture(captured({ accountId: a.id }));
-    assert.deepEqual(inspector.stats(), { queueDepth: 10, dropped: 5, written: 0 });
+    assert.deepEqual(inspector.stats(), { queueDepth: 10, dropped: 5, written: 0, streamSubscribers: 0 });
     await inspector.flush();
-    assert.deepEqual(inspector.stats(), { queueDepth: 0, dropped: 5, written: 10 });
+    assert.deepEqual(inspector.stats(), { queueDepth: 0, dropped: 5, written: 10, streamSubscribers: 0 });
     inspector.capture(captured({ accountId: a.id }));
     assert.equal(inspector.stats().queueDepth, 1, 'room again once written');
   });
@@ -88,11 +88,11 @@ describe('Inspector', () => {
     inspector.capture(captured({ accountId: a.id }));
     fault.fail = true;
     await inspector.flush();
-    assert.deepEqual(inspector.stats(), { queueDepth: 0, dropped: 2, written: 0 });
+    assert.deepEqual(inspector.stats(), { queueDepth: 0, dropped: 2, written: 0, streamSubscribers: 0 });
     fault.fail = false;
     inspector.capture(captured({ accountId: a.id }));
     await inspector.flush();
-    assert.deepEqual(inspector.stats(), { queueDepth: 0, dropped: 2, written: 1 });
+    assert.deepEqual(inspector.stats(), { queueDepth: 0, dropped: 2, written: 1, streamSubscribers: 0 });
   });
 
   it('finds the owner of an offline pinned hostname; unknown hostnames are not kept', async () => {
@@ -110,7 +110,7 @@ describe('Inspector', () => {
     assert.equal(list.length, 1);
     assert.equal(list[0]?.tunnelId, tunnel.id);
     assert.equal(list[0]?.status, 404);
-    assert.deepEqual(inspector.stats(), { queueDepth: 0, dropped: 0, written: 1 });
+    assert.deepEqual(inspector.stats(), { queueDepth: 0, dropped: 0, written: 1, streamSubscribers: 0 });
   });
 
   it('retention deletes records older than maxAgeMs', async () => {
@@ -134,6 +134,45 @@ describe('Inspector', () => {
     await inspector.prune();
     assert.deepEqual((await store.requests.list(a.id, { limit: 10 })).map((r) => r.path), ['/a4', '/a3', '/a2']);
     assert.equal((await store.requests.list(b.id, { limit: 10 })).length, 1);
+  });
+
+  it('publishes each committed record to its account\'s subscribers, exactly as list returns it', async () => {
+    const a = await newAccount();
+    const b = await newAccount();
+    const host = `live-${Math.random().toString(36).slice(2, 8)}.localhost`;
+    const tunnel = await store.tunnels.upsertOnline({
+      accountId: a.id, hostname: host, pinned: true, localAddr: 'localhost:3000', agentVersion: '0', agentIp: '127.0.0.1', nodeId: 'n',
+    });
+    const { inspector, fault } = setup();
+    const seenByA: RequestRecord[] = [];
+    const seenByB: RequestRecord[] = [];
+    const stopA = inspector.live.subscribe(a.id, (r) => seenByA.push(r));
+    inspector.live.subscribe(b.id, (r) => seenByB.push(r));
+    inspector.live.subscribe(a.id, () => {
+      throw new Error('a broken subscriber');
+    });
+    assert.equal(inspector.stats().streamSubscribers, 3);
+    inspector.capture(captured({ accountId: a.id, timestamp: T0 + 1.7, durationMs: 2.6, path: '/known-owner', host: 'APP.localhost' }));
+    inspector.capture(captured({ host, path: '/owner-resolved' }));
+    inspector.capture(captured({ accountId: b.id, path: '/b' }));
+    await inspector.flush();
+    const listed = await store.requests.list(a.id, { limit: 10 });
+    assert.deepEqual(seenByA.map((r) => r.path), ['/known-owner', '/owner-resolved'], 'in capture order');
+    const newestFirst = [...seenByA].sort((x, y) => (x.id < y.id ? 1 : -1));
+    assert.deepEqual(newestFirst, listed, 'same ids, owners and stored values');
+    assert.equal(seenByA[1]?.tunnelId, tunnel.id);
+    assert.deepEqual(seenByB, await store.requests.list(b.id, { limit: 10 }));
+    fault.fail = true;
+    inspector.capture(captured({ accountId: a.id, path: '/never-stored' }));
+    await inspector.flush();
+    assert.equal(seenByA.length, 2, 'a batch the store refused is not published');
+    fault.fail = false;
+    stopA();
+    stopA();
+    assert.equal(inspector.stats().streamSubscribers, 2);
+    inspector.capture(captured({ accountId: a.id, path: '/after' }));
+    await inspector.flush();
+    assert.equal(seenByA.length, 2, 'nothing after unsubscribing');
   });
 
   it('stop writes what is still queued', async () => {

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { NewRequestRecord, Store } from '../store/index.js';
+import { RequestHub } from './request-hub.js';
 
 /** A request as the edge saw it; the owner may be unknown (a pinned name whose agent is offline). */
 export interface CapturedRequest extends Omit<NewRequestRecord, 'accountId' | 'tunnelId'> {
@@ -43,6 +44,8 @@ export interface InspectorStats {
   dropped: number;
   /** Records written to the store. */
   written: number;
+  /** Live stream subscriptions (GET /v1/requests/stream). */
+  streamSubscribers: number;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -66,9 +69,12 @@ const OWNER_CACHE_MAX = 10_000;
  * so the request path never waits for the store. A background loop writes the queue in
  * batches, ONE transaction per batch, in capture order; another loop applies retention.
  * Records without an owner are resolved inside the loop (hostname → tunnel row, cached);
- * records for hostnames nobody holds are not kept.
+ * records for hostnames nobody holds are not kept. Each committed batch goes to `live`, the
+ * feed of GET /v1/requests/stream.
  */
 export class Inspector {
+  /** Records as they are stored, for live subscribers. */
+  readonly live: RequestHub;
   private queue: CapturedRequest[] = [];
   private dropped = 0;
   private written = 0;
@@ -84,6 +90,7 @@ export class Inspector {
     this.now = opts.now ?? Date.now;
     this.batchSize = opts.batchSize ?? DEFAULT_BATCH_SIZE;
     this.maxQueue = opts.maxQueue ?? 10_000;
+    this.live = new RequestHub(opts.log);
   }
 
   /** Queues one record. Never blocks or throws; when the queue is full the record is dropped. */
@@ -100,7 +107,7 @@ export class Inspector {
 
   /** Queue depth and lifetime counters. */
   stats(): InspectorStats {
-    return { queueDepth: this.queue.length, dropped: this.dropped, written: this.written };
+    return { queueDepth: this.queue.length, dropped: this.dropped, written: this.written, streamSubscribers: this.live.subscriberCount };
   }
 
   /** Starts the write and retention loops. */
@@ -150,7 +157,7 @@ export class Inspector {
       const batch = this.queue.length <= this.batchSize ? this.queue.splice(0) : this.queue.splice(0, this.batchSize);
       try {
         const records = await this.withOwners(batch);
-        if (records.length > 0) await this.opts.store.requests.insertBatch(records);
+        if (records.length > 0) this.live.publish(records, await this.opts.store.requests.insertBatch(records));
         this.written += records.length;
         if (this.failing) this.opts.log.info('inspector writes recovered');
         this.failing = false;

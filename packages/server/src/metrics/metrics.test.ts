@@ -22,7 +22,7 @@ describe('createMetrics', () => {
     const metrics = createMetrics({
       liveSessions: () => 2,
       liveTunnels: () => 3,
-      inspector: () => ({ queueDepth: 4, dropped: 5, written: 6 }),
+      inspector: () => ({ queueDepth: 4, dropped: 5, written: 6, streamSubscribers: 7 }),
       usageFlushLagMs: () => 1500,
     });
     metrics.observe({ status: 200, bytesIn: 10, bytesOut: 100 });
@@ -42,6 +42,7 @@ describe('createMetrics', () => {
       'svc_inspector_queue_depth 4',
       'svc_inspector_dropped_total 5',
       'svc_inspector_written_total 6',
+      'svc_inspector_stream_subscribers 7',
       'svc_usage_flush_lag_seconds 1.5',
     ]) {
       assert.ok(text.split('\n').includes(line), `missing ${line} in\n${text}`);

@@ -6,7 +6,7 @@ export interface MetricsSources {
   liveSessions(): number;
   /** Tunnels live on this node. */
   liveTunnels(): number;
-  inspector(): { queueDepth: number; dropped: number; written: number };
+  inspector(): { queueDepth: number; dropped: number; written: number; streamSubscribers: number };
   /** Milliseconds since the usage meter's last successful flush. */
   usageFlushLagMs(): number;
   /** Streams (visitor requests, WebSockets) open on this node's agent sessions; absent: not exported. */
@@ -35,7 +35,8 @@ const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const;
  * - svc_requests_total{class="1xx".."5xx"|"none"}: visitor requests to tunnel hostnames;
  *   `none` when no status was sent (the visitor left first)
  * - svc_transfer_bytes_total{direction="in"|"out"}: body bytes, visitor→origin and back
- * - svc_inspector_queue_depth, svc_inspector_dropped_total, svc_inspector_written_total
+ * - svc_inspector_queue_depth, svc_inspector_dropped_total, svc_inspector_written_total,
+ *   svc_inspector_stream_subscribers
  * - svc_usage_flush_lag_seconds: time since the last successful usage flush
  * - svc_streams_open (gauge): streams open on agent sessions; back to 0 when idle, else a leak
  */
@@ -48,6 +49,7 @@ export function createMetrics(sources: MetricsSources): Metrics {
   registry.collect('svc_inspector_queue_depth', 'Inspector records waiting to be written.', 'gauge', () => sources.inspector().queueDepth);
   registry.collect('svc_inspector_dropped_total', 'Inspector records dropped (queue full or store write failed).', 'counter', () => sources.inspector().dropped);
   registry.collect('svc_inspector_written_total', 'Inspector records written to the store.', 'counter', () => sources.inspector().written);
+  registry.collect('svc_inspector_stream_subscribers', 'Open live request streams (GET /v1/requests/stream).', 'gauge', () => sources.inspector().streamSubscribers);
   registry.collect('svc_usage_flush_lag_seconds', 'Seconds since the usage meter last flushed to the store successfully.', 'gauge', () => sources.usageFlushLagMs() / 1000);
   if (sources.openStreams) {
     registry.collect('svc_streams_open', 'Streams open on the agent sessions of this node.', 'gauge', () => sources.openStreams?.() ?? 0);

@@ -1,0 +1,107 @@
+import { MAX_REQUEST_PAGE, type RequestQuery, type RequestRecord, type RequestRepo } from '../store/index.js';
+import { EventStream } from './event-stream.js';
+import { capturedRequestItem, matchesFilter, storeFilter } from './request-filters.js';
+import type { Route, RouteContext } from './router.js';
+import { CapturedRequest, DroppedEvent, RequestStreamQuery } from './schemas.js';
+import { parsePart, queryObject } from './validation.js';
+
+/** How often an idle stream sends `: keep-alive`. */
+export const STREAM_KEEP_ALIVE_MS = 15_000;
+/** Records a stream holds for a client that reads too slowly before it drops them. */
+export const STREAM_MAX_QUEUED = 1000;
+
+/** A live feed of stored records (the inspector's RequestHub). */
+export interface LiveRequests {
+  /** Calls `listener` with each record of the account once it is stored; returns the unsubscribe function. */
+  subscribe(accountId: string, listener: (record: RequestRecord) => void): () => void;
+}
+
+/** What the stream route needs. */
+export interface RequestStreamDeps {
+  store: { requests: Pick<RequestRepo, 'list'> };
+  liveRequests: LiveRequests;
+  /** Defaults STREAM_KEEP_ALIVE_MS and STREAM_MAX_QUEUED; tests make them small. */
+  requestStream?: { keepAliveMs?: number; maxQueued?: number };
+}
+
+const DESCRIPTION = [
+  'Server-sent events. Each `request` event has `id:` the record id and `data:` one record exactly as GET /v1/requests lists it, and it is sent once the record is stored.',
+  'With `since`, the stored records at or after that time come first, oldest first, then live records follow without gaps or repeats.',
+  'A client that reads too slowly gets a `dropped` event with the count of records it missed (read them with GET /v1/requests); the stream itself never slows the tunnels.',
+  `An idle stream sends the comment \`: keep-alive\` every ${STREAM_KEEP_ALIVE_MS / 1000} s.`,
+].join(' ');
+
+/** GET /v1/requests/stream: the Traffic Inspector's records as they are stored. */
+export function requestStreamRoutes(deps: RequestStreamDeps): Route[] {
+  const maxQueued = deps.requestStream?.maxQueued ?? STREAM_MAX_QUEUED;
+  const keepAliveMs = deps.requestStream?.keepAliveMs ?? STREAM_KEEP_ALIVE_MS;
+  return [
+    {
+      method: 'GET',
+      path: '/v1/requests/stream',
+      doc: {
+        summary: 'Live stream of captured requests',
+        description: DESCRIPTION,
+        tags: ['requests'],
+        query: RequestStreamQuery,
+        responses: {
+          200: {
+            description: 'text/event-stream of `request` events (data: CapturedRequest) and `dropped` events (data: DroppedEvent)',
+            schema: CapturedRequest.or(DroppedEvent),
+            contentType: 'text/event-stream',
+          },
+        },
+        errors: [400, 401],
+      },
+      handler: (ctx) => streamRequests(ctx, deps, { maxQueued, keepAliveMs }),
+    },
+  ];
+}
+
+async function streamRequests(ctx: RouteContext, deps: RequestStreamDeps, limits: { maxQueued: number; keepAliveMs: number }): Promise<void> {
+  const accountId = ctx.account.id;
+  const filter = storeFilter(parsePart(RequestStreamQuery, queryObject(ctx.query), 'query parameter'));
+  const stream = new EventStream(ctx.res, { ...limits, droppedData });
+  const send = (record: RequestRecord): void => stream.send('request', record.id, JSON.stringify(capturedRequestItem(record)));
+  // Subscribed before the store is read: a record stored meanwhile is in the store's answer,
+  // or held here, or both (then told apart by id), never in neither.
+  let held: RequestRecord[] | undefined = filter.since === undefined ? undefined : [];
+  const unsubscribe = deps.liveRequests.subscribe(accountId, (record) => {
+    if (record.accountId !== accountId || !matchesFilter(record, filter)) return;
+    if (!held) send(record);
+    else if (held.length < limits.maxQueued) held.push(record);
+    else stream.countDropped(1);
+  });
+  stream.whenClosed(unsubscribe);
+  if (!held) return;
+  const stored = await storedSince(deps, accountId, filter, stream);
+  const sent = new Set<string>();
+  for (let i = stored.length - 1; i >= 0 && !stream.closed; i--) {
+    // Paced by the client: stored records are not dropped, only live ones beyond the bound.
+    if (stream.waiting) await stream.ready();
+    send(stored[i]!);
+    sent.add(stored[i]!.id);
+  }
+  const live = held;
+  held = undefined;
+  for (const record of live) if (!sent.has(record.id)) send(record);
+}
+
+/** The account's stored records matching `filter`, newest first, every page of them (stops early if the client left). */
+async function storedSince(deps: RequestStreamDeps, accountId: string, filter: Omit<RequestQuery, 'limit'>, stream: EventStream): Promise<RequestRecord[]> {
+  const all: RequestRecord[] = [];
+  let before: RequestQuery['before'];
+  while (!stream.closed) {
+    const page = await deps.store.requests.list(accountId, { ...filter, limit: MAX_REQUEST_PAGE, before });
+    all.push(...page.filter((record) => record.accountId === accountId));
+    const last = page.at(-1);
+    if (!last || page.length < MAX_REQUEST_PAGE) break;
+    before = { timestamp: last.timestamp, id: last.id };
+  }
+  return all;
+}
+
+function droppedData(count: number): string {
+  const message = `${count} request record${count === 1 ? ' was' : 's were'} not sent because this client read too slowly; list them with GET /v1/requests`;
+  return JSON.stringify({ dropped: count, message });
+}
