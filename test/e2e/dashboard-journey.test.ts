@@ -99,13 +99,13 @@ if (requireChromium('dashboard journey', ['pebble-challtestsrv'], 'pebble')) {
       await openPage(page, 'Traffic');
       await page.getByRole('status').filter({ hasText: 'Live' }).waitFor();
       await markDocument(page);
-      const sent = await visit(server, agent.hostname, '/echo?step=6', { headers: { 'user-agent': 'journey-visitor/1.0' } });
+      const sent = await visit(server, agent.hostname, '/echo?live=1', { headers: { 'user-agent': 'journey-visitor/1.0' } });
       assert.equal(sent.status, 200);
-      const row = rowWith(page, '/echo?step=6');
+      const row = rowWith(page, '/echo?live=1');
       await row.waitFor();
       const cells = await row.getByRole('cell').allTextContents();
       assert.equal(cells[1], 'GET');
-      assert.equal(cells[2], '/echo?step=6');
+      assert.equal(cells[2], '/echo?live=1');
       assert.equal(cells[3], '200');
       assert.match(cells[4] ?? '', /^\d+ ms$/);
       assert.match(cells[5] ?? '', /^\d+(\.\d+)? (B|KB)$/);
@@ -115,33 +115,33 @@ if (requireChromium('dashboard journey', ['pebble-challtestsrv'], 'pebble')) {
       assert.equal(cells[9], agent.hostname);
 
       await page.getByRole('button', { name: 'Pause', exact: true }).click();
-      await visit(server, agent.hostname, '/echo?step=6-paused');
+      await visit(server, agent.hostname, '/echo?paused=1');
       await page.getByText('1 new').waitFor();
-      assert.equal(await rowWith(page, '/echo?step=6-paused').count(), 0, 'a paused table does not move');
+      assert.equal(await rowWith(page, '/echo?paused=1').count(), 0, 'a paused table does not move');
       await page.getByRole('button', { name: 'Resume', exact: true }).click();
-      await rowWith(page, '/echo?step=6-paused').waitFor();
+      await rowWith(page, '/echo?paused=1').waitFor();
 
       await page.getByLabel('Method', { exact: true }).selectOption('POST');
-      await visit(server, agent.hostname, '/echo?step=6-post', { method: 'POST', body: 'x' });
-      await rowWith(page, '/echo?step=6-post').waitFor();
-      assert.equal(await rowWith(page, '/echo?step=6-paused').count(), 0, 'the method filter hides GET requests');
+      await visit(server, agent.hostname, '/echo?post=1', { method: 'POST', body: 'x' });
+      await rowWith(page, '/echo?post=1').waitFor();
+      assert.equal(await rowWith(page, '/echo?paused=1').count(), 0, 'the method filter hides GET requests');
       await page.getByLabel('Method', { exact: true }).selectOption('');
       await page.getByLabel('Status', { exact: true }).selectOption('4xx');
       await visit(server, agent.hostname, '/status/404');
       await rowWith(page, '/status/404').waitFor();
-      assert.equal(await rowWith(page, '/echo?step=6').count(), 0, 'the status class filter hides 200s');
+      assert.equal(await rowWith(page, '/echo?live=1').count(), 0, 'the status class filter hides 200s');
       await page.getByLabel('Status', { exact: true }).selectOption('');
-      await rowWith(page, '/echo?step=6-post').waitFor();
+      await rowWith(page, '/echo?post=1').waitFor();
       await assertNotReloaded(page);
       await captureViewports(page, 'traffic');
     });
 
     it("7. opens a request's details with every field", async () => {
-      await rowWith(page, '/echo?step=6').first().click();
+      await rowWith(page, '/echo?live=1').first().click();
       const details = page.getByRole('dialog', { name: 'Request details' });
       await details.waitFor();
       const text = (await details.textContent()) ?? '';
-      for (const field of ['journey-visitor/1.0', agent.hostname, '/echo?step=6', '127.0.0.1', 'HTTP/1.1', 'GET', '200', 'Request id']) {
+      for (const field of ['journey-visitor/1.0', agent.hostname, '/echo?live=1', '127.0.0.1', 'HTTP/1.1', 'GET', '200', 'Request id']) {
         assert.ok(text.includes(field), `details show ${field}`);
       }
       await captureViewports(page, 'traffic-details');

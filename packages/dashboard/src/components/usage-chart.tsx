@@ -32,7 +32,7 @@ export function UsageChart({ days, from, to }: { days: DailyUsage[]; from: strin
           ordered.map((day) => day.bandwidthBytes),
           ordered.map((day) => day.requests),
         ];
-        chart = new UPlot(options(element.clientWidth), data, element);
+        chart = new UPlot(options(element.clientWidth, UPlot.paths.bars?.({ size: [0.6, 24] })), data, element);
         observer = new ResizeObserver(() => chart?.setSize({ width: element.clientWidth, height: CHART_HEIGHT }));
         observer.observe(element);
       },
@@ -70,15 +70,16 @@ function everyDay(days: DailyUsage[], from: string, to: string): DailyUsage[] {
   return all;
 }
 
-function options(width: number): uPlot.Options {
+/** Transfer as one bar per day (`bars` is uPlot's own path builder), requests as a line. */
+function options(width: number, bars: uPlot.Series.PathBuilder | undefined): uPlot.Options {
   return {
     width,
     height: CHART_HEIGHT,
     scales: { x: { time: true }, bytes: { range: (_u, _min, max) => [0, Math.max(max, MIN_TOP_BYTES)] }, requests: { range: (_u, _min, max) => [0, Math.max(max, MIN_TOP_REQUESTS)] } },
     series: [
       { label: 'Day', value: (_u, v) => (v === null ? '' : new Date(v * 1000).toISOString().slice(0, 10)) },
-      { label: 'Transfer', scale: 'bytes', stroke: '#2563eb', width: 2, fill: 'rgba(37, 99, 235, 0.08)', value: (_u, v) => (v === null ? '' : formatBytes(v)) },
-      { label: 'Requests', scale: 'requests', stroke: '#64748b', width: 2, dash: [4, 4] },
+      { label: 'Transfer', scale: 'bytes', stroke: '#2563eb', width: 1, fill: 'rgba(37, 99, 235, 0.55)', paths: bars, points: { show: false }, value: (_u, v) => (v === null ? '' : formatBytes(v)) },
+      { label: 'Requests', scale: 'requests', stroke: '#64748b', width: 2, points: { show: false } },
     ],
     axes: [
       {},

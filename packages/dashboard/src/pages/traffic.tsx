@@ -139,21 +139,24 @@ export function TrafficPage(): JSX.Element {
 }
 
 function FilterBar({ filters, onChange }: { filters: Filters; onChange: (filters: Filters) => void }): JSX.Element {
+  // Labels point at their fields by id rather than wrapping them, so a field's name stays
+  // "Method" and does not take in the selected option ("Method any").
   return (
     <form class="filters" role="search" aria-label="Filter requests" onSubmit={(event) => event.preventDefault()}>
-      <label>
-        Host
+      <div class="field">
+        <label for="filter-host">Host</label>
         <input
+          id="filter-host"
           type="search"
           value={filters.host}
           placeholder="any host"
           spellcheck={false}
           onChange={(event) => onChange({ ...filters, host: event.currentTarget.value.trim() })}
         />
-      </label>
-      <label>
-        Status
-        <select value={filters.status} onChange={(event) => onChange({ ...filters, status: event.currentTarget.value })}>
+      </div>
+      <div class="field">
+        <label for="filter-status">Status</label>
+        <select id="filter-status" value={filters.status} onChange={(event) => onChange({ ...filters, status: event.currentTarget.value })}>
           <option value="">any</option>
           {STATUS_CLASSES.map((status) => (
             <option key={status} value={status}>
@@ -161,10 +164,10 @@ function FilterBar({ filters, onChange }: { filters: Filters; onChange: (filters
             </option>
           ))}
         </select>
-      </label>
-      <label>
-        Method
-        <select value={filters.method} onChange={(event) => onChange({ ...filters, method: event.currentTarget.value })}>
+      </div>
+      <div class="field">
+        <label for="filter-method">Method</label>
+        <select id="filter-method" value={filters.method} onChange={(event) => onChange({ ...filters, method: event.currentTarget.value })}>
           <option value="">any</option>
           {METHODS.map((method) => (
             <option key={method} value={method}>
@@ -172,7 +175,7 @@ function FilterBar({ filters, onChange }: { filters: Filters; onChange: (filters
             </option>
           ))}
         </select>
-      </label>
+      </div>
     </form>
   );
 }
