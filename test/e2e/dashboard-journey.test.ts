@@ -149,6 +149,19 @@ if (requireChromium('dashboard journey', ['pebble-challtestsrv'], 'pebble')) {
       await details.waitFor({ state: 'hidden' });
     });
 
+    it('pages back through older requests with the cursor', async () => {
+      for (let i = 0; i < 60; i++) assert.equal((await visit(server, agent.hostname, `/echo?older=${i}`)).status, 200);
+      await rowWith(page, '/echo?older=59').waitFor();
+      await page.reload();
+      await rowWith(page, '/echo?older=59').waitFor();
+      const rows = page.locator('tbody tr');
+      assert.equal(await rows.count(), 50, 'the first page holds 50 requests');
+      assert.equal(await rowWith(page, '/echo?live=1').count(), 0);
+      await page.getByRole('button', { name: 'Load older requests', exact: true }).click();
+      await rowWith(page, '/echo?live=1').waitFor();
+      assert.ok((await rows.count()) > 50);
+    });
+
     it('8. stops the tunnel from the UI; the agent exits and the hostname answers "This tunnel is offline"', async () => {
       await openPage(page, 'Tunnels');
       const row = rowWith(page, agent.hostname);

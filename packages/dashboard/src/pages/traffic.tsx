@@ -13,7 +13,7 @@ const MAX_LIVE_ROWS = 500;
 const PAGE_SIZE = 50;
 /** Records arriving while paused that are kept for Resume. */
 const MAX_PENDING = 1000;
-/** How far before the newest loaded record the stream starts, so none falls between page and stream. */
+/** How far before an empty first page the stream starts, so no request falls between page and stream. */
 const STREAM_OVERLAP_MS = 5000;
 
 const STATUS_CLASSES = ['2xx', '3xx', '4xx', '5xx'];
@@ -59,8 +59,10 @@ export function TrafficPage(): JSX.Element {
         for (const record of page.requests) seen.add(record.id);
         setRows(page.requests);
         setCursor(page.nextCursor);
-        const newest = page.requests[0]?.timestamp ?? startedAt;
-        const since = new Date(Date.parse(newest) - STREAM_OVERLAP_MS).toISOString();
+        // The stream starts at the newest record shown (`since` is inclusive; repeats are
+        // skipped by id), or a little before the page was asked for when it was empty.
+        const newest = page.requests[0]?.timestamp;
+        const since = newest ?? new Date(Date.parse(startedAt) - STREAM_OVERLAP_MS).toISOString();
         stop = followRequests(query, since, {
           onRequest: (record) => {
             if (seen.has(record.id)) return;
