@@ -116,8 +116,16 @@ describe('REST API: keys', () => {
     const body = res.body as { error: string; message: string };
     assert.equal(body.error, 'last_active_key');
     assert.match(body.message, /POST \/v1\/keys/);
-    assert.match(body.message, /svc-server account create/);
+    assert.match(body.message, /svc-server account link --email E/);
     assert.equal((await api('GET', '/v1/me', { token: lone })).status, 200);
+  });
+
+  it('revokes the last active key of an account that has a password (it can sign in and make another)', async () => {
+    const lone = await server.createAccount('lone-with-password@example.com');
+    const keys = (await api('GET', '/v1/keys', { token: lone })).body as { keys: KeyView[] };
+    assert.equal((await api('POST', '/v1/me/password', { token: lone }, { newPassword: 'a dashboard password' })).status, 204);
+    assert.equal((await api('DELETE', `/v1/keys/${keys.keys[0]!.id}`, { token: lone })).status, 204);
+    assert.equal((await api('GET', '/v1/me', { token: lone })).status, 401);
   });
 
   it("answers 404 for another account's key and leaves it working", async () => {

@@ -7,6 +7,7 @@ import { SVC_VERSION } from '@svcrouter/protocol';
 import { runAccountCommand } from './cli/account-command.js';
 import { printWelcome } from './cli/welcome.js';
 import { loadConfig, type ServerConfig } from './config.js';
+import { LOG_REDACTION } from './log-redaction.js';
 import { startServer } from './server.js';
 
 // Composition root: the only module that reads process.env, parses argv and owns signals.
@@ -58,17 +59,7 @@ async function start(config: ServerConfig): Promise<number> {
     {
       level: config.logLevel,
       base: { service: 'svc-server' },
-      // Secrets never reach a log line even if one is logged by mistake: tokens, passwords, cookies.
-      redact: {
-        paths: [
-          'authorization', '*.authorization', 'headers.authorization', 'req.headers.authorization',
-          'cookie', '*.cookie', 'headers.cookie', 'req.headers.cookie',
-          'headers["set-cookie"]', '*.headers["set-cookie"]', 'headers["x-csrf-token"]', '*.headers["x-csrf-token"]',
-          'token', '*.token', 'password', '*.password', 'currentPassword', '*.currentPassword', 'newPassword', '*.newPassword',
-          'csrfToken', '*.csrfToken',
-        ],
-        censor: '[redacted]',
-      },
+      redact: LOG_REDACTION,
     },
     pino.destination(2),
   );

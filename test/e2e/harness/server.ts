@@ -32,8 +32,8 @@ export interface TestServer {
   env: Record<string, string>;
   /** Runs `svc-server account create` against this server's store; returns the token. */
   createAccount(email: string, plan?: 'free' | 'pro'): Promise<string>;
-  /** Runs any `svc-server` CLI command with this server's environment. */
-  cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
+  /** Runs any `svc-server` CLI command with this server's environment; `input` is written to its stdin. */
+  cli(args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }>;
   /** Stops the process (SIGTERM) and removes the data dir unless kept. */
   close(options?: { keepData?: boolean }): Promise<void>;
 }
@@ -63,9 +63,11 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
   }
   const caPath = path.join(dataDir, 'dev-ca', 'ca.crt');
   const caPem = await readFile(caPath, 'utf8');
-  const cli = async (args: string[]) => {
+  const cli = async (args: string[], input?: string) => {
     try {
-      const { stdout, stderr } = await execFileAsync(process.execPath, [SERVER_BIN, ...args], { env: { ...process.env, ...env } });
+      const running = execFileAsync(process.execPath, [SERVER_BIN, ...args], { env: { ...process.env, ...env } });
+      running.child.stdin?.end(input ?? '');
+      const { stdout, stderr } = await running;
       return { code: 0, stdout, stderr };
     } catch (error) {
       const failed = error as { code: number; stdout: string; stderr: string };

@@ -45,7 +45,7 @@ interface SpecBase<P extends z.ZodObject, Q extends z.ZodObject, B extends z.Zod
   responseDescription: string;
   /** Other non-error answers a handler may give with `new Reply(status, body)`. */
   alternates?: Record<number, ResponseDoc>;
-  /** Error statuses beyond the automatic ones (400, 401, 404 for `:id` paths, 413/415 with a body). */
+  /** Error statuses beyond the automatic ones (400, 401 and 403 when authenticated, 404 for `:id` paths, 413/415 with a body). */
   errors?: number[];
   /** Default application/json; a text type sends the handler's string as is. */
   contentType?: string;
@@ -122,7 +122,8 @@ async function run<P extends z.ZodObject, Q extends z.ZodObject, B extends z.Zod
 }
 
 function routeDoc(spec: SpecBase<z.ZodObject, z.ZodObject, z.ZodType, z.ZodType>, isPublic: boolean): RouteDoc {
-  const errors = new Set<number>([400, ...(isPublic ? [] : [401]), ...(spec.errors ?? [])]);
+  // Authenticated routes also answer 403 csrf_failed to a session cookie without its CSRF token.
+  const errors = new Set<number>([400, ...(isPublic ? [] : [401, 403]), ...(spec.errors ?? [])]);
   if (spec.path.includes('/:')) errors.add(404);
   if (spec.body) [413, 415].forEach((status) => errors.add(status));
   const success: ResponseDoc = { description: spec.responseDescription, contentType: spec.contentType };

@@ -83,7 +83,7 @@ function operation(route: AnyRoute): JsonObject {
   }
   const responses: JsonObject = {};
   for (const [status, response] of Object.entries(doc?.responses ?? {})) responses[status] = successResponse(response);
-  const errors = doc?.errors ?? [...(isPublic ? [] : [401]), ...(route.path.includes('/:') ? [404] : [])];
+  const errors = doc?.errors ?? [...(isPublic ? [] : [401, 403]), ...(route.path.includes('/:') ? [404] : [])];
   for (const status of errors) responses[String(status)] = errorResponse(status, isPublic);
   responses.default = { description: 'unexpected server error (no details)', content: jsonContent(ErrorBody) };
   op.responses = responses;

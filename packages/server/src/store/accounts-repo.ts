@@ -15,7 +15,6 @@ export function createAccountRepo(db: Kysely<Database>, now: () => number): Acco
         name: input.name,
         plan: input.plan,
         created_at: now(),
-        password_hash: null,
       };
       // Insert and catch the unique violation rather than check first: a
       // check-then-insert would race with a second process doing the same.

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import { checkRequestsMigration } from './migrations.contract.js';
-import { migrateTo } from './migrations.js';
+import { migrateTo, migrateToLatest } from './migrations.js';
 import { createPagedRequestRepo } from './paged-requests-repo.js';
 import type { Database } from './schema.js';
 
@@ -51,6 +51,27 @@ describe('migrations (SQLite)', () => {
       await migrateTo(db, '004_requests_clustered');
       const back = await db.selectFrom('requests').selectAll().orderBy('timestamp').execute();
       assert.deepEqual(back, rows);
+    } finally {
+      await db.destroy();
+    }
+  });
+
+  it('006 adds the sign-in tables and the nullable password column, and its down removes them again', async () => {
+    const { raw, db } = memoryDatabase();
+    const signInTables = () => raw.prepare("select name from sqlite_master where type = 'table' and name in ('dashboard_sessions', 'sign_in_links') order by name").pluck().all();
+    const accountColumns = () => raw.prepare('select name from pragma_table_info(\'accounts\')').pluck().all();
+    try {
+      await migrateTo(db, '005_request_pages');
+      // An account as 005 left it: no password column yet.
+      raw.prepare("insert into accounts (id, email, name, plan, created_at) values ('acc_old', 'old@example.com', 'Old', 'free', 1)").run();
+      await migrateToLatest(db);
+      assert.deepEqual(signInTables(), ['dashboard_sessions', 'sign_in_links']);
+      const row = await db.selectFrom('accounts').select(['id', 'password_hash']).executeTakeFirstOrThrow();
+      assert.deepEqual(row, { id: 'acc_old', password_hash: null }, 'existing accounts start without a password');
+      await migrateTo(db, '005_request_pages');
+      assert.deepEqual(signInTables(), []);
+      assert.ok(!accountColumns().includes('password_hash'));
+      assert.equal(raw.prepare('select count(*) from accounts').pluck().get(), 1);
     } finally {
       await db.destroy();
     }

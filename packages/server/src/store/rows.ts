@@ -14,8 +14,8 @@ function toStatus(value: string): TunnelStatus {
   return value;
 }
 
-/** Maps an accounts row to an Account. */
-export function accountFromRow(row: Selectable<AccountsTable>): Account {
+/** Maps an accounts row to an Account; the password hash never leaves the repo this way. */
+export function accountFromRow(row: Omit<Selectable<AccountsTable>, 'password_hash'>): Account {
   return { id: row.id, email: row.email, name: row.name, plan: toPlan(row.plan), createdAt: row.created_at };
 }
 
