@@ -19,6 +19,7 @@ import { sse } from './w-sse.js';
 import { download, transfer, upload } from './w-transfer.js';
 import { manyTunnels } from './w-tunnels.js';
 import { tlsSession } from './w-tls.js';
+import { streamSubscriber } from './w-stream-subscriber.js';
 import { websocketEcho } from './w-websocket.js';
 import { floorComparison, floorMarkdown } from './w-floor.js';
 
@@ -35,6 +36,8 @@ async function runAll(options: BenchOptions, generator: LoadGenerator): Promise<
     const smallGetResult = await smallGet(system, generator, sizes, log);
     log('W1 with the agent session over TLS');
     const tls = await tlsSession(system, generator, sizes, log);
+    log('W1 with one live request-stream subscriber');
+    const stream = await streamSubscriber(system, generator, sizes, log);
     log('bulk transfer');
     const download = await transfer(system, 'download', sizes, log);
     const upload = await transfer(system, 'upload', sizes, log);
@@ -46,7 +49,7 @@ async function runAll(options: BenchOptions, generator: LoadGenerator): Promise<
     const tunnels = await manyTunnels(system, sizes, log);
     const load = meter.stop();
     log(`other processes used ${load.foreignS.toFixed(1)} CPU-s (${load.foreignPercent.toFixed(1)}% of the machine) during the run`);
-    return { results: { smallGet: smallGetResult, tls, download, upload, sse: sseResult, websocket, tunnels }, load };
+    return { results: { smallGet: smallGetResult, tls, streamSubscriber: stream, download, upload, sse: sseResult, websocket, tunnels }, load };
   } finally {
     await system.close();
   }

@@ -6,6 +6,7 @@ import type { LoadReport } from './machine-load.js';
 import type { Sizes } from './options.js';
 import type { SmallGetResult } from './w-small-get.js';
 import type { SseResult } from './w-sse.js';
+import type { StreamSubscriberResult } from './w-stream-subscriber.js';
 import type { TlsSessionResult } from './w-tls.js';
 import type { TransferResult } from './w-transfer.js';
 import type { TunnelsResult } from './w-tunnels.js';
@@ -38,6 +39,7 @@ export interface MachineInfo {
 export interface Results {
   smallGet: SmallGetResult;
   tls: TlsSessionResult;
+  streamSubscriber: StreamSubscriberResult;
   download: TransferResult;
   upload: TransferResult;
   sse: SseResult;
@@ -77,6 +79,7 @@ export function buildRows(r: Results, sizes: Sizes): Row[] {
   const mib = (r.download.bytes / 2 ** 20).toFixed(0);
   const n = r.tunnels.count;
   const signed = (ms: number): string => `${ms >= 0 ? '+' : ''}${ms.toFixed(2)} ms`;
+  const signedUs = (us: number): string => `${us >= 0 ? '+' : ''}${us.toFixed(1)} µs`;
   return [
     { id: 'w1_rps', metric: `Small GET (100 B, ${sizes.connections} conns), req/s`, ...w1.rps, goal: '≥ 0.45 × direct', met: w1.rps.ratio >= 0.45 },
     { id: 'w1_p50_ms', metric: 'Small GET p50, ms', ...w1.p50Ms, goal: '—', met: null },
@@ -88,6 +91,15 @@ export function buildRows(r: Results, sizes: Sizes): Row[] {
     { id: 'cpu_us_per_req_kernel', metric: '… of which in the kernel (system calls), edge + agent, µs', direct: null, tunnel: w1.cpuUsPerRequest.kernel, ratio: null, goal: '—', met: null },
     { id: 'tls_w1_rps', metric: 'Small GET with the agent session over TLS, req/s', direct: null, tunnel: r.tls.rps.tls, ratio: r.tls.rps.ratio, ratioText: `${r.tls.rps.ratio.toFixed(2)}× plain session`, goal: '—', met: null },
     { id: 'tls_cpu_us_per_req', metric: '… CPU per request, edge + agent, µs (plain session in the same pairs)', direct: r.tls.cpuUsPerRequest.plain, tunnel: r.tls.cpuUsPerRequest.tls, ratio: null, ratioText: `+${(r.tls.cpuUsPerRequest.tls - r.tls.cpuUsPerRequest.plain).toFixed(1)} µs`, goal: '—', met: null },
+    {
+      id: 'stream_w1_rps', metric: 'Small GET with one live request-stream subscriber attached, req/s', direct: null, tunnel: r.streamSubscriber.rps.with,
+      ratio: r.streamSubscriber.rps.ratio, ratioText: `${r.streamSubscriber.rps.ratio.toFixed(2)}× without`, goal: '≥ 0.95 × without', met: r.streamSubscriber.rps.ratio >= 0.95,
+    },
+    {
+      id: 'stream_cpu_us_per_req', metric: '… CPU per request, edge + agent, µs (without a subscriber in the same pairs)', direct: r.streamSubscriber.cpuUsPerRequest.without,
+      tunnel: r.streamSubscriber.cpuUsPerRequest.with, ratio: null, ratioText: signedUs(r.streamSubscriber.cpuUsPerRequest.with - r.streamSubscriber.cpuUsPerRequest.without), goal: '—', met: null,
+    },
+    { id: 'stream_events', metric: '… records the subscriber received (and was told it missed)', direct: null, tunnel: r.streamSubscriber.events, ratio: null, ratioText: `${r.streamSubscriber.dropped} missed`, goal: '—', met: null },
     { id: 'download_mib_s', metric: `Download ${mib} MiB, MiB/s`, ...r.download.mibPerS, goal: '≥ 750 MiB/s', met: r.download.mibPerS.tunnel >= 750 },
     { id: 'download_cpu_s_gib', metric: 'Download CPU, edge + agent, s/GiB', direct: null, tunnel: r.download.cpuSPerGiB, ratio: null, goal: '—', met: null },
     { id: 'upload_mib_s', metric: `Upload ${mib} MiB, MiB/s`, ...r.upload.mibPerS, goal: '≥ 600 MiB/s', met: r.upload.mibPerS.tunnel >= 600 },

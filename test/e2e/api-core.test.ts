@@ -162,7 +162,7 @@ describe('REST API: account, usage, tunnels, errors, operations', () => {
 
   it('serves OpenAPI 3.1 without a token, listing every endpoint', () => {
     const listed = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`));
-    for (const op of ['GET /v1/me', 'GET /v1/usage', 'GET /v1/usage/history', 'GET /v1/tunnels', 'DELETE /v1/tunnels/{id}', 'GET /v1/requests', 'GET /v1/keys', 'POST /v1/keys', 'DELETE /v1/keys/{id}', 'GET /v1/openapi.json', 'GET /healthz', 'GET /readyz', 'GET /metrics']) {
+    for (const op of ['GET /v1/me', 'GET /v1/usage', 'GET /v1/usage/history', 'GET /v1/tunnels', 'DELETE /v1/tunnels/{id}', 'GET /v1/requests', 'GET /v1/requests/stream', 'GET /v1/keys', 'POST /v1/keys', 'DELETE /v1/keys/{id}', 'GET /v1/openapi.json', 'GET /healthz', 'GET /readyz', 'GET /metrics']) {
       assert.ok(listed.includes(op), `${op} missing from OpenAPI`);
     }
     assert.equal((doc as unknown as Json).openapi, '3.1.0');

@@ -23,6 +23,9 @@ const FIGURES: Array<{ id: string; direct: boolean }> = [
   { id: 'cpu_us_per_req_edge', direct: false },
   { id: 'cpu_us_per_req_agent', direct: false },
   { id: 'cpu_us_per_req_kernel', direct: false },
+  { id: 'stream_w1_rps', direct: false },
+  { id: 'stream_cpu_us_per_req', direct: true },
+  { id: 'stream_events', direct: false },
   { id: 'download_mib_s', direct: true },
   { id: 'download_cpu_s_gib', direct: false },
   { id: 'upload_mib_s', direct: true },
@@ -87,6 +90,8 @@ describe('the benchmark in --smoke mode', () => {
   it('produces every figure, numeric, in the JSON file and the markdown table', async () => {
     const { stdout, json } = await runSmoke([]);
     assertEveryFigure(json.rows);
+    // The subscriber really was attached: it received the records of the small GETs it watched.
+    assert.ok(json.rows.find((r) => r.id === 'stream_events')!.tunnel > 0, 'the live-stream subscriber received no records');
     for (const key of ['cpu', 'cores', 'node', 'loadGenerator']) assert.ok(json.machine[key], `machine info lacks ${key}`);
     assert.ok(Number.isFinite(json.load.foreignPercent));
     assert.match(stdout, /\| metric \| direct \| svcRouter \| ratio \| goal \| met\? \|/);

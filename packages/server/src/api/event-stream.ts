@@ -17,6 +17,9 @@ export interface EventStreamOptions {
  * and counted. When the client has caught up (the response drains), the queue is written and
  * then one `dropped` event tells the client how many it missed. So a slow reader costs its
  * own queue and nothing else: never the caller's time, never other streams' events.
+ *
+ * Events sent in one turn of the event loop (the inspector publishes a stored batch at once)
+ * go out in one write, not one write per event.
  */
 export class EventStream {
   private queue: string[] = [];
@@ -27,6 +30,10 @@ export class EventStream {
   private readonly timer: NodeJS.Timeout;
   private readonly onClose: Array<() => void> = [];
   private waiters: Array<() => void> = [];
+  /** Events of this loop turn, written together on the next tick. */
+  private pending = '';
+  private flushScheduled = false;
+  private readonly flushBound = (): void => this.flush();
 
   constructor(
     private readonly res: ApiResponse,
@@ -80,6 +87,15 @@ export class EventStream {
     else this.onClose.push(listener);
   }
 
+  /** Writes the events sent in this loop turn now rather than on the next tick. */
+  flush(): void {
+    this.flushScheduled = false;
+    if (this.pending === '' || this.closedFlag) return;
+    const text = this.pending;
+    this.pending = '';
+    this.write(text);
+  }
+
   /** Ends the response and releases everything the stream holds. */
   close(): void {
     if (this.closedFlag) return;
@@ -87,6 +103,7 @@ export class EventStream {
     clearInterval(this.timer);
     this.queue = [];
     this.head = 0;
+    this.pending = '';
     this.releaseWaiters();
     for (const listener of this.onClose.splice(0)) listener();
     if (!this.res.writableEnded) this.res.end();
@@ -94,8 +111,13 @@ export class EventStream {
 
   private push(text: string): void {
     if (this.closedFlag) return;
-    if (!this.blocked) this.write(text);
-    else if (this.queue.length - this.head < this.opts.maxQueued) this.queue.push(text);
+    if (!this.blocked) {
+      this.pending += text;
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        process.nextTick(this.flushBound);
+      }
+    } else if (this.queue.length - this.head < this.opts.maxQueued) this.queue.push(text);
     else this.dropped++;
   }
 

@@ -4,7 +4,7 @@ import { startApiFixture, type ApiFixture } from './test-support.js';
 
 type Doc = {
   openapi: string;
-  paths: Record<string, Record<string, { security?: unknown[]; parameters?: Array<{ name: string; in: string }>; responses: Record<string, unknown>; requestBody?: unknown }>>;
+  paths: Record<string, Record<string, { security?: unknown[]; parameters?: Array<{ name: string; in: string; schema?: unknown }>; responses: Record<string, { content?: Record<string, unknown> }>; requestBody?: unknown }>>;
   components: { schemas: Record<string, unknown>; securitySchemes: Record<string, { type: string; scheme: string }> };
   security: unknown[];
 };
@@ -46,6 +46,10 @@ describe('OpenAPI document', () => {
       operation('GET', '/v1/requests')!.parameters?.map((p) => p.name),
       ['limit', 'cursor', 'host', 'tunnel', 'status', 'method', 'since', 'until'],
     );
+    assert.deepEqual(operation('GET', '/v1/requests/stream')!.parameters?.map((p) => p.name), ['host', 'tunnel', 'status', 'method', 'since']);
+    const status = operation('GET', '/v1/requests/stream')!.parameters?.find((p) => p.name === 'status');
+    assert.deepEqual(status?.schema, operation('GET', '/v1/requests')!.parameters?.find((p) => p.name === 'status')?.schema);
+    assert.ok(operation('GET', '/v1/requests/stream')!.responses['200']?.content?.['text/event-stream']);
     const limit = operation('GET', '/v1/requests')!.parameters?.find((p) => p.name === 'limit');
     assert.deepEqual(limit, { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 1000 }, description: 'page size, default 50' });
   });

@@ -10,6 +10,9 @@ export const STREAM_KEEP_ALIVE_MS = 15_000;
 /** Records a stream holds for a client that reads too slowly before it drops them. */
 export const STREAM_MAX_QUEUED = 1000;
 
+/** Stored records a stream writes at once before it checks whether its client keeps up. */
+const BACKFILL_WRITE_EVENTS = 64;
+
 /** A live feed of stored records (the inspector's RequestHub). */
 export interface LiveRequests {
   /** Calls `listener` with each record of the account once it is stored; returns the unsubscribe function. */
@@ -77,10 +80,13 @@ async function streamRequests(ctx: RouteContext, deps: RequestStreamDeps, limits
   const stored = await storedSince(deps, accountId, filter, stream);
   const sent = new Set<string>();
   for (let i = stored.length - 1; i >= 0 && !stream.closed; i--) {
-    // Paced by the client: stored records are not dropped, only live ones beyond the bound.
-    if (stream.waiting) await stream.ready();
     send(stored[i]!);
     sent.add(stored[i]!.id);
+    // Paced by the client, a page at a time: stored records are not dropped, only live ones beyond the bound.
+    if (i % BACKFILL_WRITE_EVENTS === 0) {
+      stream.flush();
+      if (stream.waiting) await stream.ready();
+    }
   }
   const live = held;
   held = undefined;
