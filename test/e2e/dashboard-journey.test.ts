@@ -5,7 +5,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { captureViewports, launchChromium, requireChromium, VIEWPORTS } from './harness/browser.js';
 import { startAgent, startOrigin, visit, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
 import { freshHost, startDomainWorld, type DomainWorld } from './domains-support.js';
-import { apiGet, assertNotReloaded, expectEmptyStates, fillSignIn, heading, markDocument, openPage, rowWith, sessionCookie, signUp, watchPageErrors } from './dashboard-support.js';
+import { apiGet, assertNotReloaded, csrfToken, expectEmptyStates, fillSignIn, heading, markDocument, openPage, rowWith, sessionCookie, signUp, watchPageErrors } from './dashboard-support.js';
 
 // The dashboard's whole journey in Chromium against a real svc-server, real `svc` agents and
 // a real local service: sign up, empty states, a token read once, a tunnel appearing live,
@@ -181,6 +181,17 @@ if (requireChromium('dashboard journey', ['pebble-challtestsrv'], 'pebble')) {
 
     it('9. adds a domain and shows its TXT record; Verify says why it failed, then succeeds once published', async () => {
       await openPage(page, 'Domains');
+      // A refused domain shows the API's own message, word for word.
+      const refused = await context.request.post(`${server.url}/v1/domains`, {
+        headers: { 'x-csrf-token': await csrfToken(context, server) },
+        data: { host: 'not a domain' },
+      });
+      assert.equal(refused.status(), 400);
+      const { message } = (await refused.json()) as { message: string };
+      await page.getByLabel('Domain', { exact: true }).fill('not a domain');
+      await page.getByRole('button', { name: 'Add domain', exact: true }).click();
+      await page.getByRole('alert').filter({ hasText: message }).waitFor();
+
       const host = freshHost('journey');
       await page.getByLabel('Domain', { exact: true }).fill(host);
       await page.getByRole('button', { name: 'Add domain', exact: true }).click();

@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchChromium, requireChromium, VIEWPORTS } from './harness/browser.js';
 import { startAgent, startOrigin, startServer, visit, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
-import { apiGet, createTokenInUi, csrfToken, expectEmptyStates, fillSignIn, openPage, SESSION_COOKIE, sessionCookie, signUp } from './dashboard-support.js';
+import { apiGet, createTokenInUi, csrfToken, expectEmptyStates, fillSignIn, heading, openPage, SESSION_COOKIE, sessionCookie, signUp } from './dashboard-support.js';
 
 // The dashboard's security cases in Chromium against a real server, agent and local service:
 // a wrong password, a state change without CSRF protection, two accounts side by side, and
@@ -114,6 +114,28 @@ if (requireChromium('dashboard security')) {
       assert.doesNotMatch(String(seen.headers.cookie ?? ''), new RegExp(SESSION_COOKIE));
     });
 
+    it('works from the keyboard: Tab reaches the navigation, Enter follows it, a confirmation takes focus and Escape cancels it', async () => {
+      const { page } = alice;
+      await page.goto('/');
+      await heading(page, 'Overview').waitFor();
+      let focused = '';
+      for (let presses = 0; presses < 20 && focused !== 'Tokens'; presses++) {
+        await page.keyboard.press('Tab');
+        focused = (await page.locator(':focus').textContent()) ?? '';
+      }
+      assert.equal(focused, 'Tokens', 'Tab reaches the Tokens link');
+      await page.keyboard.press('Enter');
+      await heading(page, 'Tokens').waitFor();
+      await page.getByRole('button', { name: 'Revoke', exact: true }).first().focus();
+      await page.keyboard.press('Enter');
+      const dialog = page.getByRole('dialog');
+      await dialog.waitFor();
+      assert.equal(await page.locator('dialog[open] :focus').count(), 1, 'focus moves into the dialog');
+      await page.keyboard.press('Escape');
+      await dialog.waitFor({ state: 'hidden' });
+      assert.ok((await apiGet(alice.context, server, '/v1/keys')).body.keys.length > 0, 'Escape revoked nothing');
+    });
+
     it('serves the dashboard with a strict Content-Security-Policy and no framing', async () => {
       const response = await alice.page.goto('/tunnels');
       const headers = response?.headers() ?? {};
@@ -123,6 +145,32 @@ if (requireChromium('dashboard security')) {
       assert.equal(headers['x-frame-options'], 'DENY');
       assert.equal(headers['referrer-policy'], 'same-origin');
       assert.equal(headers['cache-control'], 'no-cache');
+    });
+  });
+}
+
+if (requireChromium('dashboard with sign-up closed')) {
+  describe('dashboard with SVC_SIGNUP=closed in Chromium', () => {
+    let server: TestServer;
+    let browser: Browser;
+
+    before(async () => {
+      server = await startServer({ env: { SVC_SIGNUP: 'closed' } });
+      browser = await launchChromium();
+    });
+    after(async () => {
+      await browser?.close();
+      await server?.close();
+    });
+
+    it('says sign-up is closed instead of showing the form, and Sign in offers no sign-up link', async () => {
+      const page = await browser.newPage({ baseURL: server.url });
+      await page.goto('/signup');
+      await page.getByRole('alert').filter({ hasText: 'Sign-up is closed on this server' }).waitFor();
+      assert.equal(await page.getByRole('button', { name: 'Sign up', exact: true }).count(), 0);
+      await page.goto('/signin');
+      await page.getByRole('button', { name: 'Sign in', exact: true }).waitFor();
+      assert.equal(await page.getByRole('link', { name: 'Create one' }).count(), 0);
     });
   });
 }
