@@ -33,6 +33,7 @@ if (requireChromium('dashboard journey', ['pebble-challtestsrv'], 'pebble')) {
       origin = await startOrigin();
       browser = await launchChromium();
       context = await browser.newContext({ baseURL: server.url, viewport: VIEWPORTS.desktop });
+      await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
       page = await context.newPage();
       pageErrors = watchPageErrors(page);
     });
@@ -68,7 +69,10 @@ if (requireChromium('dashboard journey', ['pebble-challtestsrv'], 'pebble')) {
       token = (await secret.textContent())?.trim() ?? '';
       assert.match(token, /^svc_[A-Za-z0-9_-]{43}$/);
       await page.getByText("you won't see this again").waitFor();
-      await page.getByRole('button', { name: 'Copy token' }).waitFor();
+      await page.getByRole('button', { name: 'Copy token' }).click();
+      await page.getByRole('status').filter({ hasText: 'Copied' }).waitFor();
+      const clipboard = await page.evaluate(() => (globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }).navigator.clipboard.readText());
+      assert.equal(clipboard, token, 'Copy puts the secret on the clipboard');
       const row = rowWith(page, 'journey laptop');
       await row.waitFor();
       assert.ok((await row.textContent())?.includes(token.slice(0, 8)), 'the list shows the prefix');
@@ -120,6 +124,15 @@ if (requireChromium('dashboard journey', ['pebble-challtestsrv'], 'pebble')) {
       assert.equal(await rowWith(page, '/echo?paused=1').count(), 0, 'a paused table does not move');
       await page.getByRole('button', { name: 'Resume', exact: true }).click();
       await rowWith(page, '/echo?paused=1').waitFor();
+
+      await page.getByLabel('Host', { exact: true }).fill('someone-else.localhost');
+      await page.getByLabel('Host', { exact: true }).press('Enter');
+      await page.getByText('No requests yet').waitFor();
+      await page.getByLabel('Host', { exact: true }).fill(agent.hostname);
+      await page.getByLabel('Host', { exact: true }).press('Enter');
+      await rowWith(page, '/echo?live=1').waitFor();
+      await page.getByLabel('Host', { exact: true }).fill('');
+      await page.getByLabel('Host', { exact: true }).press('Enter');
 
       await page.getByLabel('Method', { exact: true }).selectOption('POST');
       await visit(server, agent.hostname, '/echo?post=1', { method: 'POST', body: 'x' });
