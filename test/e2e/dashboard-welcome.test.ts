@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { captureViewports, launchChromium, requireChromium, VIEWPORTS } from './harness/browser.js';
-import { startServer, type TestServer } from './harness/index.js';
-import { assertNotReloaded, createTokenInUi, heading, markDocument, openPage } from './dashboard-support.js';
+import { startAgent, startOrigin, startServer, visit, type TestServer } from './harness/index.js';
+import { assertNotReloaded, createTokenInUi, heading, markDocument, openPage, rowWith } from './dashboard-support.js';
 
 // The first start's one-time link signs the local account in (set a password at /welcome),
 // and an open dashboard rides out a server restart: it says it is reconnecting, then carries on.
@@ -68,6 +68,27 @@ if (requireChromium('dashboard first start and restart')) {
       // The session lives in the store: a state-changing call (cookie + CSRF) still works.
       const token = await createTokenInUi(page, 'after restart');
       assert.match(token, /^svc_/);
+    });
+
+    it('the live Traffic table follows again after a restart: new requests appear without a reload', async () => {
+      const origin = await startOrigin();
+      const agent = await startAgent(server, { token: first.token, target: origin.port, subdomain: 'restart-check' });
+      try {
+        await openPage(page, 'Traffic');
+        await page.getByRole('status').filter({ hasText: 'Live' }).waitFor();
+        await markDocument(page);
+        await server.close({ keepData: true });
+        await page.getByRole('status').filter({ hasText: 'reconnecting' }).first().waitFor();
+        server = await startServer({ dataDir: first.dataDir, httpPort: first.httpPort, httpsPort: first.httpsPort });
+        // The agent dials back by itself; a request through it must reach the open table.
+        await agent.proc.waitForLine(/^Reconnected: forwarding /);
+        assert.equal((await visit(server, agent.hostname, '/echo?after=restart')).status, 200);
+        await rowWith(page, '/echo?after=restart').first().waitFor();
+        await assertNotReloaded(page);
+      } finally {
+        await agent.close();
+        await origin.close();
+      }
     });
   });
 }

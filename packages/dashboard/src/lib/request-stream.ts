@@ -41,7 +41,11 @@ export function followRequests(filters: URLSearchParams, since: string | undefin
     });
     source.addEventListener('error', () => {
       handlers.onState('reconnecting');
-      if (source?.readyState !== EventSource.CLOSED) return;
+      // Still CONNECTING: the connection broke and the browser retries; the page shows the banner.
+      if (source?.readyState !== EventSource.CLOSED) {
+        connection.lost();
+        return;
+      }
       // Closed for good: find out why (a 401 signs the page out) and try again later.
       api('GET', '/v1/me').catch(() => undefined);
       if (!stopped) timer = setTimeout(open, REOPEN_MS);
