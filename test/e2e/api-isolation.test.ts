@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startAgent, startOrigin, startServer, visit, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
+import { SseClient } from '@svcrouter/server/dist/test-support/sse-client.js';
 import { apiClient, assertNoneOf, eventually, openApi, type OpenApiDoc } from './api-helpers.js';
 
 // Cross-account isolation matrix: account B calls every route of the published OpenAPI
@@ -82,8 +83,12 @@ describe('REST API: cross-account isolation', () => {
     }
   });
 
+  /** Event streams never end, so they are read as streams (below), not as one answer. */
+  const isEventStream = (op: { method: string; template: string }): boolean =>
+    Object.values(doc.paths[op.template]![op.method.toLowerCase()]!.responses).some((response) => response.content?.['text/event-stream'] !== undefined);
+
   it('every list and read route shows B nothing of A', async () => {
-    const reads = operations().filter((op) => op.method === 'GET' && !op.template.includes('{'));
+    const reads = operations().filter((op) => op.method === 'GET' && !op.template.includes('{') && !isEventStream(op));
     for (const { template } of reads) {
       const res = await api('GET', template, { token: tokenB });
       assert.equal(res.status, 200, `${template}: ${res.text}`);
@@ -112,6 +117,38 @@ describe('REST API: cross-account isolation', () => {
     if (idsOfA.domains.length > 0) {
       const domains = (await api('GET', '/v1/domains', { token: tokenA })).text;
       assert.ok(domains.includes(idsOfA.domains[0]!));
+    }
+  });
+
+  // Last: B starts a tunnel of its own here, which the usage case above must not see.
+  it("every event stream shows B nothing of A, live or stored, even filtered by A's host", async () => {
+    const streams = operations().filter(isEventStream);
+    assert.deepEqual(streams.map((op) => op.template), ['/v1/requests/stream']);
+    const open = async (query: string, token: string): Promise<SseClient> => {
+      const client = await SseClient.open(`${server.url}/v1/requests/stream${query}`, { headers: { authorization: `Bearer ${token}` } });
+      assert.equal(client.status, 200);
+      await client.until((events) => events.length >= 1, 'the stream to open');
+      return client;
+    };
+    const agentB = await startAgent(server, { token: tokenB, target: origin.port, subdomain: 'bob-app' });
+    const since = `since=${new Date(0).toISOString()}`;
+    const ofB = [await open('', tokenB), await open(`?${since}`, tokenB), await open(`?host=${agentA.hostname}&${since}`, tokenB)];
+    const ofA = await open('', tokenA);
+    try {
+      await visit(server, agentA.hostname, '/status/200?secret=alice-live');
+      await ofA.until(() => ofA.count() >= 1, "A's live record");
+      // Published after A's record: once B's own record arrives, A's would have too.
+      await visit(server, agentB.hostname, '/status/200?bob');
+      await ofB[0]!.until(() => ofB[0]!.count() >= 1, "B's own record");
+      await ofB[1]!.until(() => ofB[1]!.count() >= 1, "B's own record after its stored ones");
+      for (const client of ofB) {
+        assertNoneOf(client.text, [...secretsOfA, 'alice-live'], 'GET /v1/requests/stream as B');
+        assert.ok(client.named().every((e) => (JSON.parse(e.data!) as Json).host === agentB.hostname));
+      }
+      assert.equal(ofB[2]!.count(), 0);
+    } finally {
+      for (const client of [...ofB, ofA]) client.close();
+      await agentB.close();
     }
   });
 });
