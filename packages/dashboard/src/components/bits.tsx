@@ -34,18 +34,22 @@ export function Loading(): JSX.Element {
   );
 }
 
-/** A table's column headings; `withActions` adds a last, visually empty column for buttons. */
+/**
+ * A table's column headings; `withActions` adds a last, visually empty column for buttons.
+ * Explicit roles keep the table a table for screen readers where a phone layout restyles it
+ * as cards (display: block drops the implicit table semantics in browsers).
+ */
 export function TableHead({ columns, withActions }: { columns: string[]; withActions?: boolean }): JSX.Element {
   return (
-    <thead>
-      <tr>
+    <thead role="rowgroup">
+      <tr role="row">
         {columns.map((column) => (
-          <th key={column} scope="col">
+          <th key={column} scope="col" role="columnheader">
             {column}
           </th>
         ))}
         {withActions && (
-          <th scope="col">
+          <th scope="col" role="columnheader">
             <span class="sr-only">Actions</span>
           </th>
         )}

@@ -31,18 +31,18 @@ export function TokensPage(): JSX.Element {
         <EmptyState>No tokens yet: create one above to connect an agent.</EmptyState>
       ) : (
         <div class="table-wrap">
-          <table class="cards">
+          <table class="cards" role="table">
             <TableHead columns={['Prefix', 'Description', 'Created', 'Last used']} withActions />
-            <tbody>
+            <tbody role="rowgroup">
               {keys.data.keys.map((key) => (
-                <tr key={key.id}>
-                  <td data-label="Prefix">
+                <tr key={key.id} role="row">
+                  <td role="cell" data-label="Prefix">
                     <code>{key.prefix}…</code>
                   </td>
-                  <td data-label="Description">{key.description || <span class="muted">(none)</span>}</td>
-                  <td data-label="Created">{formatTime(key.createdAt)}</td>
-                  <td data-label="Last used">{formatTime(key.lastUsedAt)}</td>
-                  <td>
+                  <td role="cell" data-label="Description">{key.description || <span class="muted">(none)</span>}</td>
+                  <td role="cell" data-label="Created">{formatTime(key.createdAt)}</td>
+                  <td role="cell" data-label="Last used">{formatTime(key.lastUsedAt)}</td>
+                  <td role="cell">
                     <ConfirmButton
                       label="Revoke"
                       question={

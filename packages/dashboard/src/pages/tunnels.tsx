@@ -28,9 +28,9 @@ export function TunnelsPage(): JSX.Element {
         </EmptyState>
       ) : (
         <div class="table-wrap">
-          <table class="cards">
+          <table class="cards" role="table">
             <TableHead columns={['URL', 'Local target', 'Status', 'Started', 'Agent', 'Agent IP']} withActions />
-            <tbody>
+            <tbody role="rowgroup">
               {sorted.map((tunnel) => (
                 <TunnelRow key={tunnel.id} tunnel={tunnel} onStopped={tunnels.reload} />
               ))}
@@ -45,22 +45,22 @@ export function TunnelsPage(): JSX.Element {
 function TunnelRow({ tunnel, onStopped }: { tunnel: Tunnel; onStopped: () => Promise<void> }): JSX.Element {
   const online = tunnel.status === 'online';
   return (
-    <tr class={online ? '' : 'dim'}>
-      <td data-label="URL">
+    <tr role="row" class={online ? '' : 'dim'}>
+      <td role="cell" data-label="URL">
         <a href={tunnel.url} target="_blank" rel="noopener noreferrer">
           {tunnel.url}
         </a>
       </td>
-      <td data-label="Local target">
+      <td role="cell" data-label="Local target">
         <code>{tunnel.local}</code>
       </td>
-      <td data-label="Status">
+      <td role="cell" data-label="Status">
         <span class={`badge ${tunnel.status}`}>{tunnel.status}</span>
       </td>
-      <td data-label="Started">{formatTime(tunnel.createdAt)}</td>
-      <td data-label="Agent">{tunnel.agentVersion}</td>
-      <td data-label="Agent IP">{tunnel.agentIp}</td>
-      <td>
+      <td role="cell" data-label="Started">{formatTime(tunnel.createdAt)}</td>
+      <td role="cell" data-label="Agent">{tunnel.agentVersion}</td>
+      <td role="cell" data-label="Agent IP">{tunnel.agentIp}</td>
+      <td role="cell">
         {online && (
           <ConfirmButton
             label="Stop"
