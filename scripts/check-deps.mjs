@@ -12,6 +12,8 @@ const PACKAGE_RULES = {
   sdk: ['@svcrouter/protocol'],
   agent: ['@svcrouter/sdk', '@svcrouter/protocol'],
   server: ['@svcrouter/protocol'],
+  // The browser app talks to the server over HTTP only.
+  dashboard: [],
 };
 /** Server folders and the server folders they must not import. */
 const SERVER_FOLDER_RULES = {
@@ -24,6 +26,8 @@ const SERVER_FOLDER_RULES = {
   metrics: ['edge', 'api', 'certs', 'domains', 'usage', 'inspector', 'store', 'cli'],
   edge: ['api', 'cli', 'domains', 'usage', 'inspector'],
   api: ['edge', 'cli'],
+  // Static files only: it knows a folder, not the store, the API or the edge.
+  dashboard: ['store', 'auth', 'edge', 'api', 'certs', 'domains', 'usage', 'inspector', 'metrics', 'cli'],
 };
 
 function files(dir, out = []) {
@@ -31,7 +35,7 @@ function files(dir, out = []) {
     if (name === 'node_modules' || name === 'dist') continue;
     const full = path.join(dir, name);
     if (statSync(full).isDirectory()) files(full, out);
-    else if (name.endsWith('.ts')) out.push(full);
+    else if (name.endsWith('.ts') || name.endsWith('.tsx')) out.push(full);
   }
   return out;
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // First import, evaluated before any other module: see v8-tuning.ts.
 import './v8-tuning.js';
+import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { SVC_VERSION } from '@svcrouter/protocol';
 import { runAccountCommand } from './cli/account-command.js';
@@ -10,6 +11,9 @@ import { LOG_REDACTION } from './log-redaction.js';
 import { startServer } from './server.js';
 
 // Composition root: the only module that reads process.env, parses argv and owns signals.
+
+/** The dashboard's build output, beside this package in the workspace (packages/dashboard/dist). */
+const DASHBOARD_DIR = fileURLToPath(new URL('../../dashboard/dist', import.meta.url));
 
 const USAGE = `Usage:
   svc-server start                                              edge + REST API + dashboard
@@ -61,7 +65,7 @@ async function start(config: ServerConfig): Promise<number> {
   );
   let server;
   try {
-    server = await startServer(config, log);
+    server = await startServer(config, log, { dashboardDir: DASHBOARD_DIR });
   } catch (error) {
     const err = error as NodeJS.ErrnoException;
     const hint = err.code === 'EADDRINUSE' ? ' (is another svc-server running? set SVC_HTTP_PORT / SVC_HTTPS_PORT)' : '';

@@ -6,6 +6,7 @@ import { createBearerAuthenticator, DashboardSessions, SignInLimiter } from './a
 import { createSniResolver, loadOrCreateDevCa, type DevCa } from './certs/index.js';
 import type { ServerConfig } from './config.js';
 import { createCustomDomains } from './custom-domains.js';
+import { createDashboardHandler } from './dashboard/index.js';
 import { Edge, startListeners, type Exchange } from './edge/index.js';
 import { Inspector, type CapturedRequest } from './inspector/index.js';
 import { createMetrics, type Metrics } from './metrics/index.js';
@@ -36,6 +37,8 @@ export interface RunningServer {
 /** Extra wiring points for later features (inspector, metering); all optional. */
 export interface ServerHooks {
   observe?(exchange: Exchange): void;
+  /** Folder of the built dashboard (index.html, assets/); without it the apex serves no dashboard. */
+  dashboardDir?: string;
 }
 
 /**
@@ -113,6 +116,7 @@ export async function startServer(config: ServerConfig, log: Logger, hooks: Serv
     authenticate,
     resolveSession: (cookieValue) => sessions.resolve(cookieValue),
     log,
+    fallback: hooks.dashboardDir === undefined ? undefined : createDashboardHandler(hooks.dashboardDir),
     routes: [
       ...authRoutes({ store, sessions, limiter, signup: config.signup, onAuthEvent: (event) => log.info(event, 'dashboard sign-in') }),
       ...controlPlaneRoutes({

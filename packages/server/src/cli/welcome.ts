@@ -15,6 +15,7 @@ export async function printWelcome(server: RunningServer, config: ServerConfig, 
   const apexHttp = apexHttpUrl(config.sharedDomain, server.httpPort);
   const apexHttps = server.publicUrl(config.sharedDomain);
   out.write(`svcRouter edge is up\n`);
+  out.write(`  dashboard  ${apexHttp}/\n`);
   out.write(`  REST API   ${apexHttp}/v1   (also ${apexHttps}/v1)\n`);
   out.write(`  tunnels    https://<name>.${config.sharedDomain}:${server.httpsPort} and http://<name>.${config.sharedDomain}:${server.httpPort}\n`);
   out.write(`  data       ${config.dataDir}\n`);

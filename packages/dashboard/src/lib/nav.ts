@@ -1,0 +1,10 @@
+/** The signed-in pages in navigation order; the titles are the links' names. */
+export const NAV: ReadonlyArray<{ path: string; title: string }> = [
+  { path: '/', title: 'Overview' },
+  { path: '/tunnels', title: 'Tunnels' },
+  { path: '/traffic', title: 'Traffic' },
+  { path: '/domains', title: 'Domains' },
+  { path: '/tokens', title: 'Tokens' },
+  { path: '/usage', title: 'Usage' },
+  { path: '/account', title: 'Account' },
+];

@@ -1,0 +1,81 @@
+import type { JSX } from 'preact';
+import { EmptyState, ErrorText, Loading, PageHeader, TableHead } from '../components/bits.js';
+import { ConfirmButton } from '../components/confirm-button.js';
+import { api } from '../lib/api.js';
+import { formatTime } from '../lib/format.js';
+import type { Tunnel } from '../lib/types.js';
+import { useResource } from '../lib/use-resource.js';
+
+/** How often the list is refreshed, so agents connecting or leaving show up without a reload. */
+const POLL_MS = 2000;
+
+/** The account's tunnels, live ones first, each online one with a Stop button. */
+export function TunnelsPage(): JSX.Element {
+  const tunnels = useResource(() => api<{ tunnels: Tunnel[] }>('GET', '/v1/tunnels'), [], POLL_MS);
+  const list = tunnels.data?.tunnels ?? [];
+  const sorted = [...list].sort((a, b) => Number(b.status === 'online') - Number(a.status === 'online'));
+  return (
+    <section>
+      <PageHeader title="Tunnels">
+        <span class="muted">{list.filter((t) => t.status === 'online').length} online · refreshes every 2 s</span>
+      </PageHeader>
+      <ErrorText message={tunnels.error} />
+      {tunnels.data === undefined ? (
+        tunnels.loading && <Loading />
+      ) : list.length === 0 ? (
+        <EmptyState>
+          No tunnels yet: run <code>svc http 3000</code>
+        </EmptyState>
+      ) : (
+        <div class="table-wrap">
+          <table class="cards" role="table">
+            <TableHead columns={['URL', 'Local target', 'Status', 'Started', 'Agent', 'Agent IP']} withActions />
+            <tbody role="rowgroup">
+              {sorted.map((tunnel) => (
+                <TunnelRow key={tunnel.id} tunnel={tunnel} onStopped={tunnels.reload} />
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
+
+function TunnelRow({ tunnel, onStopped }: { tunnel: Tunnel; onStopped: () => Promise<void> }): JSX.Element {
+  const online = tunnel.status === 'online';
+  return (
+    <tr role="row" class={online ? '' : 'dim'}>
+      <td role="cell" data-label="URL">
+        <a href={tunnel.url} target="_blank" rel="noopener noreferrer">
+          {tunnel.url}
+        </a>
+      </td>
+      <td role="cell" data-label="Local target">
+        <code>{tunnel.local}</code>
+      </td>
+      <td role="cell" data-label="Status">
+        <span class={`badge ${tunnel.status}`}>{tunnel.status}</span>
+      </td>
+      <td role="cell" data-label="Started">{formatTime(tunnel.createdAt)}</td>
+      <td role="cell" data-label="Agent">{tunnel.agentVersion}</td>
+      <td role="cell" data-label="Agent IP">{tunnel.agentIp}</td>
+      <td role="cell">
+        {online && (
+          <ConfirmButton
+            label="Stop"
+            question={
+              <>
+                Stop the tunnel <strong>{tunnel.url}</strong>? Its agent is disconnected and the hostname answers “This tunnel is offline”.
+              </>
+            }
+            onConfirm={async () => {
+              await api('DELETE', `/v1/tunnels/${encodeURIComponent(tunnel.id)}`);
+              await onStopped();
+            }}
+          />
+        )}
+      </td>
+    </tr>
+  );
+}
