@@ -10,6 +10,7 @@ import {
   type ResponseHead,
 } from '@svcrouter/protocol';
 import { bandwidthPage, offlinePage, unreachablePage, upstreamErrorPage, type EdgePage } from './pages.js';
+import type { AbsoluteTarget } from './request-target.js';
 import type { Binding } from './router.js';
 
 type VisitorRequest = IncomingMessage | Http2ServerRequest;
@@ -46,7 +47,9 @@ const EDGE_SET = new Set(['x-forwarded-proto', 'x-forwarded-host', 'expect']);
 /**
  * Builds the request head sent to the agent: hop-by-hop and internal headers removed,
  * X-Forwarded-For appended to, X-Forwarded-Proto and -Host set by us. One pass, no copies
- * beyond the output array, since this runs for every request.
+ * beyond the output array, since this runs for every request. The target sent is always a
+ * path: `absolute`, when the visitor sent an absolute-form target, gives the path to send
+ * instead of `req.url`.
  */
 export function requestHead(
   req: Pick<VisitorRequest, 'rawHeaders' | 'method' | 'url'>,
@@ -55,6 +58,7 @@ export function requestHead(
   ip: string,
   secure: boolean,
   upgrade: boolean,
+  absolute?: AbsoluteTarget,
 ): RequestHead {
   const raw = req.rawHeaders;
   const out: string[] = [];
@@ -103,7 +107,7 @@ export function requestHead(
     'x-forwarded-host',
     originalHost || host,
   );
-  const head: RequestHead = { m: req.method ?? 'GET', p: req.url ?? '/', h: out, t: binding.tunnelId };
+  const head: RequestHead = { m: req.method ?? 'GET', p: absolute?.path ?? req.url ?? '/', h: out, t: binding.tunnelId };
   if (upgrade) head.u = 1;
   return head;
 }
@@ -161,9 +165,10 @@ export function proxyRequest(
   secure: boolean,
   done: ExchangeObserver,
   meter?: ByteMeter,
+  absolute?: AbsoluteTarget,
 ): void {
   const withBody = hasRequestBody(req);
-  const head = requestHead(req, binding, exchange.host, exchange.ip, secure, false);
+  const head = requestHead(req, binding, exchange.host, exchange.ip, secure, false, absolute);
   // The agent reads `b` to decide whether to stream a body to the origin: without it the body is dropped.
   if (withBody) head.b = 1;
   let stream: MuxStream;

@@ -4,6 +4,7 @@ import { ResetCode, StreamResetError, type ResponseHead } from '@svcrouter/proto
 import { rawResponse, unreachablePage, upstreamErrorPage } from './pages.js';
 import type { ByteMeter, Exchange, ExchangeObserver } from './proxy.js';
 import { requestHead, responseHeaders } from './proxy.js';
+import type { AbsoluteTarget } from './request-target.js';
 import type { Binding } from './router.js';
 
 /**
@@ -20,6 +21,7 @@ export function proxyUpgrade(
   secure: boolean,
   done: ExchangeObserver,
   meter?: ByteMeter,
+  absolute?: AbsoluteTarget,
 ): void {
   let finished = false;
   const finish = (): void => {
@@ -30,7 +32,7 @@ export function proxyUpgrade(
   };
   let stream;
   try {
-    stream = binding.session.mux.open(requestHead(req, binding, exchange.host, exchange.ip, secure, true));
+    stream = binding.session.mux.open(requestHead(req, binding, exchange.host, exchange.ip, secure, true, absolute));
   } catch {
     socket.destroy();
     return finish();
