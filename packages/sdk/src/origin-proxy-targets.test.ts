@@ -74,4 +74,17 @@ describe('OriginProxy request targets', () => {
     assert.equal(result.status, 200);
     assert.equal(result.body.toString(), 'plain');
   });
+
+  for (const [name, head] of [
+    ['a space in the path', upgradeHead('/a b')],
+    ['a header name that is not a token', { ...upgradeHead('/'), h: ['Host', 'origin.test', 'Bad Name', 'x', 'Upgrade', 'probe'] }],
+  ] as const) {
+    it(`resets an upgrade node:http cannot send (${name}) and keeps the session serving`, async () => {
+      const { fixture } = await setup(await upgradeOrigin());
+      const result = await collectAnswer(fixture.edge.open(head));
+      assert.equal(result.resetCode, ResetCode.UPSTREAM_ERROR);
+      assert.equal(fixture.edge.isClosed, false);
+      assert.equal((await visit(fixture, { path: '/after' })).status, 200);
+    });
+  }
 });

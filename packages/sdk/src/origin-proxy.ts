@@ -44,11 +44,19 @@ export class OriginProxy {
     const head = stream.meta as RequestHead;
     if (stream instanceof CallbackStream) {
       new OriginExchange(this.pool, stream, head, this.onLog).start();
-    } else if (head.u) {
-      this.handleUpgrade(stream, head);
-    } else {
+      return;
+    }
+    stream.on('error', () => undefined);
+    if (!head.u) {
       // A session that did not sort its streams with wantsCallbacks: a bug of ours, not the visitor's.
-      stream.on('error', () => undefined);
+      stream.reset(ResetCode.UPSTREAM_ERROR);
+      return;
+    }
+    try {
+      this.handleUpgrade(stream, head);
+    } catch {
+      // node:http refuses what it cannot send (a space in the path, a bad header name): this
+      // request fails, as an unreachable origin would, and nothing else does.
       stream.reset(ResetCode.UPSTREAM_ERROR);
     }
   }
@@ -65,7 +73,6 @@ export class OriginProxy {
     // only ever a path, never resolved against the target's URL, so `//other:6379/` or
     // `http://other/` cannot send the agent anywhere but its own local service.
     if (!isOriginForm(head.p)) {
-      stream.on('error', () => undefined);
       stream.reset(ResetCode.UPSTREAM_ERROR);
       return;
     }
