@@ -5,6 +5,8 @@ import {
   INTERNAL_HEADER_PREFIX,
   ResetCode,
   StreamResetError,
+  hasValidFields,
+  isResponseHead,
   type MuxStream,
   type RequestHead,
   type ResponseHead,
@@ -204,14 +206,18 @@ export function proxyRequest(
     req.pipe(stream);
   }
   stream.on('headers', (meta: ResponseHead) => {
-    exchange.status = meta.s;
+    // The agent is not trusted. Node's HTTP/1.1 writeHead refuses bad names and values itself
+    // (and throws); HTTP/2's is checked here, as its encoder is not this strict.
+    const valid = isResponseHead(meta) && meta.s >= 200 && (req.httpVersionMajor !== 2 || hasValidFields(meta.h));
     try {
+      if (!valid) throw new Error('invalid response head');
       (res as ServerResponse).writeHead(meta.s, responseHeaders(meta.h) as unknown as Record<string, string>);
     } catch {
       stream.reset(ResetCode.UPSTREAM_ERROR);
       exchange.status = sendPage(res, upstreamErrorPage(exchange.host, 'invalid response headers'));
       return;
     }
+    exchange.status = meta.s;
     // A hand-written pipe: metering and forwarding in one listener, and none of pipe()'s eight
     // listeners per request. Backpressure as pipe(): pause on a full visitor socket, resume on drain.
     stream.on('data', (chunk: Buffer) => {
