@@ -14,7 +14,14 @@ import type { LeanHandler, VisitorConnection } from './lean/visitor-connection.j
 import { badRequestPage, bandwidthPage, offlinePage, rawResponse, type EdgePage } from './pages.js';
 import { proxyRequest, sendPage, type ByteMeter, type Exchange, type ExchangeObserver } from './proxy.js';
 import { Router, type Binding } from './router.js';
-import { BAD_TARGET_REASON, isOriginForm, parseAbsoluteTarget, type AbsoluteTarget } from './request-target.js';
+import {
+  AuthorityRefusal,
+  BAD_TARGET_REASON,
+  isOriginForm,
+  parseAbsoluteTarget,
+  routingAuthority,
+  type AbsoluteTarget,
+} from './request-target.js';
 import { acceptSession, clientIp, isSessionUpgrade, type Authenticate } from './session-acceptor.js';
 import { proxyUpgrade } from './upgrade.js';
 
@@ -44,7 +51,8 @@ export interface EdgeDeps extends Omit<BinderDeps, 'router'> {
  * in-memory routing state of this node. Listeners (HTTP, HTTPS) hand it requests.
  *
  * Host routing order: ACME HTTP-01 answers (plain HTTP only) → apex → live binding → offline
- * page. Hosts are lower-cased, the port and a trailing dot dropped, before any lookup.
+ * page. The host is the absolute-form target's, else `:authority`, else the single Host
+ * (request-target.ts); it is lower-cased, the port and a trailing dot dropped, before any lookup.
  */
 export class Edge implements LeanHandler {
   readonly router = new Router();
@@ -74,7 +82,12 @@ export class Edge implements LeanHandler {
         return;
       }
     }
-    const host = normalizeHost((req.headers[':authority'] as string | undefined) ?? req.headers.host);
+    const authority = routingAuthority(req.rawHeaders, absolute);
+    if (authority instanceof AuthorityRefusal) {
+      sendPage(res, badRequestPage(authority.reason));
+      return;
+    }
+    const host = normalizeHost(authority);
     if (!host) {
       sendPage(res, badRequestPage('A Host header is required.'));
       return;
@@ -122,7 +135,12 @@ export class Edge implements LeanHandler {
         return;
       }
     }
-    const host = normalizeHost(req.headers.host);
+    const authority = routingAuthority(req.rawHeaders, absolute);
+    if (authority instanceof AuthorityRefusal) {
+      socket.end(rawResponse(badRequestPage(authority.reason)));
+      return;
+    }
+    const host = normalizeHost(authority);
     if (!host) {
       socket.end(rawResponse(badRequestPage('A Host header is required.')));
       return;

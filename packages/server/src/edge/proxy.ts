@@ -51,7 +51,7 @@ const EDGE_SET = new Set(['x-forwarded-proto', 'x-forwarded-host', 'expect']);
  * X-Forwarded-For appended to, X-Forwarded-Proto and -Host set by us. One pass, no copies
  * beyond the output array, since this runs for every request. The target sent is always a
  * path: `absolute`, when the visitor sent an absolute-form target, gives the path to send
- * instead of `req.url`.
+ * instead of `req.url` and the authority that replaces Host.
  */
 export function requestHead(
   req: Pick<VisitorRequest, 'rawHeaders' | 'method' | 'url'>,
@@ -83,9 +83,11 @@ export function requestHead(
       continue;
     }
     if (lower === 'host') {
+      // An absolute-form target's authority replaces Host (RFC 9112 §3.2.2), as it routed the request.
+      const routed = absolute?.authority ?? value;
       hasHost = true;
-      originalHost = value;
-      out.push(name, value);
+      originalHost = routed;
+      out.push(name, routed);
       continue;
     }
     if (upgrade && (lower === 'upgrade' || lower === 'connection')) {
@@ -100,6 +102,7 @@ export function requestHead(
     }
     out.push(name, value);
   }
+  if (absolute) originalHost = absolute.authority;
   if (!hasHost) out.push('host', originalHost || host);
   out.push(
     'x-forwarded-for',
