@@ -5,6 +5,7 @@ import tls from 'node:tls';
 import { IdTable } from '@svcrouter/protocol';
 import type { Edge } from './edge.js';
 import { VisitorConnection } from './lean/visitor-connection.js';
+import { H2_HEADER_LIST_CAP, H2_MAX_HEADER_PAIRS, MAX_HEADER_BYTES } from './limits.js';
 
 /** Pending-connection queue per listener: a short backlog shows up as multi-second p99 under bursts. */
 export const LISTEN_BACKLOG = 2048;
@@ -13,8 +14,7 @@ export const LISTEN_BACKLOG = 2048;
  * default paused and resumed every tunnelled 64 KiB chunk; bounded per visitor either way.
  */
 const VISITOR_HIGH_WATER = 256 * 1024;
-/** Largest request head a visitor may send (Node answers 431 above it). */
-export const MAX_HEADER_BYTES = 32 * 1024;
+export { MAX_HEADER_BYTES };
 /** Idle keep-alive visitor connections close after this; longer than typical client pools, so reuse does not race a close. */
 const KEEP_ALIVE_MS = 65_000;
 
@@ -54,7 +54,13 @@ export async function startListeners(edge: Edge, options: ListenOptions): Promis
   // Not allowHalfOpen: a visitor's FIN closes the connection and cancels a request in flight, as
   // Node's HTTP server does by default (httpAllowHalfOpen false) and as proxies treat a client abort.
   const plain = net.createServer({ noDelay: true, highWaterMark: VISITOR_HIGH_WATER }, (socket) => lean(socket, false));
-  const secure2 = http2.createServer({ maxSessionMemory: 64 });
+  const secure2 = http2.createServer({
+    maxSessionMemory: 64,
+    // Heads above MAX_HEADER_BYTES must arrive whole to be answered 431 (Edge.handleRequest)
+    // rather than reset by nghttp2 at its defaults (64 KiB, 128 fields).
+    maxHeaderListPairs: H2_MAX_HEADER_PAIRS,
+    settings: { maxHeaderListSize: H2_HEADER_LIST_CAP },
+  });
   secure2.on('request', (req, res) => edge.handleRequest(req, res, true));
   secure2.on('sessionError', () => undefined);
 
