@@ -20,3 +20,32 @@ export function headerListBytes(rawHeaders: readonly string[]): number {
   for (let i = 0; i < rawHeaders.length; i += 2) bytes += rawHeaders[i]!.length + rawHeaders[i + 1]!.length + 32;
   return bytes;
 }
+
+/** Timeouts of the public listeners, in milliseconds. */
+export interface ListenerTimeouts {
+  /** A request head must be complete this long after its connection is ready for one (Node's headersTimeout). */
+  headersMs: number;
+  /** A whole request, body included, must have arrived within this (Node's requestTimeout). */
+  requestMs: number;
+  /** An idle keep-alive HTTP/1.1 connection is closed after this; longer than typical client pools, so reuse does not race a close. */
+  keepAliveMs: number;
+  /** An HTTP/2 session that carried no frame for this long is closed (GOAWAY; streams still open finish). */
+  h2IdleMs: number;
+  /** A TLS handshake must be done within this. */
+  tlsHandshakeMs: number;
+  /**
+   * A connection the edge has ended is destroyed this long later if its peer neither closed its
+   * side nor took anything of what is still queued for it: an ended socket is never held for ever.
+   */
+  endGraceMs: number;
+}
+
+/** The listeners' timeouts unless the edge's options say otherwise. */
+export const DEFAULT_LISTENER_TIMEOUTS: Readonly<ListenerTimeouts> = Object.freeze({
+  headersMs: 60_000,
+  requestMs: 300_000,
+  keepAliveMs: 65_000,
+  h2IdleMs: 65_000,
+  tlsHandshakeMs: 10_000,
+  endGraceMs: 5_000,
+});
