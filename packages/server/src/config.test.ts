@@ -33,6 +33,7 @@ describe('loadConfig defaults', () => {
       inspectorRetentionDays: 3,
       inspectorMaxPerAccount: 100000,
       usageFlushMs: 1000,
+      nameGraceMs: 30_000,
     });
   });
 

@@ -78,6 +78,12 @@ export interface ServerConfig {
   readonly inspectorMaxPerAccount: number;
   /** SVC_USAGE_FLUSH_MS. Default 1000: how often metered usage is written; a crash loses at most about this much metering. */
   readonly usageFlushMs: number;
+  /**
+   * SVC_NAME_GRACE_MS. Default 30000: after an agent's connection is lost (not a clean exit),
+   * its names stay reserved for its account this long, so no other account takes one while it
+   * reconnects; 0 turns this off.
+   */
+  readonly nameGraceMs: number;
 }
 
 /** Plan limits of SPEC §8, before SVC_PLANS overrides. */
@@ -100,6 +106,7 @@ export const DEFAULTS = Object.freeze({
   inspectorRetentionDays: 3,
   inspectorMaxPerAccount: 100_000,
   usageFlushMs: 1000,
+  nameGraceMs: 30_000,
 });
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -237,6 +244,7 @@ const ENV_SCHEMA = z.object({
   SVC_INSPECTOR_RETENTION_DAYS: envVar(DEFAULTS.inspectorRetentionDays, integer(1, 3650)),
   SVC_INSPECTOR_MAX_PER_ACCOUNT: envVar(DEFAULTS.inspectorMaxPerAccount, integer(1, 100_000_000)),
   SVC_USAGE_FLUSH_MS: envVar(DEFAULTS.usageFlushMs, integer(100, 60_000)),
+  SVC_NAME_GRACE_MS: envVar(DEFAULTS.nameGraceMs, integer(0, 3_600_000)),
 });
 
 /**
@@ -275,6 +283,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd: string 
     inspectorRetentionDays: e.SVC_INSPECTOR_RETENTION_DAYS,
     inspectorMaxPerAccount: e.SVC_INSPECTOR_MAX_PER_ACCOUNT,
     usageFlushMs: e.SVC_USAGE_FLUSH_MS,
+    nameGraceMs: e.SVC_NAME_GRACE_MS,
   });
 }
 
