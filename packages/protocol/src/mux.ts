@@ -17,6 +17,7 @@ import { CallbackStream, type CallbackStreamHandler } from './callback-stream.js
 import { MuxStream, type StreamEndpoint, type StreamTransport } from './mux-stream.js';
 import { MAX_STREAM_WINDOW, SESSION_WINDOW_GROWTH_BUDGET, WindowTuner } from './mux-window.js';
 import { IdTable } from './id-table.js';
+import { ResetCode } from './messages.js';
 
 /**
  * Default per-stream flow-control window, where every stream's receive window starts: small
@@ -31,6 +32,15 @@ export const INITIAL_STREAM_WINDOW = 1024 * 1024;
  * in flight and still bounds the memory a congested session holds.
  */
 export const SESSION_WRITE_HIGH_WATER = 1024 * 1024;
+/**
+ * Bytes of replies the peer's own frames call for (PING echoes, WINDOW, REFUSED resets) the
+ * session may queue while the socket never empties. A peer that keeps asking and reads nothing
+ * would otherwise grow the queue without end; past this its session closes. A reading peer
+ * empties the socket over and over and never comes near it.
+ */
+export const CONTROL_REPLY_BUDGET = 1024 * 1024;
+/** A PING's payload: the sender's 8 opaque bytes, echoed back. */
+const PING_PAYLOAD_BYTES = 8;
 /** Largest stream id; a session that has used them all must be replaced. */
 const MAX_STREAM_ID = 0xffffffff;
 
@@ -53,7 +63,7 @@ export interface MuxOptions {
   windowGrowthBudget?: number;
   /**
    * Called for every stream the peer opens; absent means the peer may not open streams
-   * (they are reset with REFUSED). An exception thrown here ends the session with it.
+   * (they are reset with REFUSED). An exception thrown here resets that stream (STREAM_FAILED).
    */
   onStream?: (stream: MuxStream) => void;
   /**
@@ -63,7 +73,7 @@ export interface MuxOptions {
   wantsCallbacks?: (meta: unknown) => boolean;
   /**
    * Called for every stream wantsCallbacks picked; it must attach a handler before returning.
-   * An exception thrown here ends the session with it.
+   * An exception thrown here resets that stream (STREAM_FAILED).
    */
   onCallbackStream?: (stream: CallbackStream) => void;
   /** Called for every control message on stream 0, in order. An exception thrown here ends the session. */
@@ -84,9 +94,13 @@ export interface MuxOptions {
  *   The error is set when the session failed (socket error, protocol violation, heartbeat).
  * - 'goaway' (reason): the peer is closing the session in an orderly way.
  * - 'pong' (rttMs): a heartbeat PING was answered.
+ * - 'streamError' (error, streamId): a stream's handler threw; that stream was reset.
  *
  * Frames are handled synchronously as they are decoded, so callbacks and stream listeners run
- * inside the socket's 'data' handler; an exception thrown there ends the session with that error.
+ * inside the socket's 'data' handler. An exception thrown there while handling one stream's
+ * frame resets that stream with STREAM_FAILED and the session carries on: one request's failure
+ * must never cost the others on the session. A ProtocolError, or an exception thrown by the
+ * control handler, ends the session.
  */
 export class Mux extends EventEmitter implements StreamTransport {
   /** Not a Map: see id-table.ts for what a Map's churn does to the GC. */
@@ -100,6 +114,9 @@ export class Mux extends EventEmitter implements StreamTransport {
   private corked = false;
   private readonly uncorkBound = (): void => this.uncork();
   private drainWaiters: Array<() => void> = [];
+  /** Reply bytes queued since the peer last took anything (see CONTROL_REPLY_BUDGET). */
+  private replyBacklog = 0;
+  private queuedAtLastReply = 0;
   private closed = false;
   private heartbeat: NodeJS.Timeout | undefined;
   private heardFromPeer = true;
@@ -135,7 +152,10 @@ export class Mux extends EventEmitter implements StreamTransport {
         this.destroy(error as Error);
       }
     });
-    socket.on('drain', () => this.flushDrainWaiters());
+    socket.on('drain', () => {
+      this.replyBacklog = 0;
+      this.flushDrainWaiters();
+    });
     socket.on('error', (error) => this.destroy(error));
     socket.on('close', () => this.destroy());
     socket.on('end', () => this.destroy());
@@ -265,6 +285,21 @@ export class Mux extends EventEmitter implements StreamTransport {
     this.writer.frame(type, flags, stream, payload);
   }
 
+  /** @internal Sends a frame the peer's own frames call for; a peer that reads none of them loses its session. */
+  sendReply(type: number, flags: number, stream: number, payload: Buffer): void {
+    if (this.closed) return;
+    // The peer took something since the last reply (the queue emptied or shrank): it reads.
+    const queued = this.socket.writableLength;
+    if (queued === 0 || queued < this.queuedAtLastReply) this.replyBacklog = 0;
+    this.queuedAtLastReply = queued;
+    if (this.replyBacklog > CONTROL_REPLY_BUDGET) {
+      this.destroy(new ProtocolError(`peer reads nothing: ${this.replyBacklog} bytes of replies queued`));
+      return;
+    }
+    this.replyBacklog += FRAME_HEADER_BYTES + payload.length;
+    this.sendFrame(type, flags, stream, payload);
+  }
+
   /** @internal */
   sendTextFrame(type: number, flags: number, stream: number, text: string): void {
     if (this.closed) return;
@@ -301,6 +336,23 @@ export class Mux extends EventEmitter implements StreamTransport {
   private onFrame(frame: Frame): void {
     if (this.closed) return; // a callback closed the session while a chunk was being decoded
     if (frame.stream === 0) return this.onSessionFrame(frame);
+    try {
+      this.onStreamFrame(frame);
+    } catch (error) {
+      if (error instanceof ProtocolError || this.closed) throw error;
+      this.failStream(frame.stream, error as Error);
+    }
+  }
+
+  /** A stream's handler threw while handling its frame: that stream ends, the session does not. */
+  private failStream(id: number, error: Error): void {
+    const stream = this.streams.get(id);
+    if (stream) stream.reset(ResetCode.STREAM_FAILED);
+    else this.sendFrame(FrameType.RESET, 0, id, Buffer.from(ResetCode.STREAM_FAILED));
+    this.emit('streamError', error, id);
+  }
+
+  private onStreamFrame(frame: Frame): void {
     if (frame.type === FrameType.OPEN) return this.onOpen(frame);
     const stream = this.streams.get(frame.stream);
     // Frames for a stream we already closed are normal after a reset race: drop them.
@@ -335,7 +387,10 @@ export class Mux extends EventEmitter implements StreamTransport {
             this.emit('pong', this.lastPingRttMs);
           }
         } else {
-          this.sendFrame(FrameType.PING, FLAG_ACK, 0, Buffer.from(frame.payload));
+          // Only the 8 bytes a ping carries are echoed: a larger payload would make each echo a
+          // megabyte-sized reply the peer chose.
+          if (frame.payload.length !== PING_PAYLOAD_BYTES) throw new ProtocolError(`PING frame of ${frame.payload.length} bytes`);
+          this.sendReply(FrameType.PING, FLAG_ACK, 0, Buffer.from(frame.payload));
         }
         return;
       case FrameType.GOAWAY:
@@ -363,7 +418,7 @@ export class Mux extends EventEmitter implements StreamTransport {
       return;
     }
     if (!this.options.onStream) {
-      this.sendFrame(FrameType.RESET, 0, frame.stream, Buffer.from('REFUSED'));
+      this.sendReply(FrameType.RESET, 0, frame.stream, Buffer.from('REFUSED'));
       return;
     }
     const stream = new MuxStream(this, frame.stream, meta, this.window);
