@@ -16,6 +16,33 @@ export const HOP_BY_HOP = new Set([
   'http2-settings',
 ]);
 
+/** A header name: an RFC 9110 token. */
+export const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** The bytes a header value may not hold: controls other than tab, CR, LF and NUL among them (Node's rule). */
+export const INVALID_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
+
+/**
+ * Whether a HEADERS payload a peer sent has a response head's shape: a status that is an
+ * integer from 100 to 599, and headers as an even list of strings. Names and values are not
+ * checked here (see `hasValidFields`); the edge's lean path checks them as it serialises.
+ */
+export function isResponseHead(meta: unknown): meta is { s: number; h: string[] } {
+  if (typeof meta !== 'object' || meta === null) return false;
+  const { s, h } = meta as { s: unknown; h: unknown };
+  if (typeof s !== 'number' || !Number.isInteger(s) || s < 100 || s > 599) return false;
+  if (!Array.isArray(h) || h.length % 2 !== 0) return false;
+  for (let i = 0; i < h.length; i++) if (typeof h[i] !== 'string') return false;
+  return true;
+}
+
+/** Whether every name in flat header pairs is a token and no value holds a control byte. */
+export function hasValidFields(pairs: readonly string[]): boolean {
+  for (let i = 0; i < pairs.length; i += 2) {
+    if (!TOKEN.test(pairs[i]!) || INVALID_VALUE.test(pairs[i + 1]!)) return false;
+  }
+  return true;
+}
+
 /** Prefix of headers that only the edge may set; visitors' copies are dropped. */
 export const INTERNAL_HEADER_PREFIX = 'x-svc-';
 

@@ -57,4 +57,6 @@ export const ResetCode = {
   UPSTREAM_ERROR: 'UPSTREAM_ERROR',
   /** The visitor went away, or the request was aborted. */
   CANCEL: 'CANCEL',
+  /** The stream's handler failed on the sender's side; the session carries on. */
+  STREAM_FAILED: 'STREAM_FAILED',
 } as const;

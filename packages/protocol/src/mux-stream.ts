@@ -27,6 +27,8 @@ export interface StreamEndpoint {
   onWindow(increment: number): void;
   onReset(code: string): void;
   onRemoteEnd(): void;
+  /** Aborts the stream on both sides (RESET to the peer). */
+  reset(code: string): void;
 }
 
 /** Largest readable buffer a stream keeps before it stops asking for more (never above the window). */

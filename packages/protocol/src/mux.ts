@@ -17,6 +17,7 @@ import { CallbackStream, type CallbackStreamHandler } from './callback-stream.js
 import { MuxStream, type StreamEndpoint, type StreamTransport } from './mux-stream.js';
 import { MAX_STREAM_WINDOW, SESSION_WINDOW_GROWTH_BUDGET, WindowTuner } from './mux-window.js';
 import { IdTable } from './id-table.js';
+import { ResetCode } from './messages.js';
 
 /**
  * Default per-stream flow-control window, where every stream's receive window starts: small
@@ -53,7 +54,7 @@ export interface MuxOptions {
   windowGrowthBudget?: number;
   /**
    * Called for every stream the peer opens; absent means the peer may not open streams
-   * (they are reset with REFUSED). An exception thrown here ends the session with it.
+   * (they are reset with REFUSED). An exception thrown here resets that stream (STREAM_FAILED).
    */
   onStream?: (stream: MuxStream) => void;
   /**
@@ -63,7 +64,7 @@ export interface MuxOptions {
   wantsCallbacks?: (meta: unknown) => boolean;
   /**
    * Called for every stream wantsCallbacks picked; it must attach a handler before returning.
-   * An exception thrown here ends the session with it.
+   * An exception thrown here resets that stream (STREAM_FAILED).
    */
   onCallbackStream?: (stream: CallbackStream) => void;
   /** Called for every control message on stream 0, in order. An exception thrown here ends the session. */
@@ -84,9 +85,13 @@ export interface MuxOptions {
  *   The error is set when the session failed (socket error, protocol violation, heartbeat).
  * - 'goaway' (reason): the peer is closing the session in an orderly way.
  * - 'pong' (rttMs): a heartbeat PING was answered.
+ * - 'streamError' (error, streamId): a stream's handler threw; that stream was reset.
  *
  * Frames are handled synchronously as they are decoded, so callbacks and stream listeners run
- * inside the socket's 'data' handler; an exception thrown there ends the session with that error.
+ * inside the socket's 'data' handler. An exception thrown there while handling one stream's
+ * frame resets that stream with STREAM_FAILED and the session carries on: one request's failure
+ * must never cost the others on the session. A ProtocolError, or an exception thrown by the
+ * control handler, ends the session.
  */
 export class Mux extends EventEmitter implements StreamTransport {
   /** Not a Map: see id-table.ts for what a Map's churn does to the GC. */
@@ -301,6 +306,23 @@ export class Mux extends EventEmitter implements StreamTransport {
   private onFrame(frame: Frame): void {
     if (this.closed) return; // a callback closed the session while a chunk was being decoded
     if (frame.stream === 0) return this.onSessionFrame(frame);
+    try {
+      this.onStreamFrame(frame);
+    } catch (error) {
+      if (error instanceof ProtocolError || this.closed) throw error;
+      this.failStream(frame.stream, error as Error);
+    }
+  }
+
+  /** A stream's handler threw while handling its frame: that stream ends, the session does not. */
+  private failStream(id: number, error: Error): void {
+    const stream = this.streams.get(id);
+    if (stream) stream.reset(ResetCode.STREAM_FAILED);
+    else this.sendFrame(FrameType.RESET, 0, id, Buffer.from(ResetCode.STREAM_FAILED));
+    this.emit('streamError', error, id);
+  }
+
+  private onStreamFrame(frame: Frame): void {
     if (frame.type === FrameType.OPEN) return this.onOpen(frame);
     const stream = this.streams.get(frame.stream);
     // Frames for a stream we already closed are normal after a reset race: drop them.

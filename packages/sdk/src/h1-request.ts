@@ -18,10 +18,12 @@ export interface RequestFraming {
  * Serializes a request head for the origin: the edge's headers in their order (Host among
  * them), plus `Transfer-Encoding: chunked` when a body follows without a Content-Length (the
  * edge removed the visitor's own Transfer-Encoding with the other hop-by-hop headers).
- * Throws if any part holds a CR or LF: the edge's parser should make that impossible, and a
+ * Throws if the target is not a path (origin-form), or if any part holds a CR or LF: the edge's parser should make that impossible, and a
  * line break here would let one request smuggle another onto the connection.
  */
 export function frameRequest(head: RequestHead): RequestFraming {
+  // Only a path goes on the request line: an absolute target would ask the origin to act as a proxy.
+  if (!isOriginForm(head.p)) throw new Error('request target is not a path');
   assertNoLineBreak(head.m);
   assertNoLineBreak(head.p);
   let text = head.m + ' ' + head.p + ' HTTP/1.1\r\n';
@@ -53,6 +55,11 @@ export function writeChunk(socket: Socket, data: Buffer): boolean {
   const ok = socket.write('\r\n', 'latin1');
   socket.uncork();
   return ok;
+}
+
+/** Whether a request target is origin-form (`/path?query`), the only form the agent forwards. */
+export function isOriginForm(target: string): boolean {
+  return target.charCodeAt(0) === 47; /* '/' */
 }
 
 function assertNoLineBreak(text: string): void {

@@ -2,9 +2,10 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
 import { CallbackStream, ResetCode, type MuxStream, type RequestHead, type ResponseHead } from '@svcrouter/protocol';
+import { isOriginForm } from './h1-request.js';
 import type { LocalTarget } from './local-target.js';
 import { OriginExchange, resetCodeFor, type RequestLog } from './origin-exchange.js';
-import { OriginPool, originAddress } from './origin-pool.js';
+import { OriginPool, originAddress, type OriginAddress } from './origin-pool.js';
 
 export type { RequestLog };
 
@@ -25,12 +26,14 @@ export function wantsCallbacks(meta: unknown): boolean {
  */
 export class OriginProxy {
   private readonly pool: OriginPool;
+  private readonly address: OriginAddress;
 
   constructor(
     readonly target: LocalTarget,
     private readonly onLog: (log: RequestLog) => void,
   ) {
-    this.pool = new OriginPool(originAddress(target));
+    this.address = originAddress(target);
+    this.pool = new OriginPool(this.address);
   }
 
   /**
@@ -41,11 +44,19 @@ export class OriginProxy {
     const head = stream.meta as RequestHead;
     if (stream instanceof CallbackStream) {
       new OriginExchange(this.pool, stream, head, this.onLog).start();
-    } else if (head.u) {
-      this.handleUpgrade(stream, head);
-    } else {
+      return;
+    }
+    stream.on('error', () => undefined);
+    if (!head.u) {
       // A session that did not sort its streams with wantsCallbacks: a bug of ours, not the visitor's.
-      stream.on('error', () => undefined);
+      stream.reset(ResetCode.UPSTREAM_ERROR);
+      return;
+    }
+    try {
+      this.handleUpgrade(stream, head);
+    } catch {
+      // node:http refuses what it cannot send (a space in the path, a bad header name): this
+      // request fails, as an unreachable origin would, and nothing else does.
       stream.reset(ResetCode.UPSTREAM_ERROR);
     }
   }
@@ -58,9 +69,18 @@ export class OriginProxy {
 
   private handleUpgrade(stream: MuxStream, head: RequestHead): void {
     const started = performance.now();
-    const url = new URL(head.p, this.target.origin);
-    const transport = this.target.protocol === 'https:' ? https : http;
-    const request = transport.request(url, {
+    // Scheme, host and port are the local target's and nothing else: the visitor's target is
+    // only ever a path, never resolved against the target's URL, so `//other:6379/` or
+    // `http://other/` cannot send the agent anywhere but its own local service.
+    if (!isOriginForm(head.p)) {
+      stream.reset(ResetCode.UPSTREAM_ERROR);
+      return;
+    }
+    const transport = this.address.tls ? https : http;
+    const request = transport.request({
+      host: this.address.host,
+      port: this.address.port,
+      path: head.p,
       method: head.m,
       headers: pairsToObject(head.h),
       agent: false,

@@ -14,6 +14,14 @@ import type { LeanHandler, VisitorConnection } from './lean/visitor-connection.j
 import { badRequestPage, bandwidthPage, offlinePage, rawResponse, type EdgePage } from './pages.js';
 import { proxyRequest, sendPage, type ByteMeter, type Exchange, type ExchangeObserver } from './proxy.js';
 import { Router, type Binding } from './router.js';
+import {
+  AuthorityRefusal,
+  BAD_TARGET_REASON,
+  isOriginForm,
+  parseAbsoluteTarget,
+  routingAuthority,
+  type AbsoluteTarget,
+} from './request-target.js';
 import { acceptSession, clientIp, isSessionUpgrade, type Authenticate } from './session-acceptor.js';
 import { proxyUpgrade } from './upgrade.js';
 
@@ -43,7 +51,8 @@ export interface EdgeDeps extends Omit<BinderDeps, 'router'> {
  * in-memory routing state of this node. Listeners (HTTP, HTTPS) hand it requests.
  *
  * Host routing order: ACME HTTP-01 answers (plain HTTP only) → apex → live binding → offline
- * page. Hosts are lower-cased, the port and a trailing dot dropped, before any lookup.
+ * page. The host is the absolute-form target's, else `:authority`, else the single Host
+ * (request-target.ts); it is lower-cased, the port and a trailing dot dropped, before any lookup.
  */
 export class Edge implements LeanHandler {
   readonly router = new Router();
@@ -63,20 +72,35 @@ export class Edge implements LeanHandler {
 
   /** Handles one visitor request (HTTP/1.1 or HTTP/2). */
   handleRequest(req: VisitorRequest, res: VisitorResponse, secure: boolean): void {
-    const host = normalizeHost((req.headers[':authority'] as string | undefined) ?? req.headers.host);
+    const url = req.url ?? '';
+    let absolute: AbsoluteTarget | undefined;
+    if (!isOriginForm(url)) {
+      // HTTP/2's :path is origin-form (or `*`); only HTTP/1.x has an absolute form to accept.
+      absolute = req.httpVersionMajor === 1 ? parseAbsoluteTarget(url) : undefined;
+      if (!absolute) {
+        sendPage(res, badRequestPage(BAD_TARGET_REASON));
+        return;
+      }
+    }
+    const authority = routingAuthority(req.rawHeaders, absolute);
+    if (authority instanceof AuthorityRefusal) {
+      sendPage(res, badRequestPage(authority.reason));
+      return;
+    }
+    const host = normalizeHost(authority);
     if (!host) {
       sendPage(res, badRequestPage('A Host header is required.'));
       return;
     }
     if (!secure && this.answerAcmeChallenge(req, res)) return;
     if (this.isApex(host)) return this.deps.apex(req, res);
-    const exchange = this.newExchange(req, host);
+    const exchange = this.newExchange(req, host, absolute);
     const binding = this.tunnelFor(exchange);
     if (!binding) {
       exchange.status = sendPage(res, this.refusal(exchange));
       return this.finish(exchange);
     }
-    proxyRequest(req, res, binding, exchange, secure, this.observe, this.deps.meter);
+    proxyRequest(req, res, binding, exchange, secure, this.observe, this.deps.meter, absolute);
   }
 
   /**
@@ -102,7 +126,21 @@ export class Edge implements LeanHandler {
   /** Handles an HTTP/1.1 `Upgrade` request: an agent session on the apex, or a visitor's. */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, secure: boolean): void {
     socket.on('error', () => socket.destroy());
-    const host = normalizeHost(req.headers.host);
+    const url = req.url ?? '';
+    let absolute: AbsoluteTarget | undefined;
+    if (!isOriginForm(url)) {
+      absolute = parseAbsoluteTarget(url);
+      if (!absolute) {
+        socket.end(rawResponse(badRequestPage(BAD_TARGET_REASON)));
+        return;
+      }
+    }
+    const authority = routingAuthority(req.rawHeaders, absolute);
+    if (authority instanceof AuthorityRefusal) {
+      socket.end(rawResponse(badRequestPage(authority.reason)));
+      return;
+    }
+    const host = normalizeHost(authority);
     if (!host) {
       socket.end(rawResponse(badRequestPage('A Host header is required.')));
       return;
@@ -126,7 +164,7 @@ export class Edge implements LeanHandler {
       socket.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
       return;
     }
-    const exchange = this.newExchange(req, host);
+    const exchange = this.newExchange(req, host, absolute);
     const binding = this.tunnelFor(exchange);
     if (!binding) {
       const page = this.refusal(exchange);
@@ -134,7 +172,7 @@ export class Edge implements LeanHandler {
       socket.end(rawResponse(page));
       return this.finish(exchange);
     }
-    proxyUpgrade(req, socket, head, binding, exchange, secure, this.observe, this.deps.meter);
+    proxyUpgrade(req, socket, head, binding, exchange, secure, this.observe, this.deps.meter, absolute);
   }
 
   /**
@@ -196,9 +234,9 @@ export class Edge implements LeanHandler {
     return true;
   }
 
-  private newExchange(req: VisitorRequest, host: string): Exchange {
+  private newExchange(req: VisitorRequest, host: string, absolute: AbsoluteTarget | undefined): Exchange {
     const userAgent = req.headers['user-agent'];
-    return newExchange(host, req.method ?? 'GET', req.url ?? '/', clientIp(req), typeof userAgent === 'string' ? userAgent : '', `HTTP/${req.httpVersion}`);
+    return newExchange(host, req.method ?? 'GET', absolute?.path ?? req.url ?? '/', clientIp(req), typeof userAgent === 'string' ? userAgent : '', `HTTP/${req.httpVersion}`);
   }
 
   /**

@@ -5,11 +5,14 @@ import {
   INTERNAL_HEADER_PREFIX,
   ResetCode,
   StreamResetError,
+  hasValidFields,
+  isResponseHead,
   type MuxStream,
   type RequestHead,
   type ResponseHead,
 } from '@svcrouter/protocol';
 import { bandwidthPage, offlinePage, unreachablePage, upstreamErrorPage, type EdgePage } from './pages.js';
+import type { AbsoluteTarget } from './request-target.js';
 import type { Binding } from './router.js';
 
 type VisitorRequest = IncomingMessage | Http2ServerRequest;
@@ -46,7 +49,9 @@ const EDGE_SET = new Set(['x-forwarded-proto', 'x-forwarded-host', 'expect']);
 /**
  * Builds the request head sent to the agent: hop-by-hop and internal headers removed,
  * X-Forwarded-For appended to, X-Forwarded-Proto and -Host set by us. One pass, no copies
- * beyond the output array, since this runs for every request.
+ * beyond the output array, since this runs for every request. The target sent is always a
+ * path: `absolute`, when the visitor sent an absolute-form target, gives the path to send
+ * instead of `req.url` and the authority that replaces Host.
  */
 export function requestHead(
   req: Pick<VisitorRequest, 'rawHeaders' | 'method' | 'url'>,
@@ -55,6 +60,7 @@ export function requestHead(
   ip: string,
   secure: boolean,
   upgrade: boolean,
+  absolute?: AbsoluteTarget,
 ): RequestHead {
   const raw = req.rawHeaders;
   const out: string[] = [];
@@ -77,9 +83,11 @@ export function requestHead(
       continue;
     }
     if (lower === 'host') {
+      // An absolute-form target's authority replaces Host (RFC 9112 §3.2.2), as it routed the request.
+      const routed = absolute?.authority ?? value;
       hasHost = true;
-      originalHost = value;
-      out.push(name, value);
+      originalHost = routed;
+      out.push(name, routed);
       continue;
     }
     if (upgrade && (lower === 'upgrade' || lower === 'connection')) {
@@ -94,6 +102,7 @@ export function requestHead(
     }
     out.push(name, value);
   }
+  if (absolute) originalHost = absolute.authority;
   if (!hasHost) out.push('host', originalHost || host);
   out.push(
     'x-forwarded-for',
@@ -103,7 +112,7 @@ export function requestHead(
     'x-forwarded-host',
     originalHost || host,
   );
-  const head: RequestHead = { m: req.method ?? 'GET', p: req.url ?? '/', h: out, t: binding.tunnelId };
+  const head: RequestHead = { m: req.method ?? 'GET', p: absolute?.path ?? req.url ?? '/', h: out, t: binding.tunnelId };
   if (upgrade) head.u = 1;
   return head;
 }
@@ -161,9 +170,10 @@ export function proxyRequest(
   secure: boolean,
   done: ExchangeObserver,
   meter?: ByteMeter,
+  absolute?: AbsoluteTarget,
 ): void {
   const withBody = hasRequestBody(req);
-  const head = requestHead(req, binding, exchange.host, exchange.ip, secure, false);
+  const head = requestHead(req, binding, exchange.host, exchange.ip, secure, false, absolute);
   // The agent reads `b` to decide whether to stream a body to the origin: without it the body is dropped.
   if (withBody) head.b = 1;
   let stream: MuxStream;
@@ -199,14 +209,18 @@ export function proxyRequest(
     req.pipe(stream);
   }
   stream.on('headers', (meta: ResponseHead) => {
-    exchange.status = meta.s;
+    // The agent is not trusted. Node's HTTP/1.1 writeHead refuses bad names and values itself
+    // (and throws); HTTP/2's is checked here, as its encoder is not this strict.
+    const valid = isResponseHead(meta) && meta.s >= 200 && (req.httpVersionMajor !== 2 || hasValidFields(meta.h));
     try {
+      if (!valid) throw new Error('invalid response head');
       (res as ServerResponse).writeHead(meta.s, responseHeaders(meta.h) as unknown as Record<string, string>);
     } catch {
       stream.reset(ResetCode.UPSTREAM_ERROR);
       exchange.status = sendPage(res, upstreamErrorPage(exchange.host, 'invalid response headers'));
       return;
     }
+    exchange.status = meta.s;
     // A hand-written pipe: metering and forwarding in one listener, and none of pipe()'s eight
     // listeners per request. Backpressure as pipe(): pause on a full visitor socket, resume on drain.
     stream.on('data', (chunk: Buffer) => {

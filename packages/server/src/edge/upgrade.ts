@@ -1,9 +1,10 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { ResetCode, StreamResetError, type ResponseHead } from '@svcrouter/protocol';
+import { ResetCode, StreamResetError, hasValidFields, isResponseHead, type ResponseHead } from '@svcrouter/protocol';
 import { rawResponse, unreachablePage, upstreamErrorPage } from './pages.js';
 import type { ByteMeter, Exchange, ExchangeObserver } from './proxy.js';
 import { requestHead, responseHeaders } from './proxy.js';
+import type { AbsoluteTarget } from './request-target.js';
 import type { Binding } from './router.js';
 
 /**
@@ -20,6 +21,7 @@ export function proxyUpgrade(
   secure: boolean,
   done: ExchangeObserver,
   meter?: ByteMeter,
+  absolute?: AbsoluteTarget,
 ): void {
   let finished = false;
   const finish = (): void => {
@@ -30,7 +32,7 @@ export function proxyUpgrade(
   };
   let stream;
   try {
-    stream = binding.session.mux.open(requestHead(req, binding, exchange.host, exchange.ip, secure, true));
+    stream = binding.session.mux.open(requestHead(req, binding, exchange.host, exchange.ip, secure, true, absolute));
   } catch {
     socket.destroy();
     return finish();
@@ -55,15 +57,20 @@ export function proxyUpgrade(
   };
 
   tunnel.on('headers', (meta: ResponseHead) => {
+    // The agent is not trusted: the status goes on the status line and the headers below it,
+    // so anything but an integer status and clean fields could write lines of its own.
+    if (!isResponseHead(meta) || (meta.s < 200 && meta.s !== 101) || !hasValidFields(meta.h)) {
+      tunnel.reset(ResetCode.UPSTREAM_ERROR);
+      const page = upstreamErrorPage(exchange.host, 'invalid response headers');
+      exchange.status = page.status;
+      socket.end(rawResponse(page));
+      finish();
+      return;
+    }
     exchange.status = meta.s;
     const lines = [`HTTP/1.1 ${meta.s} ${meta.s === 101 ? 'Switching Protocols' : 'Upstream Response'}`];
     const headers = meta.s === 101 ? meta.h : responseHeaders(meta.h);
-    for (let i = 0; i < headers.length; i += 2) {
-      const name = headers[i]!;
-      const value = headers[i + 1]!;
-      if (/[\r\n]/.test(name) || /[\r\n]/.test(value)) continue;
-      lines.push(`${name}: ${value}`);
-    }
+    for (let i = 0; i < headers.length; i += 2) lines.push(`${headers[i]!}: ${headers[i + 1]!}`);
     if (meta.s !== 101) lines.push('connection: close');
     socket.write(`${lines.join('\r\n')}\r\n\r\n`);
     tunnel.on('data', (chunk: Buffer) => {

@@ -1,4 +1,4 @@
-import { ResetCode, type CallbackStream, type CallbackStreamHandler, type ResponseHead, type StreamResetError } from '@svcrouter/protocol';
+import { ResetCode, isResponseHead, type CallbackStream, type CallbackStreamHandler, type ResponseHead, type StreamResetError } from '@svcrouter/protocol';
 import { offlinePage, unreachablePage, upstreamErrorPage } from '../pages.js';
 import { requestHead, responseHeaders, type ByteMeter, type Exchange, type ExchangeObserver } from '../proxy.js';
 import type { Binding } from '../router.js';
@@ -65,16 +65,19 @@ class LeanExchange implements ResponseOwner, CallbackStreamHandler {
   }
 
   onHeaders(meta: unknown): void {
-    const { s: status, h: headers } = meta as ResponseHead;
     const exchange = this.exchange;
-    exchange.status = status;
-    const head = visitorResponseHead(status, responseHeaders(headers), this.method, this.connection.keepAlive);
+    // The agent is not trusted: a head of the wrong shape never reaches the visitor or the
+    // inspector (visitorResponseHead checks names, values and the status's range).
+    const head = isResponseHead(meta)
+      ? visitorResponseHead(meta.s, responseHeaders(meta.h), this.method, this.connection.keepAlive)
+      : undefined;
     if (!head) {
       this.stream.reset(ResetCode.UPSTREAM_ERROR);
       exchange.status = this.connection.sendPage(upstreamErrorPage(exchange.host, 'invalid response headers'));
       this.settle();
       return;
     }
+    exchange.status = (meta as ResponseHead).s;
     this.connection.startBody(head);
   }
 

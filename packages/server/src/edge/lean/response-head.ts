@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http';
+import { INVALID_VALUE, TOKEN } from '@svcrouter/protocol';
 import type { EdgePage } from '../pages.js';
 
 /** How the body after a head is framed on the visitor's connection. */
@@ -20,9 +21,6 @@ export interface VisitorResponseHead {
   length: number;
 }
 
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-/** The bytes Node refuses in a header value: controls other than tab (CR and LF included). */
-const INVALID_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
 const DIGITS = /^\d{1,15}$/;
 
 let dateSecond = -1;
@@ -51,7 +49,7 @@ export function visitorResponseHead(
   requestMethod: string,
   keepAlive: boolean,
 ): VisitorResponseHead | undefined {
-  if (!Number.isInteger(status) || status < 200 || status > 999) return undefined;
+  if (!Number.isInteger(status) || status < 200 || status > 599) return undefined;
   let text = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Unknown'}\r\n`;
   let length = -1;
   let hasDate = false;

@@ -1,0 +1,36 @@
+import { once } from 'node:events';
+import type { Socket } from 'node:net';
+import { Mux, type EdgeMessage, type MuxStream, type RequestHead } from '@svcrouter/protocol';
+import { dialSession } from '@svcrouter/sdk';
+
+/** An agent driven by the test: it binds one tunnel and answers each visitor stream as told. */
+export interface HostileAgent {
+  hostname: string;
+  mux: Mux;
+  socket: Socket;
+  close(): void;
+}
+
+/**
+ * Dials the edge with `token`, binds a tunnel and hands every visitor stream to `answer`, which
+ * may send anything a real agent never would. The session answers the edge's pings as usual.
+ */
+export async function startHostileAgent(serverUrl: string, token: string, answer: (stream: MuxStream, head: RequestHead) => void): Promise<HostileAgent> {
+  const socket = await dialSession({ serverUrl, token });
+  let onBound: ((hostname: string) => void) | undefined;
+  const bound = new Promise<string>((resolve) => (onBound = resolve));
+  const mux = new Mux(socket, {
+    role: 'dialer',
+    onStream: (stream) => {
+      stream.on('error', () => undefined);
+      answer(stream, stream.meta as RequestHead);
+    },
+    onControl: (message) => {
+      const control = message as EdgeMessage;
+      if (control.type === 'bound') onBound?.(control.hostname);
+    },
+  });
+  mux.sendControl({ type: 'bind', requestId: 1, local: 'localhost:1' });
+  const hostname = await Promise.race([bound, once(mux, 'close').then(() => Promise.reject(new Error('session closed before bind')))]);
+  return { hostname, mux, socket, close: () => mux.destroy() };
+}
