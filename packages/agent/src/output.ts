@@ -1,19 +1,47 @@
 import type { RequestLog } from '@svcrouter/sdk';
+import { formatFailure, type Failure } from './failure.js';
+
+/** A live tunnel as the output shows it. */
+export interface TunnelView {
+  /** Name from the config file when the agent runs several tunnels; empty otherwise. */
+  name: string;
+  url: string;
+  /** Local target URL. */
+  local: string;
+}
 
 /**
  * The agent's terminal output. This is product output, not logging: one short line per
- * event, stable enough for people to read and scripts to grep.
+ * event, stable enough for people to read and scripts to grep. Three implementations: plain
+ * lines (this file), JSON lines, and the live screen on a terminal.
  */
 export interface Output {
-  forwarding(url: string, local: string): void;
-  request(log: RequestLog): void;
-  /** The connection to the edge was lost; printed once per episode, whatever the number of attempts. */
-  reconnecting(reason: string): void;
-  reconnected(url: string, local: string): void;
+  /** The tunnels are live; every implementation shows `Forwarding <url> -> <local>` for each. */
+  started(tunnels: TunnelView[]): void;
+  request(tunnel: TunnelView, log: RequestLog): void;
+  /** The connection to the edge was lost; reported once per episode, whatever the number of attempts. */
+  reconnecting(tunnel: TunnelView, reason: string): void;
+  reconnected(tunnel: TunnelView): void;
+  /** The agent stops: after a failure, after a release by the server (its sentence), or cleanly. */
+  closed(failure: Failure | undefined, released?: string): void;
+  /** A failure before any tunnel was live. */
+  failure(failure: Failure): void;
+  /** Something to fix that does not stop the agent. */
+  warning(failure: Failure): void;
+  /** Facts for the live screen (account, plan, round trip); plain and JSON output ignore them. */
+  status?(status: ScreenStatus): void;
   info(line: string): void;
   error(line: string): void;
-  /** Writes request lines still held for this event-loop turn (call before exiting). */
+  /** Writes whatever is still held (call before exiting). */
   flush(): void;
+}
+
+/** What the live screen shows beside the tunnels; each field arrives when known. */
+export interface ScreenStatus {
+  account?: string;
+  plan?: string;
+  rttMs?: number;
+  inspector?: string;
 }
 
 /**
@@ -52,21 +80,39 @@ export function terminalOutput(stdout: NodeJS.WritableStream, stderr: NodeJS.Wri
     flush();
     stdout.write(`${text}\n`);
   };
+  const requestLine = (tunnel: TunnelView, log: RequestLog): string => {
+    const prefix = tunnel.name === '' ? '' : `[${tunnel.name}] `;
+    return `${clock()} ${prefix}${log.method} ${log.path} ${log.status} ${Math.round(log.durationMs)}ms\n`;
+  };
   return {
-    forwarding: (url, local) => line(`Forwarding ${url} -> ${local}`),
-    request: (log) => {
-      held += `${clock()} ${log.method} ${log.path} ${log.status} ${Math.round(log.durationMs)}ms\n`;
+    started: (tunnels) => {
+      for (const tunnel of tunnels) line(forwardingLine(tunnel));
+    },
+    request: (tunnel, log) => {
+      held += requestLine(tunnel, log);
       if (soon !== undefined || later !== undefined) return;
       const wait = lastWriteMs + REQUEST_LINES_MAX_DELAY_MS - performance.now();
       if (wait <= 0) soon = setImmediate(flush);
       else later = setTimeout(flush, wait);
     },
-    reconnecting: (reason) => stderr.write(`Connection to the edge lost (${reason}); reconnecting…\n`),
-    reconnected: (url, local) => line(`Reconnected: forwarding ${url} -> ${local}`),
+    reconnecting: (_tunnel, reason) => stderr.write(`Connection to the edge lost (${reason}); reconnecting…\n`),
+    reconnected: (tunnel) => line(`Reconnected: forwarding ${tunnel.url} -> ${tunnel.local}`),
+    closed: (failure, released) => {
+      flush();
+      if (failure) stderr.write(`${formatFailure(failure)}\n`);
+      else if (released) stderr.write(`${released}\n`);
+    },
+    failure: (failure) => stderr.write(`${formatFailure(failure)}\n`),
+    warning: (failure) => stderr.write(`${formatFailure(failure)}\n`),
     info: (text) => line(text),
     error: (text) => stderr.write(`${text}\n`),
     flush,
   };
+}
+
+/** The line people and scripts look for, in every output mode. */
+export function forwardingLine(tunnel: TunnelView): string {
+  return `Forwarding ${tunnel.url} -> ${tunnel.local}`;
 }
 
 /** Cached clock: the HH:MM:SS prefix changes once a second, only the milliseconds every line. */
@@ -74,7 +120,7 @@ let clockSecond = -1;
 let clockPrefix = '';
 
 /** HH:MM:SS.mmm in local time: what a person watching the terminal compares with their clock. */
-function clock(): string {
+export function clock(): string {
   const nowMs = Date.now();
   const second = Math.floor(nowMs / 1000);
   if (second !== clockSecond) {

@@ -2,6 +2,8 @@ import { EventEmitter } from 'node:events';
 import { ErrorCode, Messages, SvcError, type CallbackStream, type MuxStream } from '@svcrouter/protocol';
 import { AgentSession, type BindRequest, type Bound, type SessionTunnel } from './agent-session.js';
 import type { DialOptions } from './dial.js';
+import { setTimeout as delay } from 'node:timers/promises';
+import { reconnectDelay } from './backoff.js';
 import { DEFAULT_SERVER_URL, envDefault } from './env-defaults.js';
 import { parseLocalTarget, type LocalTarget } from './local-target.js';
 import { OriginProxy, type RequestLog } from './origin-proxy.js';
@@ -20,11 +22,24 @@ export interface ForwardOptions {
   subdomain?: string;
   /** Bind on a verified custom domain instead of the shared domain (default SVC_DOMAIN). */
   domain?: string;
+  /**
+   * Host header sent to the local service: `rewrite` sends the local target's `host:port`, any
+   * other value is sent as is; unset keeps the public hostname. The public one stays in X-Forwarded-Host.
+   */
+  hostHeader?: string;
   /** Extra CA (PEM) to trust when the edge URL is https with a dev certificate. */
   ca?: string | Buffer;
   /** Reconnect after a lost connection (default true). */
   reconnect?: boolean;
+  /**
+   * Dials before giving up with EDGE_UNREACHABLE when the edge cannot be reached at start
+   * (default START_ATTEMPTS), spaced by the reconnect backoff. A bad token fails at once.
+   */
+  startAttempts?: number;
 }
+
+/** Dials at start before forward() rejects with EDGE_UNREACHABLE: about two seconds of backoff in all. */
+export const START_ATTEMPTS = 4;
 
 /** The events of a Tunnel and their arguments, so listeners are typed. */
 export interface TunnelEvents {
@@ -122,7 +137,7 @@ export async function forward(options: ForwardOptions): Promise<Tunnel> {
   const target = parseLocalTarget(options.addr);
   if (typeof target === 'string') throw new SvcError(ErrorCode.NAME_INVALID, target);
   const session = new AgentSession(dialOptions(options), options.reconnect ?? true);
-  await session.connect();
+  await connectWithRetries(session, options.startAttempts);
   return bindOn(session, target, {
     subdomain: options.subdomain ?? envDefault('SVC_SUBDOMAIN'),
     domain: options.domain ?? envDefault('SVC_DOMAIN'),
@@ -135,7 +150,7 @@ export async function forward(options: ForwardOptions): Promise<Tunnel> {
  */
 export async function forwardMany(
   common: Omit<ForwardOptions, 'addr' | 'subdomain' | 'domain'>,
-  tunnels: Array<Pick<ForwardOptions, 'addr' | 'subdomain' | 'domain'>>,
+  tunnels: Array<Pick<ForwardOptions, 'addr' | 'subdomain' | 'domain' | 'hostHeader'>>,
 ): Promise<Tunnel[]> {
   const session = new AgentSession(dialOptions(common), common.reconnect ?? true);
   // Every address is checked before dialling, so a typo never leaves half the tunnels bound.
@@ -144,7 +159,7 @@ export async function forwardMany(
     if (typeof target === 'string') throw new SvcError(ErrorCode.NAME_INVALID, target);
     return target;
   });
-  await session.connect();
+  await connectWithRetries(session, common.startAttempts);
   const result: Tunnel[] = [];
   try {
     for (const [index, spec] of tunnels.entries()) result.push(await bindOn(session, targets[index]!, spec));
@@ -154,6 +169,25 @@ export async function forwardMany(
     throw error;
   }
   return result;
+}
+
+/**
+ * Connects, retrying an unreachable edge with the reconnect backoff (an edge restarting as the
+ * agent starts is common in development). The last failure's message says how many dials it took.
+ */
+async function connectWithRetries(session: AgentSession, attempts = START_ATTEMPTS): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await session.connect();
+    } catch (error) {
+      const unreachable = error instanceof SvcError && error.code === ErrorCode.EDGE_UNREACHABLE;
+      if (!unreachable) throw error;
+      if (attempt >= attempts) {
+        throw attempts === 1 ? error : new SvcError(ErrorCode.EDGE_UNREACHABLE, `${error.message}, after ${attempts} attempts`);
+      }
+      await delay(reconnectDelay(attempt - 1));
+    }
+  }
 }
 
 /** Where to dial, with the SVC_* defaults; no token at all is refused before dialling. */
