@@ -5,6 +5,7 @@ import type { DialOptions } from './dial.js';
 import { setTimeout as delay } from 'node:timers/promises';
 import { reconnectDelay } from './backoff.js';
 import { DEFAULT_SERVER_URL, envDefault } from './env-defaults.js';
+import { hostRewrite } from './host-header.js';
 import { parseLocalTarget, type LocalTarget } from './local-target.js';
 import { OriginProxy, type RequestLog } from './origin-proxy.js';
 
@@ -141,6 +142,7 @@ export async function forward(options: ForwardOptions): Promise<Tunnel> {
   return bindOn(session, target, {
     subdomain: options.subdomain ?? envDefault('SVC_SUBDOMAIN'),
     domain: options.domain ?? envDefault('SVC_DOMAIN'),
+    hostHeader: options.hostHeader,
   });
 }
 
@@ -200,13 +202,13 @@ function dialOptions(options: Pick<ForwardOptions, 'token' | 'serverUrl' | 'ca'>
 async function bindOn(
   session: AgentSession,
   target: LocalTarget,
-  options: Pick<ForwardOptions, 'subdomain' | 'domain'>,
+  options: Pick<ForwardOptions, 'subdomain' | 'domain' | 'hostHeader'>,
 ): Promise<Tunnel> {
   const request: BindRequest = { local: target.hostPort };
   if (options.subdomain !== undefined) request.subdomain = options.subdomain;
   if (options.domain !== undefined) request.domain = options.domain;
   let tunnel: Tunnel | undefined;
-  const proxy = new OriginProxy(target, (log: RequestLog) => tunnel?.emit('request', log));
+  const proxy = new OriginProxy(target, (log: RequestLog) => tunnel?.emit('request', log), hostRewrite(options.hostHeader, target));
   tunnel = new Tunnel(session, target, proxy, request);
   try {
     tunnel.onBound(await session.bind(request, tunnel));

@@ -51,6 +51,8 @@ export class OriginExchange implements ConnectionUser, ResponseHandler, Callback
     private readonly stream: CallbackStream,
     private readonly head: RequestHead,
     private readonly onLog: (log: RequestLog) => void,
+    /** Edits the response headers before they go to the visitor (the host rewrite's Location); usually absent. */
+    private readonly editResponseHeaders?: (headers: string[]) => void,
   ) {}
 
   /** Sends the request. Never throws; failures reset the stream. */
@@ -131,6 +133,7 @@ export class OriginExchange implements ConnectionUser, ResponseHandler, Callback
 
   onResponseHead(status: number, headers: string[]): void {
     this.status = status;
+    this.editResponseHeaders?.(headers);
     this.stream.sendHeaders({ s: status, h: headers } satisfies ResponseHead);
   }
 
