@@ -3,6 +3,8 @@
 import './v8-tuning.js';
 import { runCli } from './cli.js';
 import { terminalOutput } from './output.js';
+import { jsonOutput } from './output-json.js';
+import { screenOutput } from './screen.js';
 
 // Composition root: the only place that reads process.env and touches the process.
 const env = process.env;
@@ -15,7 +17,12 @@ const { code, output } = await runCli(
     server: env.SVC_SERVER,
     caFile: env.SVC_CA_FILE,
   },
-  () => terminalOutput(process.stdout, process.stderr),
+  (command) => {
+    const display = 'display' in command ? command.display : undefined;
+    if (display?.json) return jsonOutput(process.stdout, process.stderr);
+    if (display === undefined || display.logStdout || !process.stdout.isTTY) return terminalOutput(process.stdout, process.stderr);
+    return screenOutput(process.stdout, process.stderr);
+  },
   {
     onStop(handler) {
       process.once('SIGINT', handler);

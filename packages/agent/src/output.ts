@@ -41,6 +41,9 @@ export interface ScreenStatus {
   account?: string;
   plan?: string;
   rttMs?: number;
+  /** Requests being served across the tunnels. */
+  open?: number;
+  /** The local inspector's address. */
   inspector?: string;
 }
 
@@ -50,9 +53,16 @@ export interface ScreenStatus {
  */
 const REQUEST_LINES_MAX_DELAY_MS = 20;
 
+/** A stdout writer whose hot-path lines may be held briefly and joined into one write. */
+export interface BatchedLines {
+  /** Queues a line (ending in \n) for the next joined write. */
+  hold(text: string): void;
+  /** Writes held lines, then `text` and a newline, at once. */
+  line(text: string): void;
+  flush(): void;
+}
+
 /**
- * Output to the process's stdout/stderr.
- *
  * Request lines are the hot path: stdout on a pipe, file or terminal is a synchronous write(2)
  * per call, which under load cost more than proxying the request (7 µs of the agent's ~50 µs
  * per request, measured with --cpu-prof; joining only the lines of one event-loop turn saved
@@ -61,7 +71,7 @@ const REQUEST_LINES_MAX_DELAY_MS = 20;
  * the check phase of its own turn (setImmediate), lines under load ride the next timed write.
  * Every other stdout line first writes the held ones, so stdout keeps its order.
  */
-export function terminalOutput(stdout: NodeJS.WritableStream, stderr: NodeJS.WritableStream): Output {
+export function batchedLines(stdout: NodeJS.WritableStream): BatchedLines {
   let held = '';
   let lastWriteMs = -Infinity;
   let soon: NodeJS.Immediate | undefined;
@@ -76,38 +86,49 @@ export function terminalOutput(stdout: NodeJS.WritableStream, stderr: NodeJS.Wri
     lastWriteMs = performance.now();
     stdout.write(text);
   };
-  const line = (text: string): void => {
-    flush();
-    stdout.write(`${text}\n`);
-  };
-  const requestLine = (tunnel: TunnelView, log: RequestLog): string => {
-    const prefix = tunnel.name === '' ? '' : `[${tunnel.name}] `;
-    return `${clock()} ${prefix}${log.method} ${log.path} ${log.status} ${Math.round(log.durationMs)}ms\n`;
-  };
   return {
-    started: (tunnels) => {
-      for (const tunnel of tunnels) line(forwardingLine(tunnel));
-    },
-    request: (tunnel, log) => {
-      held += requestLine(tunnel, log);
+    hold(text) {
+      held += text;
       if (soon !== undefined || later !== undefined) return;
       const wait = lastWriteMs + REQUEST_LINES_MAX_DELAY_MS - performance.now();
       if (wait <= 0) soon = setImmediate(flush);
       else later = setTimeout(flush, wait);
     },
-    reconnecting: (_tunnel, reason) => stderr.write(`Connection to the edge lost (${reason}); reconnecting…\n`),
-    reconnected: (tunnel) => line(`Reconnected: forwarding ${tunnel.url} -> ${tunnel.local}`),
-    closed: (failure, released) => {
+    line(text) {
       flush();
+      stdout.write(`${text}\n`);
+    },
+    flush,
+  };
+}
+
+/** Plain lines on stdout (failures and warnings on stderr): off a terminal, or with `--log stdout`. */
+export function terminalOutput(stdout: NodeJS.WritableStream, stderr: NodeJS.WritableStream): Output {
+  const out = batchedLines(stdout);
+  return {
+    started: (tunnels) => {
+      for (const tunnel of tunnels) out.line(forwardingLine(tunnel));
+    },
+    request: (tunnel, log) => out.hold(requestLine(tunnel, log)),
+    reconnecting: (_tunnel, reason) => stderr.write(`Connection to the edge lost (${reason}); reconnecting…\n`),
+    reconnected: (tunnel) => out.line(`Reconnected: forwarding ${tunnel.url} -> ${tunnel.local}`),
+    closed: (failure, released) => {
+      out.flush();
       if (failure) stderr.write(`${formatFailure(failure)}\n`);
       else if (released) stderr.write(`${released}\n`);
     },
     failure: (failure) => stderr.write(`${formatFailure(failure)}\n`),
     warning: (failure) => stderr.write(`${formatFailure(failure)}\n`),
-    info: (text) => line(text),
+    info: (text) => out.line(text),
     error: (text) => stderr.write(`${text}\n`),
-    flush,
+    flush: out.flush,
   };
+}
+
+/** One plain request line: time, [tunnel name], method, path, status, duration. */
+export function requestLine(tunnel: TunnelView, log: RequestLog): string {
+  const prefix = tunnel.name === '' ? '' : `[${tunnel.name}] `;
+  return `${clock()} ${prefix}${log.method} ${log.path} ${log.status} ${Math.round(log.durationMs)}ms\n`;
 }
 
 /** The line people and scripts look for, in every output mode. */
@@ -120,8 +141,7 @@ let clockSecond = -1;
 let clockPrefix = '';
 
 /** HH:MM:SS.mmm in local time: what a person watching the terminal compares with their clock. */
-export function clock(): string {
-  const nowMs = Date.now();
+export function clock(nowMs = Date.now()): string {
   const second = Math.floor(nowMs / 1000);
   if (second !== clockSecond) {
     clockSecond = second;

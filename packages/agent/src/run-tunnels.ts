@@ -2,7 +2,11 @@ import { ErrorCode, SvcError } from '@svcrouter/protocol';
 import { forwardMany, type LocalTarget, type Tunnel } from '@svcrouter/sdk';
 import { explainFailure, notListeningWarning } from './failure.js';
 import { probeLocal } from './local-probe.js';
-import type { Output, TunnelView } from './output.js';
+import type { Output, ScreenStatus, TunnelView } from './output.js';
+import { accountStatus } from './account-status.js';
+
+/** How often the live screen's round trip and open-request count are refreshed, ms. */
+const STATUS_INTERVAL_MS = 1000;
 
 /** One tunnel to start, resolved from the command line or a config file. */
 export interface TunnelSpec {
@@ -73,11 +77,14 @@ export async function runTunnels(specs: TunnelSpec[], session: SessionSpec, outp
   output.started(views);
   await hooks.onStarted?.(tunnels);
   void warnIfNotListening(specs, output);
-  tunnels.forEach((tunnel, index) => watch(tunnel, views[index]!, output));
+  // The tunnels share one session: its losses are reported once, by the first tunnel.
+  tunnels.forEach((tunnel, index) => watch(tunnel, views[index]!, output, index === 0));
+  const stopStatus = output.status ? followStatus(tunnels, session, output.status.bind(output)) : () => undefined;
 
   const ends = tunnels.map((tunnel) => new Promise<SvcError | undefined>((resolve) => tunnel.once('end', resolve)));
   void stopRequested.then(() => Promise.all(tunnels.map((tunnel) => tunnel.close())));
   const errors = await Promise.all(ends);
+  stopStatus();
   // The first real failure decides the exit; a release by the server is a normal end.
   const failure = errors.find((error) => error !== undefined && error.code !== ErrorCode.TUNNEL_RELEASED);
   const released = errors.find((error) => error?.code === ErrorCode.TUNNEL_RELEASED);
@@ -86,16 +93,27 @@ export async function runTunnels(specs: TunnelSpec[], session: SessionSpec, outp
 }
 
 /** Forwards one tunnel's events to the output. */
-function watch(tunnel: Tunnel, view: TunnelView, output: Output): void {
+function watch(tunnel: Tunnel, view: TunnelView, output: Output, reportsSession: boolean): void {
   tunnel.on('request', (log) => output.request(view, log));
   // One line per episode of lost connection, however many dials it takes, and one when back.
   tunnel.on('reconnecting', ({ attempt, reason }) => {
-    if (attempt === 1) output.reconnecting(view, reason);
+    if (attempt === 1 && reportsSession) output.reconnecting(view, reason);
   });
   tunnel.on('reconnected', (url) => {
     view.url = url;
     output.reconnected(view);
   });
+}
+
+/** Feeds the live screen: the account once, then round trip and open requests every STATUS_INTERVAL_MS. */
+function followStatus(tunnels: Tunnel[], session: SessionSpec, status: (update: ScreenStatus) => void): () => void {
+  void accountStatus(session.server, session.token).then(status);
+  const timer = setInterval(() => {
+    const open = tunnels.reduce((sum, tunnel) => sum + tunnel.openRequests, 0);
+    status({ rttMs: tunnels[0]!.rttMs, open });
+  }, STATUS_INTERVAL_MS);
+  timer.unref();
+  return () => clearInterval(timer);
 }
 
 /** Warns (once, at start) about each local target where nothing listens yet. */

@@ -62,6 +62,8 @@ export class Tunnel extends EventEmitter<TunnelEvents> implements SessionTunnel 
   hostname = '';
   id = '';
   readonly bindRequest: BindRequest;
+  /** Visitor requests being served right now (a WebSocket counts until its 101). */
+  openRequests = 0;
   private ended = false;
   private closing: Promise<void> | undefined;
 
@@ -89,8 +91,14 @@ export class Tunnel extends EventEmitter<TunnelEvents> implements SessionTunnel 
     return this.closing;
   }
 
+  /** Round trip to the edge from the session's heartbeats, ms; undefined while disconnected. */
+  get rttMs(): number | undefined {
+    return this.session.rttMs;
+  }
+
   /** @internal */
   handleStream(stream: MuxStream | CallbackStream): void {
+    this.openRequests++;
     this.proxy.handle(stream);
   }
 
@@ -208,7 +216,12 @@ async function bindOn(
   if (options.subdomain !== undefined) request.subdomain = options.subdomain;
   if (options.domain !== undefined) request.domain = options.domain;
   let tunnel: Tunnel | undefined;
-  const proxy = new OriginProxy(target, (log: RequestLog) => tunnel?.emit('request', log), hostRewrite(options.hostHeader, target));
+  const onLog = (log: RequestLog): void => {
+    if (tunnel === undefined) return;
+    tunnel.openRequests--;
+    tunnel.emit('request', log);
+  };
+  const proxy = new OriginProxy(target, onLog, hostRewrite(options.hostHeader, target));
   tunnel = new Tunnel(session, target, proxy, request);
   try {
     tunnel.onBound(await session.bind(request, tunnel));
