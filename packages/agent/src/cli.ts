@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { ErrorCode, Messages, SVC_VERSION, SvcError } from '@svcrouter/protocol';
-import { DEFAULT_SERVER_URL, parseLocalTarget } from '@svcrouter/sdk';
+import { DEFAULT_SERVER_URL, parseLocalTarget, type LocalTarget } from '@svcrouter/sdk';
 import { parseCommand, USAGE, type Command } from './args.js';
+import { formatProblems, loadConfigFile } from './config-file.js';
+import { TOKEN_SHAPE, type ConfigFile } from './config-schema.js';
 import { caFileFailure, explainFailure, type Failure } from './failure.js';
 import type { Output } from './output.js';
 import { runTunnels, type RunHooks, type SessionSpec, type TunnelSpec } from './run-tunnels.js';
@@ -22,9 +24,6 @@ export interface AgentEnv {
 
 /** How the composition root builds the output once the command says which mode it wants. */
 export type OutputFactory = (command: Command) => Output;
-
-/** Only this shape is a token; anything else (quotes, spaces, other prefixes) is refused as-is. */
-const TOKEN_SHAPE = /^svc_[A-Za-z0-9_-]{43}$/;
 
 /**
  * Runs the CLI. Resolves with the exit code once a command completes; for `http` that is
@@ -62,15 +61,59 @@ async function runCommand(command: Command, env: AgentEnv, output: Output, hooks
       spec.domain ??= env.domain || undefined;
       return runTunnels([spec], session, output, hooks);
     }
-    default:
-      output.error(`svc ${command.kind} is not available in this build\n\n${USAGE}`);
-      return 2;
+    case 'config-check': {
+      const loaded = loadConfigFile(command.configPath);
+      if (!loaded.ok) {
+        output.error(formatProblems(command.configPath, loaded.problems));
+        return 1;
+      }
+      const names = Object.keys(loaded.config.tunnels);
+      output.info(`${command.configPath} is valid: ${names.length} tunnel${names.length === 1 ? '' : 's'} (${names.join(', ')})`);
+      return 0;
+    }
+    case 'start': {
+      const loaded = loadConfigFile(command.configPath);
+      if (!loaded.ok) {
+        output.error(formatProblems(command.configPath, loaded.problems));
+        return 1;
+      }
+      const specs = tunnelSpecs(loaded.config, command.names, env);
+      if (typeof specs === 'string') {
+        output.error(specs);
+        return 2;
+      }
+      const session = sessionSpec(env, loaded.config);
+      if (!('token' in session)) return fail(output, session);
+      return runTunnels(specs, session, output, hooks);
+    }
   }
+}
+
+/**
+ * The tunnels `svc start` runs: those named, else all, in file order. SVC_SUBDOMAIN and
+ * SVC_DOMAIN override the file only when one tunnel starts, since two cannot share a name.
+ */
+function tunnelSpecs(config: ConfigFile, names: string[], env: AgentEnv): TunnelSpec[] | string {
+  const known = Object.keys(config.tunnels);
+  const unknown = names.filter((name) => !known.includes(name));
+  if (unknown.length > 0) return `no tunnel named ${unknown.join(', ')} in the config file (it has: ${known.join(', ')})`;
+  const picked = names.length > 0 ? [...new Set(names)] : known;
+  return picked.map((name) => {
+    const tunnel = config.tunnels[name]!;
+    // The schema checked the address already.
+    const spec: TunnelSpec = { name, target: parseLocalTarget(tunnel.addr) as LocalTarget };
+    const subdomain = picked.length === 1 ? env.subdomain || tunnel.subdomain : tunnel.subdomain;
+    const domain = picked.length === 1 ? env.domain || tunnel.domain : tunnel.domain;
+    if (subdomain !== undefined) spec.subdomain = subdomain;
+    if (domain !== undefined) spec.domain = domain;
+    if (tunnel.hostHeader !== undefined) spec.hostHeader = tunnel.hostHeader;
+    return spec;
+  });
 }
 
 /** The shared session settings: environment first, then the config file's values. */
 export function sessionSpec(env: AgentEnv, file: { token?: string; server?: string } | undefined): SessionSpec | Failure {
-  const token = env.token ?? file?.token;
+  const token = env.token || file?.token;
   if (token === undefined || !TOKEN_SHAPE.test(token)) {
     return explainFailure(new SvcError(ErrorCode.TOKEN_INVALID, Messages.TOKEN_INVALID));
   }
