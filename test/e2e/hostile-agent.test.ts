@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { MuxStream, RequestHead } from '@svcrouter/protocol';
+import { FrameType, encodeFrame, type MuxStream, type RequestHead } from '@svcrouter/protocol';
 import { openStore } from '@svcrouter/server/dist/store/index.js';
 import { api, startAgent, startOrigin, startServer, tempDir, visit, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
 import { h2Request, h2Session } from './h2-visitor.js';
@@ -44,12 +44,13 @@ describe('a hostile agent', () => {
   let hostileAccount: string;
   let honestAccount: string;
   let honestVisits = 0;
+  let hostileToken: string;
 
   before(async () => {
     data = await tempDir('svc-hostile-agent-');
     server = await startServer({ dataDir: data.dir });
     origin = await startOrigin();
-    const hostileToken = await server.createAccount('hostile@example.com', 'pro');
+    hostileToken = await server.createAccount('hostile@example.com', 'pro');
     const idOf = async (token: string) => ((await api(server, 'GET', '/v1/me', { token })).body as { id: string }).id;
     const honestToken = await server.createAccount('honest@example.com', 'pro');
     hostileAccount = await idOf(hostileToken);
@@ -97,6 +98,22 @@ describe('a hostile agent', () => {
     const result = await visit(server, hostile.hostname, '/fine');
     assert.equal(result.status, 200);
     assert.equal(result.text, 'ok');
+  });
+
+  it('loses its session when it floods pings and reads none of the echoes', { timeout: 30_000 }, async () => {
+    const flooder = await startHostileAgent(server.url, hostileToken, answer);
+    // The edge cuts it (a reset, as it destroys a failed session): wait for the close, not an error.
+    const closed = new Promise((resolve) => flooder.socket.once('close', resolve));
+    flooder.socket.on('error', () => undefined);
+    // Stop the session reading, then write raw PING frames of 4 MiB, as a hostile peer would.
+    flooder.socket.removeAllListeners('data');
+    flooder.socket.pause();
+    const ping = encodeFrame(FrameType.PING, 0, 0, Buffer.alloc(4 * 1024 * 1024));
+    for (let i = 0; i < 32 && !flooder.socket.destroyed; i++) flooder.socket.write(ping);
+    await closed;
+    // The edge still serves everyone else.
+    assert.equal((await visit(server, honest.hostname, '/echo')).status, 200);
+    honestVisits++;
   });
 
   it('costs no other account its inspector records, and records integer statuses for its own', async () => {

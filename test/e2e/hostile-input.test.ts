@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { tunnelSuite, visit, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
+import { h2Request, h2Session } from './h2-visitor.js';
 import { rawExchange } from './raw-exchange.js';
 
 /** Bounds a hung test (a connection the edge never answers); not a timing assertion. */
@@ -37,6 +38,42 @@ describe('hostile input at the edge', () => {
     const result = await rawExchange(server.httpPort, `GET /echo HTTP/1.1\r\nHost: ${host}\r\n${headers}\r\n`);
     assert.deepEqual(result.statuses, [431]);
     await assertStillServing();
+  });
+
+  const h2Heads = [
+    ['one 40 KiB header', { 'x-big': 'a'.repeat(40 * 1024) }],
+    // nghttp2 refuses any single field above 64 KiB outright (a compression error), so 100 KiB comes in four.
+    ['four 25 KiB headers', Object.fromEntries([0, 1, 2, 3].map((index) => [`x-h${index}`, 'c'.repeat(25 * 1024)]))],
+    ['700 headers adding up to over 32 KiB', Object.fromEntries(Array.from({ length: 700 }, (_, index) => [`x-h${index}`, 'b'.repeat(50)]))],
+  ] as const;
+  for (const [name, headers] of h2Heads) {
+    it(`answers 431 to an HTTP/2 request head over 32 KiB (${name}), as HTTP/1.1 does, and keeps serving`, HANG, async () => {
+      const session = h2Session(server, agent.hostname);
+      try {
+        const result = await h2Request(session, { ':path': '/echo', ':authority': host, ...headers });
+        assert.equal(result.status, 431);
+        // The edge's own answer: the origin (Node, 16 KiB heads) would answer 431 too, had it been sent on.
+        assert.equal(result.headers['x-svc-error'], 'Request Header Fields Too Large');
+        assert.ok(!origin.seen.some((request) => request.headers['x-big'] !== undefined || request.headers['x-h0'] !== undefined));
+        // The session survives the refusal, like an HTTP/1.1 connection would not need to.
+        assert.equal((await h2Request(session, { ':path': '/echo', ':authority': host })).status, 200);
+      } finally {
+        session.close();
+      }
+      await assertStillServing();
+    });
+  }
+
+  it('forwards an HTTP/2 request head just under 32 KiB', HANG, async () => {
+    const session = h2Session(server, agent.hostname);
+    try {
+      const result = await h2Request(session, { ':path': '/echo', ':authority': host, 'x-big': 'a'.repeat(30 * 1024) });
+      // The origin (Node, 16 KiB heads) refuses it itself: the edge passed it on.
+      assert.equal(result.status, 431);
+      assert.equal(result.headers['x-svc-error'], undefined, 'the edge answered, not the origin');
+    } finally {
+      session.close();
+    }
   });
 
   const smuggling = [

@@ -261,7 +261,7 @@ export class CallbackStream implements StreamEndpoint {
   private returnCredit(): void {
     if (this.remoteEnded || this.closedOnWire) return;
     const credit = this.credit.take(this.waitingBytes);
-    if (credit > 0) this.transport.sendFrame(FrameType.WINDOW, 0, this.id, creditPayload(credit));
+    if (credit > 0) this.transport.sendReply(FrameType.WINDOW, 0, this.id, creditPayload(credit));
   }
 
   /** Sends as much of `chunk` as the credit allows, in frames of at most MAX_DATA_CHUNK; holds the rest. */

@@ -10,6 +10,8 @@ export interface StreamTransport {
   sendFrame(type: number, flags: number, stream: number, payload?: Buffer): void;
   /** Writes one frame whose payload is `text` in UTF-8 (from jsonText). */
   sendTextFrame(type: number, flags: number, stream: number, text: string): void;
+  /** Writes a frame the peer's own frames call for (WINDOW), within the session's reply budget. */
+  sendReply(type: number, flags: number, stream: number, payload: Buffer): void;
   /** Runs `callback` once the session socket can take more bytes (at once if it can now). */
   whenWritable(callback: () => void): void;
   /** Whether the session socket can take more bytes now (whenWritable would call back at once). */
@@ -270,7 +272,7 @@ export class MuxStream extends Duplex implements StreamEndpoint {
     this.creditScheduled = false;
     if (this.remoteEnded || this.closedOnWire) return;
     const credit = this.credit.take(this.readableLength);
-    if (credit > 0) this.transport.sendFrame(FrameType.WINDOW, 0, this.id, creditPayload(credit));
+    if (credit > 0) this.transport.sendReply(FrameType.WINDOW, 0, this.id, creditPayload(credit));
   }
 
   /** Once both directions have ended on the wire, the session can drop the stream id. */

@@ -32,6 +32,15 @@ export const INITIAL_STREAM_WINDOW = 1024 * 1024;
  * in flight and still bounds the memory a congested session holds.
  */
 export const SESSION_WRITE_HIGH_WATER = 1024 * 1024;
+/**
+ * Bytes of replies the peer's own frames call for (PING echoes, WINDOW, REFUSED resets) the
+ * session may queue while the socket never empties. A peer that keeps asking and reads nothing
+ * would otherwise grow the queue without end; past this its session closes. A reading peer
+ * empties the socket over and over and never comes near it.
+ */
+export const CONTROL_REPLY_BUDGET = 1024 * 1024;
+/** A PING's payload: the sender's 8 opaque bytes, echoed back. */
+const PING_PAYLOAD_BYTES = 8;
 /** Largest stream id; a session that has used them all must be replaced. */
 const MAX_STREAM_ID = 0xffffffff;
 
@@ -105,6 +114,9 @@ export class Mux extends EventEmitter implements StreamTransport {
   private corked = false;
   private readonly uncorkBound = (): void => this.uncork();
   private drainWaiters: Array<() => void> = [];
+  /** Reply bytes queued since the peer last took anything (see CONTROL_REPLY_BUDGET). */
+  private replyBacklog = 0;
+  private queuedAtLastReply = 0;
   private closed = false;
   private heartbeat: NodeJS.Timeout | undefined;
   private heardFromPeer = true;
@@ -140,7 +152,10 @@ export class Mux extends EventEmitter implements StreamTransport {
         this.destroy(error as Error);
       }
     });
-    socket.on('drain', () => this.flushDrainWaiters());
+    socket.on('drain', () => {
+      this.replyBacklog = 0;
+      this.flushDrainWaiters();
+    });
     socket.on('error', (error) => this.destroy(error));
     socket.on('close', () => this.destroy());
     socket.on('end', () => this.destroy());
@@ -270,6 +285,21 @@ export class Mux extends EventEmitter implements StreamTransport {
     this.writer.frame(type, flags, stream, payload);
   }
 
+  /** @internal Sends a frame the peer's own frames call for; a peer that reads none of them loses its session. */
+  sendReply(type: number, flags: number, stream: number, payload: Buffer): void {
+    if (this.closed) return;
+    // The peer took something since the last reply (the queue emptied or shrank): it reads.
+    const queued = this.socket.writableLength;
+    if (queued === 0 || queued < this.queuedAtLastReply) this.replyBacklog = 0;
+    this.queuedAtLastReply = queued;
+    if (this.replyBacklog > CONTROL_REPLY_BUDGET) {
+      this.destroy(new ProtocolError(`peer reads nothing: ${this.replyBacklog} bytes of replies queued`));
+      return;
+    }
+    this.replyBacklog += FRAME_HEADER_BYTES + payload.length;
+    this.sendFrame(type, flags, stream, payload);
+  }
+
   /** @internal */
   sendTextFrame(type: number, flags: number, stream: number, text: string): void {
     if (this.closed) return;
@@ -357,7 +387,10 @@ export class Mux extends EventEmitter implements StreamTransport {
             this.emit('pong', this.lastPingRttMs);
           }
         } else {
-          this.sendFrame(FrameType.PING, FLAG_ACK, 0, Buffer.from(frame.payload));
+          // Only the 8 bytes a ping carries are echoed: a larger payload would make each echo a
+          // megabyte-sized reply the peer chose.
+          if (frame.payload.length !== PING_PAYLOAD_BYTES) throw new ProtocolError(`PING frame of ${frame.payload.length} bytes`);
+          this.sendReply(FrameType.PING, FLAG_ACK, 0, Buffer.from(frame.payload));
         }
         return;
       case FrameType.GOAWAY:
@@ -385,7 +418,7 @@ export class Mux extends EventEmitter implements StreamTransport {
       return;
     }
     if (!this.options.onStream) {
-      this.sendFrame(FrameType.RESET, 0, frame.stream, Buffer.from('REFUSED'));
+      this.sendReply(FrameType.RESET, 0, frame.stream, Buffer.from('REFUSED'));
       return;
     }
     const stream = new MuxStream(this, frame.stream, meta, this.window);

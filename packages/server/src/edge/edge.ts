@@ -11,7 +11,8 @@ import { isIpHost, normalizeHost } from './host.js';
 import { proxyLean } from './lean/lean-proxy.js';
 import type { LeanRequest } from './lean/request-head.js';
 import type { LeanHandler, VisitorConnection } from './lean/visitor-connection.js';
-import { badRequestPage, bandwidthPage, offlinePage, rawResponse, type EdgePage } from './pages.js';
+import { headerListBytes, MAX_HEADER_BYTES } from './limits.js';
+import { badRequestPage, bandwidthPage, headTooLargePage, offlinePage, rawResponse, type EdgePage } from './pages.js';
 import { proxyRequest, sendPage, type ByteMeter, type Exchange, type ExchangeObserver } from './proxy.js';
 import { Router, type Binding } from './router.js';
 import {
@@ -72,6 +73,11 @@ export class Edge implements LeanHandler {
 
   /** Handles one visitor request (HTTP/1.1 or HTTP/2). */
   handleRequest(req: VisitorRequest, res: VisitorResponse, secure: boolean): void {
+    // HTTP/1.1 heads are limited by Node's parser; HTTP/2's are counted here, by the same limit.
+    if (req.httpVersionMajor === 2 && headerListBytes(req.rawHeaders) > MAX_HEADER_BYTES) {
+      sendPage(res, headTooLargePage(MAX_HEADER_BYTES));
+      return;
+    }
     const url = req.url ?? '';
     let absolute: AbsoluteTarget | undefined;
     if (!isOriginForm(url)) {

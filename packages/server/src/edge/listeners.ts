@@ -5,6 +5,8 @@ import tls from 'node:tls';
 import { IdTable } from '@svcrouter/protocol';
 import type { Edge } from './edge.js';
 import { VisitorConnection } from './lean/visitor-connection.js';
+import { EndedSocketReaper } from './ended-socket-reaper.js';
+import { DEFAULT_LISTENER_TIMEOUTS, H2_HEADER_LIST_CAP, H2_MAX_HEADER_PAIRS, MAX_HEADER_BYTES, type ListenerTimeouts } from './limits.js';
 
 /** Pending-connection queue per listener: a short backlog shows up as multi-second p99 under bursts. */
 export const LISTEN_BACKLOG = 2048;
@@ -13,14 +15,13 @@ export const LISTEN_BACKLOG = 2048;
  * default paused and resumed every tunnelled 64 KiB chunk; bounded per visitor either way.
  */
 const VISITOR_HIGH_WATER = 256 * 1024;
-/** Largest request head a visitor may send (Node answers 431 above it). */
-export const MAX_HEADER_BYTES = 32 * 1024;
-/** Idle keep-alive visitor connections close after this; longer than typical client pools, so reuse does not race a close. */
-const KEEP_ALIVE_MS = 65_000;
+export { MAX_HEADER_BYTES };
 
 export interface EdgeListeners {
   httpPort: number;
   httpsPort: number;
+  /** The plain-HTTP and TLS listeners, whose 'connection' events see every public socket. */
+  readonly servers: { readonly plain: net.Server; readonly tls: tls.Server };
   close(): Promise<void>;
 }
 
@@ -31,6 +32,8 @@ export interface ListenOptions {
   SNICallback: tls.TlsOptions['SNICallback'];
   /** Certificate for handshakes without SNI (clients dialling an IP address). */
   defaultCertificate: { certPem: string; keyPem: string };
+  /** Overrides of DEFAULT_LISTENER_TIMEOUTS (limits.ts). */
+  timeouts?: Partial<ListenerTimeouts>;
 }
 
 /**
@@ -41,22 +44,32 @@ export interface ListenOptions {
  * HTTP/2 visitors get the same routing through the compatibility API.
  */
 export async function startListeners(edge: Edge, options: ListenOptions): Promise<EdgeListeners> {
-  const http1 = createHttp1(edge, false);
-  const secure1 = createHttp1(edge, true);
+  const timeouts: ListenerTimeouts = { ...DEFAULT_LISTENER_TIMEOUTS, ...options.timeouts };
+  const http1 = createHttp1(edge, false, timeouts);
+  const secure1 = createHttp1(edge, true, timeouts);
   const lean = (socket: Socket, secure: boolean): VisitorConnection =>
     new VisitorConnection(socket, {
       secure,
       maxHeadBytes: MAX_HEADER_BYTES,
-      keepAliveMs: KEEP_ALIVE_MS,
+      keepAliveMs: timeouts.keepAliveMs,
       handler: edge,
       handOver: (taken) => (secure ? secure1 : http1).emit('connection', taken),
     });
   // Not allowHalfOpen: a visitor's FIN closes the connection and cancels a request in flight, as
   // Node's HTTP server does by default (httpAllowHalfOpen false) and as proxies treat a client abort.
   const plain = net.createServer({ noDelay: true, highWaterMark: VISITOR_HIGH_WATER }, (socket) => lean(socket, false));
-  const secure2 = http2.createServer({ maxSessionMemory: 64 });
+  const secure2 = http2.createServer({
+    maxSessionMemory: 64,
+    // Heads above MAX_HEADER_BYTES must arrive whole to be answered 431 (Edge.handleRequest)
+    // rather than reset by nghttp2 at its defaults (64 KiB, 128 fields).
+    maxHeaderListPairs: H2_MAX_HEADER_PAIRS,
+    settings: { maxHeaderListSize: H2_HEADER_LIST_CAP },
+  });
   secure2.on('request', (req, res) => edge.handleRequest(req, res, true));
   secure2.on('sessionError', () => undefined);
+  // An idle session is closed gracefully: no new streams, those still open (a long poll) finish.
+  secure2.setTimeout(timeouts.h2IdleMs);
+  secure2.on('timeout', (session: http2.ServerHttp2Session) => session.close());
 
   const tlsServer = tls.createServer({
     SNICallback: options.SNICallback,
@@ -64,10 +77,19 @@ export async function startListeners(edge: Edge, options: ListenOptions): Promis
     key: options.defaultCertificate.keyPem,
     ALPNProtocols: ['h2', 'http/1.1'],
     minVersion: 'TLSv1.2',
+    handshakeTimeout: timeouts.tlsHandshakeMs,
     // As Node's HTTP server sets for its own sockets: a response's last bytes must not wait for an ACK.
     noDelay: true,
   });
+  // Not a Set: visitors that do not keep connections alive churn it (see IdTable).
+  const sockets = new IdTable<Socket>();
+  const track = (socket: Socket): void => {
+    const id = sockets.add(socket);
+    socket.once('close', () => sockets.delete(id));
+  };
   tlsServer.on('secureConnection', (socket: tls.TLSSocket) => {
+    // The TLS socket is the one ended and written to; the TCP socket under it is tracked too.
+    track(socket);
     if (socket.alpnProtocol === 'h2') secure2.emit('connection', socket);
     else lean(socket, true);
   });
@@ -76,18 +98,14 @@ export async function startListeners(edge: Edge, options: ListenOptions): Promis
 
   await listen(plain, options.host, options.httpPort);
   await listen(tlsServer, options.host, options.httpsPort);
-  // Not a Set: visitors that do not keep connections alive churn it (see IdTable).
-  const sockets = new IdTable<Socket>();
-  for (const server of [plain, tlsServer] as net.Server[]) {
-    server.on('connection', (socket: Socket) => {
-      const id = sockets.add(socket);
-      socket.once('close', () => sockets.delete(id));
-    });
-  }
+  for (const server of [plain, tlsServer] as net.Server[]) server.on('connection', track);
+  const reaper = new EndedSocketReaper(sockets, timeouts.endGraceMs);
   return {
     httpPort: (plain.address() as AddressInfo).port,
     httpsPort: (tlsServer.address() as AddressInfo).port,
+    servers: { plain, tls: tlsServer },
     async close() {
+      reaper.stop();
       const closing = [plain, tlsServer].map((server) => new Promise<void>((resolve) => server.close(() => resolve())));
       for (const socket of sockets.snapshot()) socket.destroy();
       secure1.closeAllConnections();
@@ -98,16 +116,29 @@ export async function startListeners(edge: Edge, options: ListenOptions): Promis
   };
 }
 
-function createHttp1(edge: Edge, secure: boolean): http.Server {
-  const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES, requireHostHeader: false, highWaterMark: VISITOR_HIGH_WATER });
+function createHttp1(edge: Edge, secure: boolean, timeouts: ListenerTimeouts): http.Server {
+  const server = http.createServer({
+    maxHeaderSize: MAX_HEADER_BYTES,
+    requireHostHeader: false,
+    highWaterMark: VISITOR_HIGH_WATER,
+    headersTimeout: timeouts.headersMs,
+    requestTimeout: timeouts.requestMs,
+    // How often Node checks both: often enough that neither overshoots by much.
+    connectionsCheckingInterval: Math.max(10, Math.min(30_000, Math.floor(Math.min(timeouts.headersMs, timeouts.requestMs) / 4))),
+  });
   server.on('request', (req, res) => edge.handleRequest(req, res, secure));
   server.on('upgrade', (req, socket, head) => edge.handleUpgrade(req, socket, head, secure));
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
     if (!socket.writable || error.code === 'ECONNRESET') return socket.destroy();
-    const status = error.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';
+    const status =
+      error.code === 'HPE_HEADER_OVERFLOW'
+        ? '431 Request Header Fields Too Large'
+        : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? '408 Request Timeout'
+          : '400 Bad Request';
     socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
   });
-  server.keepAliveTimeout = KEEP_ALIVE_MS;
+  server.keepAliveTimeout = timeouts.keepAliveMs;
   // This server never listens (connections are handed to it), and Node starts the checks of
   // headersTimeout and requestTimeout on 'listening': without them a visitor trickling a head
   // would hold its connection for ever. close() stops the checks again.

@@ -51,6 +51,11 @@ export function badRequestPage(reason: string): EdgePage {
   return page(400, 'Bad Request', reason);
 }
 
+/** 431: an HTTP/2 request head over the edge's limit (HTTP/1.1's is answered by Node's parser). */
+export function headTooLargePage(limitBytes: number): EdgePage {
+  return page(431, 'Request Header Fields Too Large', `The request head is larger than ${limitBytes / 1024} KiB.`);
+}
+
 /** Serialises a page as a raw HTTP/1.1 response that closes the connection, for sockets taken over by an upgrade. */
 export function rawResponse(edgePage: EdgePage): string {
   return pageResponse(edgePage, 'GET', false);
