@@ -16,14 +16,16 @@ describe('agent output modes', () => {
     const events = agent.proc.lines.map((line) => JSON.parse(line) as Record<string, unknown>);
     assert.deepEqual(
       events.map((event) => event.event),
-      ['started', 'request', 'closed'],
+      ['started', 'inspector', 'request', 'closed'],
     );
     assert.deepEqual({ ...events[0], time: undefined }, { event: 'started', time: undefined, name: '', url: agent.url, local: `http://localhost:${origin.port}` });
-    assert.equal(events[1]!.path, '/status/404');
-    assert.equal(events[1]!.status, 404);
-    assert.equal(events[1]!.tunnel, agent.url);
-    assert.equal(typeof events[1]!.durationMs, 'number');
-    assert.ok(!Number.isNaN(Date.parse(String(events[1]!.time))));
+    assert.match(String(events[1]!.url), /^http:\/\/127\.0\.0\.1:\d+$/);
+    const request = events[2]!;
+    assert.equal(request.path, '/status/404');
+    assert.equal(request.status, 404);
+    assert.equal(request.tunnel, agent.url);
+    assert.equal(typeof request.durationMs, 'number');
+    assert.ok(!Number.isNaN(Date.parse(String(request.time))));
   });
 
   it('--log stdout (and any pipe): the Forwarding line, then one plain line per request', async () => {

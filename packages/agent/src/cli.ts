@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { ErrorCode, Messages, SVC_VERSION, SvcError } from '@svcrouter/protocol';
 import { DEFAULT_SERVER_URL, parseLocalTarget, type LocalTarget } from '@svcrouter/sdk';
-import { parseCommand, USAGE, type Command } from './args.js';
+import { parseCommand, USAGE, type Command, type InspectFlags } from './args.js';
+import { startInspection } from './inspection.js';
 import { formatProblems, loadConfigFile } from './config-file.js';
-import { TOKEN_SHAPE, type ConfigFile } from './config-schema.js';
+import { TOKEN_SHAPE, type ConfigFile, type InspectorConfig } from './config-schema.js';
 import { caFileFailure, explainFailure, type Failure } from './failure.js';
 import type { Output } from './output.js';
 import { runTunnels, type RunHooks, type SessionSpec, type TunnelSpec } from './run-tunnels.js';
@@ -59,7 +60,7 @@ async function runCommand(command: Command, env: AgentEnv, output: Output, hooks
       const spec: TunnelSpec = { name: '', target, ...command.tunnel };
       spec.subdomain ??= env.subdomain || undefined;
       spec.domain ??= env.domain || undefined;
-      return runTunnels([spec], session, output, hooks);
+      return runInspected([spec], session, command.inspect, undefined, output, hooks);
     }
     case 'config-check': {
       const loaded = loadConfigFile(command.configPath);
@@ -84,7 +85,8 @@ async function runCommand(command: Command, env: AgentEnv, output: Output, hooks
       }
       const session = sessionSpec(env, loaded.config);
       if (!('token' in session)) return fail(output, session);
-      return runTunnels(specs, session, output, hooks);
+      const inspected = specs.filter((spec) => loaded.config.tunnels[spec.name]!.inspect !== false);
+      return runInspected(specs, session, command.inspect, loaded.config.inspector, output, hooks, inspected);
     }
   }
 }
@@ -109,6 +111,31 @@ function tunnelSpecs(config: ConfigFile, names: string[], env: AgentEnv): Tunnel
     if (tunnel.hostHeader !== undefined) spec.hostHeader = tunnel.hostHeader;
     return spec;
   });
+}
+
+/** Starts the local inspector (unless off), then the tunnels; `inspected` defaults to all of them. */
+async function runInspected(
+  specs: TunnelSpec[],
+  session: SessionSpec,
+  flags: InspectFlags,
+  file: InspectorConfig | undefined,
+  output: Output,
+  hooks: RunHooks,
+  inspected: TunnelSpec[] = specs,
+): Promise<number> {
+  const inspection = await startInspection(flags, file);
+  if (inspection !== undefined && !('inspector' in inspection)) return fail(output, inspection);
+  for (const spec of inspected) spec.inspector = inspection?.inspector;
+  try {
+    return await runTunnels(specs, session, output, {
+      ...hooks,
+      onStarted: () => {
+        if (inspection) output.inspecting(inspection.server.url);
+      },
+    });
+  } finally {
+    await inspection?.server.close();
+  }
 }
 
 /** The shared session settings: environment first, then the config file's values. */

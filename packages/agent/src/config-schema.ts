@@ -4,9 +4,6 @@ import { z } from 'zod';
 /** Only this shape is a token; anything else (quotes, spaces, other prefixes) is refused as-is. */
 export const TOKEN_SHAPE = /^svc_[A-Za-z0-9_-]{43}$/;
 
-/** Bytes of each captured body the inspector keeps by default. */
-export const DEFAULT_INSPECT_BODY_BYTES = 64 * 1024;
-
 /** Where the inspector listens by default; the next free port is taken when this one is in use. */
 export const DEFAULT_INSPECT_ADDR = '127.0.0.1:4040';
 
@@ -21,9 +18,9 @@ export const InspectorSchema = z.strictObject({
   enabled: z.boolean().optional(),
   /** `host:port` on loopback (default DEFAULT_INSPECT_ADDR). */
   addr: z.string().regex(/^[^\s:]+:\d{1,5}$|^\[[0-9a-fA-F:]+\]:\d{1,5}$/, 'expected host:port').optional(),
-  /** Bytes kept of each request and response body (default DEFAULT_INSPECT_BODY_BYTES). */
+  /** Bytes kept of each request and response body (default the SDK's DEFAULT_MAX_BODY_BYTES, 64 KiB). */
   maxBodyBytes: z.number().int().min(0).max(16 * 1024 * 1024).optional(),
-  /** Requests kept, oldest dropped first (default 200). */
+  /** Requests kept, oldest dropped first (default the SDK's DEFAULT_MAX_REQUESTS, 200). */
   maxRequests: z.number().int().min(1).max(10_000).optional(),
 });
 

@@ -33,6 +33,7 @@ export function jsonOutput(stdout: NodeJS.WritableStream, stderr: NodeJS.Writabl
       stderr.write(`${formatFailure(failure)}\n`);
       out.line(event('closed', { error: failure.sentence, hint: failure.hint }));
     },
+    inspecting: (url) => out.line(event('inspector', { url })),
     warning: (failure) => stderr.write(`${formatFailure(failure)}\n`),
     info: (text) => out.line(text),
     error: (text) => stderr.write(`${text}\n`),

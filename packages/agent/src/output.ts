@@ -26,6 +26,8 @@ export interface Output {
   closed(failure: Failure | undefined, released?: string): void;
   /** A failure before any tunnel was live. */
   failure(failure: Failure): void;
+  /** The local inspector listens at `url`. */
+  inspecting(url: string): void;
   /** Something to fix that does not stop the agent. */
   warning(failure: Failure): void;
   /** Facts for the live screen (account, plan, round trip); plain and JSON output ignore them. */
@@ -119,6 +121,7 @@ export function terminalOutput(stdout: NodeJS.WritableStream, stderr: NodeJS.Wri
     },
     failure: (failure) => stderr.write(`${formatFailure(failure)}\n`),
     warning: (failure) => stderr.write(`${formatFailure(failure)}\n`),
+    inspecting: (url) => out.line(`Inspector ${url}`),
     info: (text) => out.line(text),
     error: (text) => stderr.write(`${text}\n`),
     flush: out.flush,

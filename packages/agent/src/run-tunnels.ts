@@ -1,5 +1,5 @@
 import { ErrorCode, SvcError } from '@svcrouter/protocol';
-import { forwardMany, type LocalTarget, type Tunnel } from '@svcrouter/sdk';
+import { forwardMany, type Inspector, type LocalTarget, type Tunnel } from '@svcrouter/sdk';
 import { explainFailure, notListeningWarning } from './failure.js';
 import { probeLocal } from './local-probe.js';
 import type { Output, ScreenStatus, TunnelView } from './output.js';
@@ -16,6 +16,8 @@ export interface TunnelSpec {
   subdomain?: string;
   domain?: string;
   hostHeader?: string;
+  /** Captures this tunnel's requests; undefined when inspection is off for it. */
+  inspector?: Inspector;
 }
 
 /** What every tunnel of one agent shares: one session to one edge. */
@@ -50,6 +52,7 @@ export async function runTunnels(specs: TunnelSpec[], session: SessionSpec, outp
       subdomain: spec.subdomain,
       domain: spec.domain,
       hostHeader: spec.hostHeader,
+      inspect: spec.inspector,
     })),
   );
   const started = await Promise.race([

@@ -90,6 +90,10 @@ export function screenOutput(stdout: NodeJS.WriteStream, stderr: NodeJS.Writable
       notes.push(failure.sentence, `hint: ${failure.hint}`);
       redraw();
     },
+    inspecting(url) {
+      model.status = { ...model.status, inspector: url };
+      redraw();
+    },
     status(status) {
       model.status = { ...model.status, ...status };
       redraw();

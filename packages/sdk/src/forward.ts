@@ -6,6 +6,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { reconnectDelay } from './backoff.js';
 import { DEFAULT_SERVER_URL, envDefault } from './env-defaults.js';
 import { hostRewrite } from './host-header.js';
+import { Inspector, type InspectOptions } from './inspector.js';
 import { parseLocalTarget, type LocalTarget } from './local-target.js';
 import { OriginProxy, type RequestLog } from './origin-proxy.js';
 
@@ -28,6 +29,12 @@ export interface ForwardOptions {
    * other value is sent as is; unset keeps the public hostname. The public one stays in X-Forwarded-Host.
    */
   hostHeader?: string;
+  /**
+   * Capture this tunnel's requests for inspection and replay (default off, so capture costs
+   * nothing): true or options for a new Inspector, or an Inspector shared with other tunnels.
+   * The tunnel's `inspector` property gives access to it.
+   */
+  inspect?: boolean | InspectOptions | Inspector;
   /** Extra CA (PEM) to trust when the edge URL is https with a dev certificate. */
   ca?: string | Buffer;
   /** Reconnect after a lost connection (default true). */
@@ -64,6 +71,8 @@ export class Tunnel extends EventEmitter<TunnelEvents> implements SessionTunnel 
   readonly bindRequest: BindRequest;
   /** Visitor requests being served right now (a WebSocket counts until its 101). */
   openRequests = 0;
+  /** The capture of this tunnel's requests, when forward() was given `inspect`. */
+  inspector: Inspector | undefined;
   private ended = false;
   private closing: Promise<void> | undefined;
 
@@ -151,6 +160,7 @@ export async function forward(options: ForwardOptions): Promise<Tunnel> {
     subdomain: options.subdomain ?? envDefault('SVC_SUBDOMAIN'),
     domain: options.domain ?? envDefault('SVC_DOMAIN'),
     hostHeader: options.hostHeader,
+    inspect: options.inspect,
   });
 }
 
@@ -160,7 +170,7 @@ export async function forward(options: ForwardOptions): Promise<Tunnel> {
  */
 export async function forwardMany(
   common: Omit<ForwardOptions, 'addr' | 'subdomain' | 'domain'>,
-  tunnels: Array<Pick<ForwardOptions, 'addr' | 'subdomain' | 'domain' | 'hostHeader'>>,
+  tunnels: Array<Pick<ForwardOptions, 'addr' | 'subdomain' | 'domain' | 'hostHeader' | 'inspect'>>,
 ): Promise<Tunnel[]> {
   const session = new AgentSession(dialOptions(common), common.reconnect ?? true);
   // Every address is checked before dialling, so a typo never leaves half the tunnels bound.
@@ -200,6 +210,13 @@ async function connectWithRetries(session: AgentSession, attempts = START_ATTEMP
   }
 }
 
+/** The inspector a tunnel captures into: none unless asked, a shared one as given, else a new one. */
+function inspectorFor(option: ForwardOptions['inspect']): Inspector | undefined {
+  if (option === undefined || option === false) return undefined;
+  if (option instanceof Inspector) return option;
+  return new Inspector(option === true ? {} : option);
+}
+
 /** Where to dial, with the SVC_* defaults; no token at all is refused before dialling. */
 function dialOptions(options: Pick<ForwardOptions, 'token' | 'serverUrl' | 'ca'>): DialOptions {
   const token = options.token ?? envDefault('SVC_TOKEN');
@@ -210,7 +227,7 @@ function dialOptions(options: Pick<ForwardOptions, 'token' | 'serverUrl' | 'ca'>
 async function bindOn(
   session: AgentSession,
   target: LocalTarget,
-  options: Pick<ForwardOptions, 'subdomain' | 'domain' | 'hostHeader'>,
+  options: Pick<ForwardOptions, 'subdomain' | 'domain' | 'hostHeader' | 'inspect'>,
 ): Promise<Tunnel> {
   const request: BindRequest = { local: target.hostPort };
   if (options.subdomain !== undefined) request.subdomain = options.subdomain;
@@ -221,10 +238,19 @@ async function bindOn(
     tunnel.openRequests--;
     tunnel.emit('request', log);
   };
-  const proxy = new OriginProxy(target, onLog, hostRewrite(options.hostHeader, target));
+  const inspector = inspectorFor(options.inspect);
+  // The url is known once bound; the capture hook reads it per request, after that.
+  const inspected = { url: '', target, hostHeader: options.hostHeader };
+  const proxy = new OriginProxy(target, onLog, hostRewrite(options.hostHeader, target), inspector?.tap(inspected));
   tunnel = new Tunnel(session, target, proxy, request);
+  tunnel.inspector = inspector;
   try {
     tunnel.onBound(await session.bind(request, tunnel));
+    if (inspector) {
+      inspected.url = tunnel.url;
+      inspector.track(inspected);
+      tunnel.once('end', () => inspector.forget(inspected));
+    }
   } catch (error) {
     await proxy.close();
     if (session.tunnelCount === 0) await session.close();

@@ -27,3 +27,14 @@ export type {
   UsageRange,
 } from './api-types.js';
 export type { paths, components, operations } from './generated/api-types.js';
+export {
+  Inspector,
+  ReplayError,
+  DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_MAX_REQUESTS,
+  type InspectOptions,
+  type InspectorEvents,
+  type InspectedTunnel,
+  type ReplayEdits,
+} from './inspector.js';
+export type { InspectedRequest, CapturedMessage, CapturedBody } from './capture.js';

@@ -3,6 +3,7 @@ import https from 'node:https';
 import type { Socket } from 'node:net';
 import { CallbackStream, ResetCode, type MuxStream, type RequestHead, type ResponseHead } from '@svcrouter/protocol';
 import { isOriginForm } from './h1-request.js';
+import type { ExchangeTap } from './capture.js';
 import { applyHostRewrite, publicOrigin, rewriteLocation, type HostRewrite } from './host-header.js';
 import type { LocalTarget } from './local-target.js';
 import { OriginExchange, resetCodeFor, type RequestLog } from './origin-exchange.js';
@@ -34,6 +35,8 @@ export class OriginProxy {
     private readonly onLog: (log: RequestLog) => void,
     /** Host header rewrite for dev servers; undefined forwards the public Host unchanged. */
     private readonly hostRewrite?: HostRewrite,
+    /** Starts the inspector's capture of one request (before the host rewrite); absent when capture is off. */
+    private readonly tapFor?: (head: RequestHead) => ExchangeTap,
   ) {
     this.address = originAddress(target);
     this.pool = new OriginPool(this.address);
@@ -45,9 +48,10 @@ export class OriginProxy {
    */
   handle(stream: MuxStream | CallbackStream): void {
     const head = stream.meta as RequestHead;
+    const tap = this.tapFor?.(head);
     const editResponseHeaders = this.hostRewrite && this.rewriteHost(head, this.hostRewrite);
     if (stream instanceof CallbackStream) {
-      new OriginExchange(this.pool, stream, head, this.onLog, editResponseHeaders).start();
+      new OriginExchange(this.pool, stream, head, this.onLog, editResponseHeaders, tap).start();
       return;
     }
     stream.on('error', () => undefined);
@@ -57,7 +61,7 @@ export class OriginProxy {
       return;
     }
     try {
-      this.handleUpgrade(stream, head, editResponseHeaders);
+      this.handleUpgrade(stream, head, editResponseHeaders, tap);
     } catch {
       // node:http refuses what it cannot send (a space in the path, a bad header name): this
       // request fails, as an unreachable origin would, and nothing else does.
@@ -78,7 +82,7 @@ export class OriginProxy {
     return (headers) => rewriteLocation(headers, rewrite, visitorOrigin);
   }
 
-  private handleUpgrade(stream: MuxStream, head: RequestHead, editResponseHeaders?: (headers: string[]) => void): void {
+  private handleUpgrade(stream: MuxStream, head: RequestHead, editResponseHeaders?: (headers: string[]) => void, tap?: ExchangeTap): void {
     const started = performance.now();
     // Scheme, host and port are the local target's and nothing else: the visitor's target is
     // only ever a path, never resolved against the target's URL, so `//other:6379/` or
@@ -97,11 +101,15 @@ export class OriginProxy {
       agent: false,
       rejectUnauthorized: false,
     } as http.RequestOptions);
-    const log = (status: number): void =>
-      this.onLog({ method: head.m, path: head.p, status, durationMs: performance.now() - started });
+    const log = (status: number): void => {
+      const entry = { method: head.m, path: head.p, status, durationMs: performance.now() - started };
+      tap?.done(entry);
+      this.onLog(entry);
+    };
     stream.on('error', () => request.destroy());
     request.on('upgrade', (response, socket: Socket, upgradeHead) => {
       socket.setNoDelay(true);
+      tap?.response(response.statusCode ?? 101, response.rawHeaders);
       stream.sendHeaders({ s: response.statusCode ?? 101, h: response.rawHeaders } satisfies ResponseHead);
       log(response.statusCode ?? 101);
       if (upgradeHead.length > 0) stream.write(upgradeHead);
@@ -118,6 +126,7 @@ export class OriginProxy {
       // Refused: whatever the visitor sent after its head goes nowhere.
       stream.resume();
       editResponseHeaders?.(response.rawHeaders);
+      tap?.response(response.statusCode ?? 502, response.rawHeaders);
       stream.sendHeaders({ s: response.statusCode ?? 502, h: response.rawHeaders } satisfies ResponseHead);
       response.pipe(stream);
       response.on('end', () => log(response.statusCode ?? 0));
