@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import type { InspectedRequest } from '@svcrouter/sdk';
 import { AGENT_BIN, runAgent, spawnNode, startOrigin, startServer, tempDir, visit, type TestOrigin, type TestServer } from './harness/index.js';
 
 /** A token of the right shape that no account holds. */
@@ -77,6 +78,31 @@ describe('config file', () => {
     const unknown = await runAgent(['start', 'nope', '--config', file], {});
     assert.equal(unknown.code, 2);
     assert.equal(unknown.stderr, 'no tunnel named nope in the config file (it has: web, api)');
+  });
+
+  it('inspector options come from the file: its address, the body limit, and tunnels left out of capture', async () => {
+    const inspected = path.join(temp.dir, 'inspected.yml');
+    await writeFile(
+      inspected,
+      `token: ${server.token}\nserver: ${server.url}\ninspector:\n  addr: 127.0.0.1:0\n  maxBodyBytes: 4\ntunnels:\n  web:\n    addr: ${web.port}\n  api:\n    addr: ${api.port}\n    inspect: false\n`,
+    );
+    const agent = spawnNode(AGENT_BIN, ['start', '--config', inspected], {}, 'agent');
+    try {
+      const inspector = (await agent.waitForLine(/^Inspector (http:\/\/127\.0\.0\.1:\d+)$/))[1]!;
+      const webUrl = (await agent.waitForLine(new RegExp(`^Forwarding https://(\\S+?):\\d+ -> http://localhost:${web.port}$`)))[1]!;
+      const apiUrl = (await agent.waitForLine(new RegExp(`^Forwarding https://(\\S+?):\\d+ -> http://localhost:${api.port}$`)))[1]!;
+      await visit(server, webUrl, '/echo', { method: 'POST', body: 'captured' });
+      await visit(server, apiUrl, '/echo', { method: 'POST', body: 'not captured' });
+      await agent.waitForLine(/\[api\] POST \/echo 200/);
+      await agent.waitForLine(/\[web\] POST \/echo 200/);
+      const { requests } = (await (await fetch(`${inspector}/api/requests`)).json()) as { requests: InspectedRequest[] };
+      assert.deepEqual(requests.map((r) => [new URL(r.tunnel).hostname, r.request.body.size, r.request.body.truncated]), [[webUrl, 8, true]]);
+      assert.equal(Buffer.from(requests[0]!.request.body.base64, 'base64').toString(), 'capt');
+      const { tunnels } = (await (await fetch(`${inspector}/api/tunnels`)).json()) as { tunnels: Array<{ url: string }> };
+      assert.deepEqual(tunnels.map((t) => new URL(t.url).hostname), [webUrl]);
+    } finally {
+      assert.equal((await agent.kill('SIGINT')).code, 0);
+    }
   });
 
   it('svc config check: a valid file says what it holds; a bad one gets file:line:column key: message for each problem', async () => {

@@ -49,8 +49,11 @@ if (requireChromium('the local inspector in Chromium')) {
 
         await page.locator('#comparison').waitFor();
         await page.locator('#replay-summary', { hasText: 'POST /echo?from=replay → 200' }).waitFor();
+        assert.equal(await page.locator('#editor').isVisible(), false, 'the editor closes once the replay is back');
         assert.match((await page.locator('#original-response').textContent())!, /"url": "\/echo\?from=visitor"/);
         assert.match((await page.locator('#replayed-response').textContent())!, /"url": "\/echo\?from=replay"/);
+        const marks = (await page.locator('#diff span').allTextContents()).map((line) => line[0]).join('');
+        assert.match(marks, /-+\++/, 'a changed line shows its removal, then its addition');
         const removed = await page.locator('#diff .del').allTextContents();
         const added = await page.locator('#diff .add').allTextContents();
         assert.ok(removed.some((line) => line.includes('/echo?from=visitor')), removed.join(''));

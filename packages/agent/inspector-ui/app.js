@@ -150,9 +150,14 @@ function diffLines(before, after) {
   let i = 0;
   let j = 0;
   while (i < a.length || j < b.length) {
-    if (i < a.length && j < b.length && a[i] === b[j]) out.push([' ', a[i++], j++]);
-    else if (j < b.length && (i === a.length || table[i][j + 1] >= table[i + 1][j])) out.push(['+', b[j++]]);
-    else out.push(['-', a[i++]]);
+    if (i < a.length && j < b.length && a[i] === b[j]) {
+      out.push([' ', a[i]]);
+      i++;
+      j++;
+    }
+    // Removals before additions, as in a unified diff.
+    else if (i < a.length && (j === b.length || table[i + 1][j] >= table[i][j + 1])) out.push(['-', a[i++]]);
+    else out.push(['+', b[j++]]);
   }
   return out;
 }
