@@ -86,30 +86,31 @@ export function captureExchange(
   store: (record: Omit<InspectedRequest, 'id'>) => void,
   replayOf?: string,
 ): ExchangeTap {
-  const startedAt = new Date().toISOString();
-  const requestHeaders = headerTuples(head.h);
+  // Only flat copies on the request's way through; tuples and dates are built once it is over.
+  const startedAt = Date.now();
+  const requestHeaders = head.h.slice();
   const requestBody = new BodyCollector(maxBodyBytes);
   const responseBody = new BodyCollector(maxBodyBytes);
-  let response: Array<[string, string]> | undefined;
+  let responseHeaders: string[] | undefined;
   let finished = false;
   return {
     requestBody: (chunk) => requestBody.add(chunk),
-    response: (_status, headers) => (response = headerTuples(headers)),
+    response: (_status, headers) => (responseHeaders = headers.slice()),
     responseBody: (chunk) => responseBody.add(chunk),
     done(log) {
       if (finished) return;
       finished = true;
       const record: Omit<InspectedRequest, 'id'> = {
         tunnel,
-        startedAt,
+        startedAt: new Date(startedAt).toISOString(),
         method: head.m,
         path: head.p,
         status: log.status,
         durationMs: Math.round(log.durationMs * 10) / 10,
-        request: { headers: requestHeaders, body: requestBody.result() },
+        request: { headers: headerTuples(requestHeaders), body: requestBody.result() },
       };
       if (replayOf !== undefined) record.replayOf = replayOf;
-      if (response !== undefined) record.response = { headers: response, body: responseBody.result() };
+      if (responseHeaders !== undefined) record.response = { headers: headerTuples(responseHeaders), body: responseBody.result() };
       store(record);
     },
   };

@@ -66,6 +66,8 @@ export class Inspector extends EventEmitter<InspectorEvents> {
   private readonly byId = new Map<string, { record: InspectedRequest; tunnel: InspectedTunnel }>();
   private readonly tunnels = new Map<string, InspectedTunnel>();
   private nextId = 1;
+  /** Stored this loop turn, not yet emitted. */
+  private announcing: InspectedRequest[] = [];
 
   constructor(options: InspectOptions = {}) {
     super();
@@ -150,10 +152,22 @@ export class Inspector extends EventEmitter<InspectorEvents> {
     );
   }
 
+  /**
+   * Keeps the record at once (list() and get() see it) and announces it in the check phase, with
+   * any others of the same loop turn: listeners (the inspector's live stream serializes each
+   * record) then run after the request's own work, not inside it.
+   */
   private store(record: InspectedRequest, tunnel: InspectedTunnel): void {
     this.records.push(record);
     this.byId.set(record.id, { record, tunnel });
     while (this.records.length > this.maxRequests) this.byId.delete(this.records.shift()!.id);
-    this.emit('request', record);
+    this.announcing.push(record);
+    if (this.announcing.length === 1) setImmediate(() => this.announce());
+  }
+
+  private announce(): void {
+    const records = this.announcing;
+    this.announcing = [];
+    for (const record of records) this.emit('request', record);
   }
 }
