@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { BodyCollector, captureExchange, type InspectedRequest } from './capture.js';
+import { BodyCollector, CapturedExchange } from './capture.js';
 
 test('a body is kept up to the limit, copied, with its full size and the truncation flag', () => {
   const collector = new BodyCollector(5);
@@ -12,10 +12,10 @@ test('a body is kept up to the limit, copied, with its full size and the truncat
   assert.deepEqual(new BodyCollector(5).result(), { size: 0, truncated: false, base64: '' });
 });
 
-test('an exchange becomes one record with the headers as sent by the visitor, once', () => {
+test('an exchange becomes one record, built when read, with the headers as sent by the visitor', () => {
   const head = { m: 'POST', p: '/hook', h: ['Host', 'a.example', 'Content-Type', 'text/plain'], t: 't', b: 1 as const };
-  const stored: Array<Omit<InspectedRequest, 'id'>> = [];
-  const tap = captureExchange(head, 'https://a.example', 1024, (record) => stored.push(record));
+  const stored: CapturedExchange[] = [];
+  const tap = new CapturedExchange(head, 'https://a.example', 1024, (entry) => stored.push(entry));
   head.h[1] = 'localhost:3000'; // the host rewrite edits the head in place after capture starts
   tap.requestBody(Buffer.from('hi'));
   tap.response(201, ['Location', '/x']);
@@ -23,7 +23,8 @@ test('an exchange becomes one record with the headers as sent by the visitor, on
   tap.done({ method: 'POST', path: '/hook', status: 201, durationMs: 1.234 });
   tap.done({ method: 'POST', path: '/hook', status: 499, durationMs: 9 });
   assert.equal(stored.length, 1);
-  const [record] = stored;
+  const record = stored[0]!.record();
+  assert.equal(stored[0]!.record(), record, 'built once');
   assert.deepEqual(record!.request.headers, [['Host', 'a.example'], ['Content-Type', 'text/plain']]);
   assert.equal(record!.status, 201);
   assert.equal(record!.durationMs, 1.2);

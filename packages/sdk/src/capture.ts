@@ -76,42 +76,77 @@ export function headerTuples(pairs: readonly string[]): Array<[string, string]> 
 }
 
 /**
- * A tap that turns one exchange into an InspectedRequest and hands it to `store` when done.
- * The request head is copied at once, before the host rewrite changes it in place.
+ * One exchange as it passes: flat copies only (header arrays, the first body bytes, a clock
+ * reading), because this runs on every request of an inspected tunnel. Tuples, base64 and
+ * dates are built by record(), when someone reads the capture, once.
  */
-export function captureExchange(
-  head: RequestHead,
-  tunnel: string,
-  maxBodyBytes: number,
-  store: (record: Omit<InspectedRequest, 'id'>) => void,
-  replayOf?: string,
-): ExchangeTap {
-  // Only flat copies on the request's way through; tuples and dates are built once it is over.
-  const startedAt = Date.now();
-  const requestHeaders = head.h.slice();
-  const requestBody = new BodyCollector(maxBodyBytes);
-  const responseBody = new BodyCollector(maxBodyBytes);
-  let responseHeaders: string[] | undefined;
-  let finished = false;
-  return {
-    requestBody: (chunk) => requestBody.add(chunk),
-    response: (_status, headers) => (responseHeaders = headers.slice()),
-    responseBody: (chunk) => responseBody.add(chunk),
-    done(log) {
-      if (finished) return;
-      finished = true;
-      const record: Omit<InspectedRequest, 'id'> = {
-        tunnel,
-        startedAt: new Date(startedAt).toISOString(),
-        method: head.m,
-        path: head.p,
-        status: log.status,
-        durationMs: Math.round(log.durationMs * 10) / 10,
-        request: { headers: headerTuples(requestHeaders), body: requestBody.result() },
-      };
-      if (replayOf !== undefined) record.replayOf = replayOf;
-      if (responseHeaders !== undefined) record.response = { headers: headerTuples(responseHeaders), body: responseBody.result() };
-      store(record);
-    },
-  };
+export class CapturedExchange implements ExchangeTap {
+  id = '';
+  private readonly startedAt = Date.now();
+  private readonly method: string;
+  private readonly path: string;
+  private readonly requestHeaders: string[];
+  /** Created with the first body byte: most requests have no body to keep. */
+  private requestKept: BodyCollector | undefined;
+  private responseKept: BodyCollector | undefined;
+  private responseHeaders: string[] | undefined;
+  private log: RequestLog | undefined;
+  private built: InspectedRequest | undefined;
+
+  constructor(
+    head: RequestHead,
+    readonly tunnel: string,
+    private readonly maxBodyBytes: number,
+    private readonly onDone: (exchange: CapturedExchange) => void,
+    readonly replayOf?: string,
+  ) {
+    this.method = head.m;
+    this.path = head.p;
+    // A copy: the host rewrite edits the head in place after capture starts.
+    this.requestHeaders = head.h.slice();
+  }
+
+  requestBody(chunk: Buffer): void {
+    (this.requestKept ??= new BodyCollector(this.maxBodyBytes)).add(chunk);
+  }
+
+  response(_status: number, headers: string[]): void {
+    this.responseHeaders = headers.slice();
+  }
+
+  responseBody(chunk: Buffer): void {
+    (this.responseKept ??= new BodyCollector(this.maxBodyBytes)).add(chunk);
+  }
+
+  done(log: RequestLog): void {
+    if (this.log !== undefined) return;
+    this.log = log;
+    this.onDone(this);
+  }
+
+  /** The capture as the API shows it, built on first read. */
+  record(): InspectedRequest {
+    if (this.built) return this.built;
+    const log = this.log!;
+    const record: InspectedRequest = {
+      id: this.id,
+      tunnel: this.tunnel,
+      startedAt: new Date(this.startedAt).toISOString(),
+      method: this.method,
+      path: this.path,
+      status: log.status,
+      durationMs: Math.round(log.durationMs * 10) / 10,
+      request: { headers: headerTuples(this.requestHeaders), body: bodyOf(this.requestKept) },
+    };
+    if (this.replayOf !== undefined) record.replayOf = this.replayOf;
+    if (this.responseHeaders !== undefined) {
+      record.response = { headers: headerTuples(this.responseHeaders), body: bodyOf(this.responseKept) };
+    }
+    this.built = record;
+    return record;
+  }
+}
+
+function bodyOf(collector: BodyCollector | undefined): CapturedBody {
+  return collector ? collector.result() : { size: 0, truncated: false, base64: '' };
 }

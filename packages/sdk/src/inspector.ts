@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { RequestHead } from '@svcrouter/protocol';
-import { captureExchange, type ExchangeTap, type InspectedRequest } from './capture.js';
+import { CapturedExchange, type ExchangeTap, type InspectedRequest } from './capture.js';
 import { hostRewrite, applyHostRewrite } from './host-header.js';
 import type { LocalTarget } from './local-target.js';
 import { sendReplay } from './replay.js';
@@ -62,12 +62,13 @@ export class Inspector extends EventEmitter<InspectorEvents> {
   readonly maxBodyBytes: number;
   readonly maxRequests: number;
   /** Oldest first; list() reverses. */
-  private readonly records: InspectedRequest[] = [];
-  private readonly byId = new Map<string, { record: InspectedRequest; tunnel: InspectedTunnel }>();
+  private readonly entries: CapturedExchange[] = [];
+  /** By sequence number (the digits of `req_<n>`), with the tunnel a replay goes to. */
+  private readonly bySeq = new Map<number, { entry: CapturedExchange; tunnel: InspectedTunnel }>();
   private readonly tunnels = new Map<string, InspectedTunnel>();
-  private nextId = 1;
-  /** Stored this loop turn, not yet emitted. */
-  private announcing: InspectedRequest[] = [];
+  private nextSeq = 1;
+  /** Stored this loop turn, not yet emitted (only while someone listens). */
+  private announcing: CapturedExchange[] = [];
 
   constructor(options: InspectOptions = {}) {
     super();
@@ -77,12 +78,14 @@ export class Inspector extends EventEmitter<InspectorEvents> {
 
   /** Captured requests, newest first. */
   list(): InspectedRequest[] {
-    return [...this.records].reverse();
+    const records: InspectedRequest[] = [];
+    for (let i = this.entries.length - 1; i >= 0; i--) records.push(this.entries[i]!.record());
+    return records;
   }
 
   /** One captured request, or undefined. */
   get(id: string): InspectedRequest | undefined {
-    return this.byId.get(id)?.record;
+    return this.find(id)?.entry.record();
   }
 
   /** The tunnels capturing into this inspector. */
@@ -96,9 +99,10 @@ export class Inspector extends EventEmitter<InspectorEvents> {
    * ReplayError for an unknown id, a truncated body that was not replaced, or a bad edit.
    */
   async replay(id: string, edits: ReplayEdits = {}): Promise<InspectedRequest> {
-    const found = this.byId.get(id);
+    const found = this.find(id);
     if (!found) throw new ReplayError('NOT_FOUND', `no captured request ${id}`);
-    const { record, tunnel } = found;
+    const record = found.entry.record();
+    const tunnel = found.tunnel;
     if (edits.body === undefined && record.request.body.truncated) {
       throw new ReplayError('BODY_TRUNCATED', `the captured body was cut at ${this.maxBodyBytes} bytes; send the body to replay with`);
     }
@@ -133,41 +137,49 @@ export class Inspector extends EventEmitter<InspectorEvents> {
     if (this.tunnels.get(tunnel.url) === tunnel) this.tunnels.delete(tunnel.url);
   }
 
+  private find(id: string): { entry: CapturedExchange; tunnel: InspectedTunnel } | undefined {
+    const match = /^req_(\d{1,15})$/.exec(id);
+    return match ? this.bySeq.get(Number(match[1])) : undefined;
+  }
+
   private tapFor(
     tunnel: InspectedTunnel,
     head: RequestHead,
     replayOf: string | undefined,
     onStored: ((record: InspectedRequest) => void) | undefined,
   ): ExchangeTap {
-    return captureExchange(
+    return new CapturedExchange(
       head,
       tunnel.url,
       this.maxBodyBytes,
-      (fields) => {
-        const record: InspectedRequest = { id: `req_${this.nextId++}`, ...fields };
-        this.store(record, tunnel);
-        onStored?.(record);
+      (entry) => {
+        this.store(entry, tunnel);
+        onStored?.(entry.record());
       },
       replayOf,
     );
   }
 
   /**
-   * Keeps the record at once (list() and get() see it) and announces it in the check phase, with
-   * any others of the same loop turn: listeners (the inspector's live stream serializes each
-   * record) then run after the request's own work, not inside it.
+   * Keeps the capture at once (list() and get() see it). While someone listens, it is announced
+   * in the check phase with the others of the same loop turn, so listeners (the inspector's live
+   * stream serializes each record) run after the request's own work, not inside it.
    */
-  private store(record: InspectedRequest, tunnel: InspectedTunnel): void {
-    this.records.push(record);
-    this.byId.set(record.id, { record, tunnel });
-    while (this.records.length > this.maxRequests) this.byId.delete(this.records.shift()!.id);
-    this.announcing.push(record);
+  private store(entry: CapturedExchange, tunnel: InspectedTunnel): void {
+    const seq = this.nextSeq++;
+    entry.id = `req_${seq}`;
+    this.entries.push(entry);
+    this.bySeq.set(seq, { entry, tunnel });
+    if (this.entries.length > this.maxRequests) this.bySeq.delete(seq - this.maxRequests);
+    if (this.entries.length > this.maxRequests) this.entries.shift();
+    if (this.listenerCount('request') === 0) return;
+    this.announcing.push(entry);
     if (this.announcing.length === 1) setImmediate(() => this.announce());
   }
 
   private announce(): void {
-    const records = this.announcing;
+    const entries = this.announcing;
     this.announcing = [];
-    for (const record of records) this.emit('request', record);
+    for (const entry of entries) this.emit('request', entry.record());
   }
 }
