@@ -1,9 +1,9 @@
 import { EventEmitter } from 'node:events';
+import { setTimeout as delay } from 'node:timers/promises';
 import { ErrorCode, Messages, SvcError, type CallbackStream, type MuxStream } from '@svcrouter/protocol';
 import { AgentSession, type BindRequest, type Bound, type SessionTunnel } from './agent-session.js';
-import type { DialOptions } from './dial.js';
-import { setTimeout as delay } from 'node:timers/promises';
 import { reconnectDelay } from './backoff.js';
+import type { DialOptions } from './dial.js';
 import { DEFAULT_SERVER_URL, envDefault } from './env-defaults.js';
 import { hostRewrite } from './host-header.js';
 import { Inspector, type InspectOptions } from './inspector.js';
@@ -46,7 +46,7 @@ export interface ForwardOptions {
   startAttempts?: number;
 }
 
-/** Dials at start before forward() rejects with EDGE_UNREACHABLE: about two seconds of backoff in all. */
+/** Dials at start before forward() rejects with EDGE_UNREACHABLE, spaced by the reconnect backoff. */
 export const START_ATTEMPTS = 4;
 
 /** The events of a Tunnel and their arguments, so listeners are typed. */

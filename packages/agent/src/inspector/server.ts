@@ -5,7 +5,7 @@ import type { Inspector } from '@svcrouter/sdk';
 import { apiError, handleApi, type Send } from './api.js';
 import { isLoopbackHost, refusal, SECURITY_HEADERS } from './guard.js';
 
-/** Ports tried from the asked one on when it is taken (4040, 4041, …) before any free port. */
+/** Ports tried from the asked one on, one after the other, before any free port. */
 const PORT_ATTEMPTS = 20;
 
 /** The web UI's files, served as they are (no build step): the folder beside dist/. */
@@ -81,7 +81,7 @@ const send: Send = (response, status, body) => {
 
 /**
  * Listens on `port`, or the next free one of PORT_ATTEMPTS, else on any free port: many agents
- * on one machine (or a busy 4040) must never stop a tunnel from starting. Port 0 takes any.
+ * on one machine (or a busy default port) must never stop a tunnel from starting. Port 0 takes any.
  */
 async function listenFrom(server: http.Server, host: string, port: number): Promise<number> {
   for (let attempt = 0; ; attempt++) {
