@@ -34,6 +34,7 @@ describe('loadConfig defaults', () => {
       inspectorMaxPerAccount: 100000,
       usageFlushMs: 1000,
       signup: 'open',
+      nameGraceMs: 30_000,
     });
   });
 

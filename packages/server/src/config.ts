@@ -80,6 +80,12 @@ export interface ServerConfig {
   readonly usageFlushMs: number;
   /** SVC_SIGNUP. Default `open`: anyone reaching the apex can create an account in the dashboard; `closed` leaves account creation to `svc-server account create`. */
   readonly signup: 'open' | 'closed';
+  /**
+   * SVC_NAME_GRACE_MS. Default 30000: after an agent's connection is lost (not a clean exit),
+   * its names stay reserved for its account this long, so no other account takes one while it
+   * reconnects; 0 turns this off.
+   */
+  readonly nameGraceMs: number;
 }
 
 /** Plan limits of SPEC §8, before SVC_PLANS overrides. */
@@ -103,6 +109,7 @@ export const DEFAULTS = Object.freeze({
   inspectorMaxPerAccount: 100_000,
   usageFlushMs: 1000,
   signup: 'open' as 'open' | 'closed',
+  nameGraceMs: 30_000,
 });
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -241,6 +248,7 @@ const ENV_SCHEMA = z.object({
   SVC_INSPECTOR_MAX_PER_ACCOUNT: envVar(DEFAULTS.inspectorMaxPerAccount, integer(1, 100_000_000)),
   SVC_USAGE_FLUSH_MS: envVar(DEFAULTS.usageFlushMs, integer(100, 60_000)),
   SVC_SIGNUP: envVar(DEFAULTS.signup, oneOf(['open', 'closed'] as const)),
+  SVC_NAME_GRACE_MS: envVar(DEFAULTS.nameGraceMs, integer(0, 3_600_000)),
 });
 
 /**
@@ -280,6 +288,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd: string 
     inspectorMaxPerAccount: e.SVC_INSPECTOR_MAX_PER_ACCOUNT,
     usageFlushMs: e.SVC_USAGE_FLUSH_MS,
     signup: e.SVC_SIGNUP,
+    nameGraceMs: e.SVC_NAME_GRACE_MS,
   });
 }
 

@@ -142,6 +142,7 @@ export async function startServer(config: ServerConfig, log: Logger, hooks: Serv
     store,
     authenticate: authenticateAgent,
     heartbeatMs: config.heartbeatMs,
+    nameGraceMs: config.nameGraceMs,
     log,
     sharedDomain: config.sharedDomain,
     nodeId,

@@ -36,6 +36,14 @@ export interface BinderDeps {
   checkDomain?(accountId: string, domain: string, subdomain: string | undefined): Promise<DomainDecision>;
   /** Whether an account may hold `hostname` outside the shared domain (reclaim after reconnect). */
   ownsCustomHost?(accountId: string, hostname: string): Promise<boolean>;
+  /** How long a name stays its account's after the agent's connection is lost (see NameGrace); 0 or absent: not at all. */
+  nameGraceMs?: number;
+}
+
+/** A name whose agent's connection was lost: only its account may bind it until `until` (Date.now()). */
+interface NameGrace {
+  accountId: string;
+  until: number;
 }
 
 /**
@@ -59,6 +67,13 @@ export class Binder {
   private readonly hostLocks = new Map<string, Promise<unknown>>();
   /** Unbind writes not yet in the store, per account. */
   private readonly pendingWrites = new Map<string, Set<Promise<void>>>();
+  /**
+   * Names whose agents lost their connection, held for their accounts while they reconnect:
+   * without it another account could bind a pinned name in the moment between the drop and the
+   * reconnect, and serve its own pages under it. A clean exit gives the name up at once. In
+   * memory on this node, as the router is.
+   */
+  private readonly graces = new Map<string, NameGrace>();
 
   constructor(private readonly deps: BinderDeps) {}
 
@@ -74,7 +89,7 @@ export class Binder {
    */
   unbind(binding: Binding, clean: boolean): void {
     const { router, store, log } = this.deps;
-    router.remove(binding);
+    if (router.remove(binding) && !clean) this.holdName(binding);
     const write = serialize(this.hostLocks, binding.hostname, async () => {
       // Rows are reused per (account, hostname): a live binding with this id is newer and owns it.
       if (router.byTunnelId(binding.tunnelId)) return;
@@ -118,6 +133,8 @@ export class Binder {
     const { store, router } = this.deps;
     const holder = router.resolve(hostname);
     if (holder && holder.accountId !== account.id) throw nameTaken(hostname);
+    const grace = this.graces.get(hostname);
+    if (grace && grace.until > Date.now() && grace.accountId !== account.id) throw nameTaken(hostname);
 
     // The same account taking its name back (a reconnect, or a second `svc` with the same
     // SVC_SUBDOMAIN) evicts the stale binding, so it does not count against the limit.
@@ -166,8 +183,20 @@ export class Binder {
     }
     session.bindings.set(binding.tunnelId, binding);
     router.add(binding);
+    this.graces.delete(hostname);
     this.deps.log.info({ tunnelId: tunnel.id, hostname, accountId: account.id }, 'tunnel bound');
     return binding;
+  }
+
+  /** Keeps a name whose agent dropped for its account for the grace period (see `graces`). */
+  private holdName(binding: Binding): void {
+    const graceMs = this.deps.nameGraceMs ?? 0;
+    if (graceMs <= 0) return;
+    const grace: NameGrace = { accountId: binding.accountId, until: Date.now() + graceMs };
+    this.graces.set(binding.hostname, grace);
+    setTimeout(() => {
+      if (this.graces.get(binding.hostname) === grace) this.graces.delete(binding.hostname);
+    }, graceMs).unref();
   }
 
   private async chooseHostname(

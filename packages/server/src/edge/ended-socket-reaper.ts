@@ -30,7 +30,8 @@ export class EndedSocketReaper {
     this.ended.clear();
   }
 
-  private sweep(): void {
+  /** @internal One look at the open connections (the timer's work; tests call it directly). */
+  sweep(): void {
     const previous = this.ended;
     const next = new Map<Socket, number>();
     for (const socket of this.sockets.snapshot()) {
