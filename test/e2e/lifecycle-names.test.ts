@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { spawnAgent, startAgent, startOrigin, startServer, visit, type TestOrigin, type TestServer } from './harness/index.js';
+import { spawnAgent, splitFailure, startAgent, startOrigin, startServer, visit, type TestOrigin, type TestServer } from './harness/index.js';
 import { startHoldingOrigin, type HoldingOrigin } from './lifecycle-support.js';
 
 describe('tunnel names', () => {
@@ -63,7 +63,7 @@ describe('tunnel names', () => {
       const result = await refused(server.token!, label);
       assert.equal(result.code, 1);
       assert.equal(result.stdout, '');
-      assert.equal(result.stderr, `invalid subdomain "${label}": use 1-63 letters, digits or inner hyphens (a DNS label)`);
+      assert.equal(splitFailure(result.stderr).sentence, `invalid subdomain "${label}": use 1-63 letters, digits or inner hyphens (a DNS label)`);
     });
   }
 
@@ -72,7 +72,7 @@ describe('tunnel names', () => {
       const result = await refused(server.token!, label);
       assert.equal(result.code, 1);
       assert.equal(result.stdout, '');
-      assert.equal(result.stderr, `subdomain "${label}" is reserved; choose another SVC_SUBDOMAIN`);
+      assert.equal(splitFailure(result.stderr).sentence, `subdomain "${label}" is reserved; choose another SVC_SUBDOMAIN`);
     });
   }
 
@@ -96,7 +96,7 @@ describe('tunnel names', () => {
     const result = await refused(otherToken, 'held');
     assert.notEqual(result.code, 0);
     assert.equal(result.stdout, '');
-    assert.equal(result.stderr, 'held.localhost is already in use by another account; choose another SVC_SUBDOMAIN');
+    assert.equal(splitFailure(result.stderr).sentence, 'held.localhost is already in use by another account; choose another SVC_SUBDOMAIN');
     assert.equal((await visit(server, 'held.localhost', '/')).text, 'hello from origin');
 
     assert.equal((await holder.close()).code, 0);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { Messages } from '@svcrouter/protocol';
-import { startAgent, startOrigin, startServer, visit, type TestOrigin, type TestServer } from './harness/index.js';
+import { splitFailure, startAgent, startOrigin, startServer, visit, type TestOrigin, type TestServer } from './harness/index.js';
 import { revokeToken } from './lifecycle-support.js';
 
 const LOST = /^Connection to the edge lost/;
@@ -93,7 +93,7 @@ describe('an agent across a server restart', () => {
       await restart();
       const { code } = await agent.proc.exited;
       assert.equal(code, 1);
-      assert.equal(agent.proc.stderrLines.at(-1), Messages.TOKEN_INVALID);
+      assert.equal(splitFailure(agent.proc.stderrLines.join('\n')).sentence.split('\n').at(-1), Messages.TOKEN_INVALID);
     });
   });
 });

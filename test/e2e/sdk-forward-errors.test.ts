@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { freePort } from '@svcrouter/server/dist/test-support/processes.js';
-import { ErrorCode, Messages, SvcError, forward, type ErrorCodeValue, type Tunnel } from '@svcrouter/sdk';
+import { ErrorCode, Messages, SvcError, forward, START_ATTEMPTS, type ErrorCodeValue, type Tunnel } from '@svcrouter/sdk';
 import { startOrigin, startServer, visit, type TestOrigin, type TestServer } from './harness/index.js';
 
 // forward() against a real svc-server: each way it refuses rejects with SvcError, its stable
@@ -85,15 +85,15 @@ describe('forward() errors against a real server', () => {
     assertCode(error, ErrorCode.DOMAIN_NOT_VERIFIED, /app\.unverified\.example\.test/);
   });
 
-  it('EDGE_UNREACHABLE when nothing listens at the server URL', async () => {
+  it('EDGE_UNREACHABLE when nothing listens at the server URL, after the start retries', async () => {
     const serverUrl = `http://127.0.0.1:${await freePort()}`;
     const error = await refusal(start({ token: server.token!, serverUrl }));
-    assertCode(error, ErrorCode.EDGE_UNREACHABLE, `cannot reach the svcRouter edge at ${serverUrl} (ECONNREFUSED)`);
+    assertCode(error, ErrorCode.EDGE_UNREACHABLE, `cannot reach the svcRouter edge at ${serverUrl} (ECONNREFUSED), after ${START_ATTEMPTS} attempts`);
   });
 
   it('EDGE_UNREACHABLE when the URL answers HTTP but is not an edge', async () => {
     // The test origin is a plain web server: it answers the session request without upgrading.
     const error = await refusal(start({ token: server.token!, serverUrl: origin.url }));
-    assertCode(error, ErrorCode.EDGE_UNREACHABLE, new RegExp(`^cannot reach the svcRouter edge at ${origin.url} \\(HTTP \\d{3}, not a svcRouter edge session\\)$`));
+    assertCode(error, ErrorCode.EDGE_UNREACHABLE, new RegExp(`^cannot reach the svcRouter edge at ${origin.url} \\(HTTP \\d{3}, not a svcRouter edge session\\), after ${START_ATTEMPTS} attempts$`));
   });
 });

@@ -15,6 +15,10 @@ import { REPO_ROOT, startServer, tempDir, type TestServer } from './harness/inde
 const run = promisify(execFile);
 const PACKAGES = ['protocol', 'sdk', 'agent'] as const;
 const TSC = path.join(REPO_ROOT, 'node_modules/typescript/bin/tsc');
+/** What the SDK and protocol may depend on: each other only. */
+const SDK_DEPENDENCIES = ['@svcrouter/protocol', '@svcrouter/sdk'];
+/** The agent adds its live screen (log-update, ansi-escapes, picocolors) and config file (yaml, zod) libraries. */
+const AGENT_DEPENDENCIES = [...SDK_DEPENDENCIES, 'ansi-escapes', 'log-update', 'picocolors', 'yaml', 'zod'];
 
 /** The environment without npm's per-run variables (they name this repository) or SVC_*. */
 function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -76,7 +80,8 @@ describe('packed agent-side packages installed from their tarballs', () => {
     app = path.join(work.dir, 'app');
     await mkdir(app);
     await writeFile(path.join(app, 'package.json'), JSON.stringify({ name: 'pack-check', private: true, type: 'module' }));
-    // Offline: the three tarballs must be all it takes, so no registry package can slip in.
+    // Offline: the three tarballs and the agent's few libraries (from npm's cache, filled by the
+    // repository's own install) are all it takes, so nothing unexpected can slip in.
     await run('npm', ['install', '--offline', '--no-package-lock', '--ignore-scripts', '--no-audit', '--no-fund', ...tarballs], { cwd: app, env: cleanEnv() });
   });
   after(async () => {
@@ -84,18 +89,21 @@ describe('packed agent-side packages installed from their tarballs', () => {
     await work?.remove();
   });
 
-  it('installs only the three packages, with no other runtime dependency, native module or test file', async () => {
-    const installed = (await readdir(path.join(app, 'node_modules'))).filter((name) => !name.startsWith('.'));
-    assert.deepEqual(installed, ['@svcrouter']);
+  it('installs the three packages; the SDK and protocol depend on nothing else, the agent on its terminal and config libraries; no native module or test file', async () => {
     assert.deepEqual((await readdir(path.join(app, 'node_modules/@svcrouter'))).sort(), ['agent', 'protocol', 'sdk']);
     for (const name of PACKAGES) {
       const folder = path.join(app, 'node_modules/@svcrouter', name);
       const manifest = JSON.parse(await readFile(path.join(folder, 'package.json'), 'utf8')) as { dependencies?: Record<string, string>; type?: string };
       assert.equal(manifest.type, 'module', `${name} is ESM`);
-      for (const dependency of Object.keys(manifest.dependencies ?? {})) assert.match(dependency, /^@svcrouter\/(protocol|sdk)$/, `${name} depends on ${dependency}`);
+      const allowed = name === 'agent' ? AGENT_DEPENDENCIES : SDK_DEPENDENCIES;
+      for (const dependency of Object.keys(manifest.dependencies ?? {})) assert.ok(allowed.includes(dependency), `${name} depends on ${dependency}`);
       const files = await readdir(folder, { recursive: true });
-      assert.deepEqual(files.filter((file) => /\.node$|\.test\.|test-support/.test(file)), [], `${name} ships native modules or tests`);
+      assert.deepEqual(files.filter((file) => /\.test\.|test-support/.test(file)), [], `${name} ships tests`);
     }
+    const agentFiles = await readdir(path.join(app, 'node_modules/@svcrouter/agent'), { recursive: true });
+    assert.ok(['index.html', 'app.js', 'app.css'].every((file) => agentFiles.includes(path.join('inspector-ui', file))), 'the agent ships the inspector UI');
+    const everything = await readdir(path.join(app, 'node_modules'), { recursive: true });
+    assert.deepEqual(everything.filter((file) => file.endsWith('.node')), [], 'no native module anywhere');
     const sdkFiles = await readdir(path.join(app, 'node_modules/@svcrouter/sdk'), { recursive: true });
     assert.ok(sdkFiles.includes('README.md') && sdkFiles.includes(path.join('dist', 'index.d.ts')), 'the SDK ships its README and declarations');
   });

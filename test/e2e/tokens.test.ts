@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { Messages } from '@svcrouter/protocol';
-import { api, runAgent, startAgent, startOrigin, startServer, type TestOrigin, type TestServer } from './harness/index.js';
+import { api, runAgent, splitFailure, startAgent, startOrigin, startServer, type TestOrigin, type TestServer } from './harness/index.js';
 import { revokeToken } from './lifecycle-support.js';
 
 /** A token of the right shape that no account holds. */
@@ -42,12 +42,14 @@ describe('agent token checks', () => {
     ['revoked', () => revoked],
   ];
   for (const [name, token] of badTokens) {
-    it(`svc http with a token ${name} prints exactly the token message and exits 1`, async () => {
+    it(`svc http with a token ${name} prints exactly the token message, a hint, and exits 1`, async () => {
       const env: Record<string, string | undefined> = { SVC_SERVER: server.url };
       const value = token();
       if (value !== undefined) env.SVC_TOKEN = value;
       const result = await runAgent(['http', String(origin.port)], env);
-      assert.equal(result.stderr, Messages.TOKEN_INVALID);
+      const failure = splitFailure(result.stderr);
+      assert.equal(failure.sentence, Messages.TOKEN_INVALID);
+      assert.match(failure.hint, /SVC_TOKEN/);
       assert.equal(result.stdout, '');
       assert.equal(result.code, 1);
     });

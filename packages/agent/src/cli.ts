@@ -1,6 +1,13 @@
+import { readFileSync } from 'node:fs';
 import { ErrorCode, Messages, SVC_VERSION, SvcError } from '@svcrouter/protocol';
-import { DEFAULT_SERVER_URL, forward, parseLocalTarget, type Tunnel } from '@svcrouter/sdk';
+import { DEFAULT_SERVER_URL, parseLocalTarget, type LocalTarget } from '@svcrouter/sdk';
+import { parseCommand, USAGE, type Command, type InspectFlags } from './args.js';
+import { startInspection } from './inspection.js';
+import { formatProblems, loadConfigFile } from './config-file.js';
+import { TOKEN_SHAPE, type ConfigFile, type InspectorConfig } from './config-schema.js';
+import { caFileFailure, explainFailure, type Failure } from './failure.js';
 import type { Output } from './output.js';
+import { runTunnels, type RunHooks, type SessionSpec, type TunnelSpec } from './run-tunnels.js';
 
 /** The agent's environment, read once by main.ts. */
 export interface AgentEnv {
@@ -12,108 +19,152 @@ export interface AgentEnv {
   domain: string | undefined;
   /** SVC_SERVER: edge URL, default http://localhost:8080. */
   server: string | undefined;
-  /** SVC_CA_FILE contents: extra CA to trust for an https edge with a dev certificate. */
-  ca: string | undefined;
+  /** SVC_CA_FILE: path of an extra CA (PEM) to trust for an https edge with a dev certificate. */
+  caFile: string | undefined;
 }
 
-const USAGE = `Usage:
-  svc http <port | host:port | http(s)://host:port>   expose a local HTTP service
-  svc version                                          print the agent version
-
-Environment:
-  SVC_TOKEN       agent token (svc_…), required
-  SVC_SUBDOMAIN   pin the subdomain (default: a random name each run)
-  SVC_DOMAIN      bind on a verified custom domain
-  SVC_SERVER      edge URL (default ${DEFAULT_SERVER_URL})
-  SVC_CA_FILE     PEM file of an extra CA to trust for an https edge`;
-
-/** Only this shape is a token; anything else (quotes, spaces, other prefixes) is refused as-is. */
-const TOKEN_SHAPE = /^svc_[A-Za-z0-9_-]{43}$/;
+/** How the composition root builds the output once the command says which mode it wants. */
+export type OutputFactory = (command: Command) => Output;
 
 /**
  * Runs the CLI. Resolves with the exit code once a command completes; for `http` that is
  * when the tunnel ends (signal, release by the server, fatal error).
  */
-export async function runCli(
-  argv: string[],
-  env: AgentEnv,
-  output: Output,
-  signals: { onStop(handler: () => void): void },
-): Promise<number> {
-  const [command, ...rest] = argv;
-  if (command === 'version' || command === '--version' || command === '-v') {
-    output.info(`svc ${SVC_VERSION}`);
-    return 0;
+export async function runCli(argv: string[], env: AgentEnv, makeOutput: OutputFactory, hooks: RunHooks): Promise<{ code: number; output: Output }> {
+  const command = parseCommand(argv);
+  if (typeof command === 'string') {
+    const output = makeOutput({ kind: 'help' });
+    output.error(`${command}\n\n${USAGE}`);
+    return { code: 2, output };
   }
-  if (command === 'help' || command === '--help' || command === '-h') {
-    output.info(USAGE);
-    return 0;
-  }
-  if (command !== 'http' || rest.length !== 1) {
-    output.error(USAGE);
-    return 2;
-  }
-  const target = parseLocalTarget(rest[0]!);
-  if (typeof target === 'string') {
-    output.error(target);
-    return 2;
-  }
-  if (env.token === undefined || !TOKEN_SHAPE.test(env.token)) {
-    output.error(Messages.TOKEN_INVALID);
-    return 1;
-  }
-  // Signals are watched before anything is dialled or printed: a script that sends SIGTERM
-  // as soon as it reads the Forwarding line must get the clean close, not Node's default.
-  let requestStop!: () => void;
-  const stopRequested = new Promise<void>((resolve) => (requestStop = resolve));
-  signals.onStop(() => requestStop());
+  const output = makeOutput(command);
+  return { code: await runCommand(command, env, output, hooks), output };
+}
 
-  const server = env.server || DEFAULT_SERVER_URL;
-  const starting = forward({
-    addr: target.origin,
-    token: env.token,
-    serverUrl: server,
-    subdomain: env.subdomain || undefined,
-    domain: env.domain || undefined,
-    ca: env.ca,
-  });
-  const started = await Promise.race([
-    starting.then(
-      (tunnel) => ({ tunnel }),
-      (error: unknown) => ({ error }),
-    ),
-    stopRequested.then(() => undefined),
-  ]);
-  if (started === undefined) {
-    // Stopped while connecting: give back whatever the edge may still bind, then leave.
-    void starting.then((tunnel) => tunnel.close(), () => undefined);
-    return 0;
+async function runCommand(command: Command, env: AgentEnv, output: Output, hooks: RunHooks): Promise<number> {
+  switch (command.kind) {
+    case 'version':
+      output.info(`svc ${SVC_VERSION}`);
+      return 0;
+    case 'help':
+      output.info(USAGE);
+      return 0;
+    case 'http': {
+      const target = parseLocalTarget(command.target);
+      if (typeof target === 'string') {
+        output.error(target);
+        return 2;
+      }
+      const session = sessionSpec(env, undefined);
+      if (!('token' in session)) return fail(output, session);
+      const spec: TunnelSpec = { name: '', target, ...command.tunnel };
+      spec.subdomain ??= env.subdomain || undefined;
+      spec.domain ??= env.domain || undefined;
+      return runInspected([spec], session, command.inspect, undefined, output, hooks);
+    }
+    case 'config-check': {
+      const loaded = loadConfigFile(command.configPath);
+      if (!loaded.ok) {
+        output.error(formatProblems(command.configPath, loaded.problems));
+        return 1;
+      }
+      const names = Object.keys(loaded.config.tunnels);
+      output.info(`${command.configPath} is valid: ${names.length} tunnel${names.length === 1 ? '' : 's'} (${names.join(', ')})`);
+      return 0;
+    }
+    case 'start': {
+      const loaded = loadConfigFile(command.configPath);
+      if (!loaded.ok) {
+        output.error(formatProblems(command.configPath, loaded.problems));
+        return 1;
+      }
+      const specs = tunnelSpecs(loaded.config, command.names, env);
+      if (typeof specs === 'string') {
+        output.error(specs);
+        return 2;
+      }
+      const session = sessionSpec(env, loaded.config);
+      if (!('token' in session)) return fail(output, session);
+      const inspected = specs.filter((spec) => loaded.config.tunnels[spec.name]!.inspect !== false);
+      return runInspected(specs, session, command.inspect, loaded.config.inspector, output, hooks, inspected);
+    }
   }
-  if ('error' in started) {
-    output.error(describe(started.error));
-    return 1;
-  }
-  const tunnel: Tunnel = started.tunnel;
-  output.forwarding(tunnel.url, target.origin);
-  tunnel.on('request', (log) => output.request(log));
-  // One line per episode of lost connection, however many dials it takes, and one when back.
-  tunnel.on('reconnecting', ({ attempt, reason }: { attempt: number; reason: string }) => {
-    if (attempt === 1) output.reconnecting(reason);
-  });
-  tunnel.on('reconnected', (url: string) => output.reconnected(url, target.origin));
-  return new Promise<number>((resolve) => {
-    // close() resolves, and 'end' fires, once the edge has taken the tunnel off.
-    void stopRequested.then(() => tunnel.close());
-    tunnel.once('end', (error?: SvcError) => {
-      if (!error) return resolve(0);
-      output.error(error.message);
-      resolve(error.code === ErrorCode.TUNNEL_RELEASED ? 0 : 1);
-    });
+}
+
+/**
+ * The tunnels `svc start` runs: those named, else all, in file order. SVC_SUBDOMAIN and
+ * SVC_DOMAIN override the file only when one tunnel starts, since two cannot share a name.
+ */
+function tunnelSpecs(config: ConfigFile, names: string[], env: AgentEnv): TunnelSpec[] | string {
+  const known = Object.keys(config.tunnels);
+  const unknown = names.filter((name) => !known.includes(name));
+  if (unknown.length > 0) return `no tunnel named ${unknown.join(', ')} in the config file (it has: ${known.join(', ')})`;
+  const picked = names.length > 0 ? [...new Set(names)] : known;
+  return picked.map((name) => {
+    const tunnel = config.tunnels[name]!;
+    // The schema checked the address already.
+    const spec: TunnelSpec = { name, target: parseLocalTarget(tunnel.addr) as LocalTarget };
+    const subdomain = picked.length === 1 ? env.subdomain || tunnel.subdomain : tunnel.subdomain;
+    const domain = picked.length === 1 ? env.domain || tunnel.domain : tunnel.domain;
+    if (subdomain !== undefined) spec.subdomain = subdomain;
+    if (domain !== undefined) spec.domain = domain;
+    if (tunnel.hostHeader !== undefined) spec.hostHeader = tunnel.hostHeader;
+    return spec;
   });
 }
 
-/** One sentence for a failure to start a tunnel. */
-function describe(error: unknown): string {
-  if (error instanceof SvcError) return error.message;
-  return `cannot start the tunnel: ${error instanceof Error ? error.message : String(error)}`;
+/** Starts the local inspector (unless off), then the tunnels; `inspected` defaults to all of them. */
+async function runInspected(
+  specs: TunnelSpec[],
+  session: SessionSpec,
+  flags: InspectFlags,
+  file: InspectorConfig | undefined,
+  output: Output,
+  hooks: RunHooks,
+  inspected: TunnelSpec[] = specs,
+): Promise<number> {
+  const inspection = await startInspection(flags, file);
+  if (inspection !== undefined && !('inspector' in inspection)) return fail(output, inspection);
+  for (const spec of inspected) spec.inspector = inspection?.inspector;
+  try {
+    return await runTunnels(specs, session, output, {
+      ...hooks,
+      onStarted: () => {
+        if (inspection) output.inspecting(inspection.server.url);
+      },
+    });
+  } finally {
+    await inspection?.server.close();
+  }
+}
+
+/** The shared session settings: environment first, then the config file's values. */
+export function sessionSpec(env: AgentEnv, file: { token?: string; server?: string } | undefined): SessionSpec | Failure {
+  const token = env.token || file?.token;
+  if (token === undefined || !TOKEN_SHAPE.test(token)) {
+    return explainFailure(new SvcError(ErrorCode.TOKEN_INVALID, Messages.TOKEN_INVALID));
+  }
+  const spec: SessionSpec = { token, server: env.server || file?.server || DEFAULT_SERVER_URL };
+  if (env.caFile) {
+    const ca = readCaFile(env.caFile);
+    if (typeof ca !== 'string') return ca;
+    spec.ca = ca;
+  }
+  return spec;
+}
+
+/** Reads SVC_CA_FILE; a missing, unreadable or non-PEM file is a failure to explain, not a crash. */
+function readCaFile(path: string): string | Failure {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    return caFileFailure(path, error as NodeJS.ErrnoException);
+  }
+  return text.includes('-----BEGIN CERTIFICATE-----') ? text : caFileFailure(path, undefined);
+}
+
+function fail(output: Output, failure: Failure): number {
+  output.failure(failure);
+  return 1;
 }

@@ -1,23 +1,28 @@
 #!/usr/bin/env node
 // First import, evaluated before any other module: see v8-tuning.ts.
 import './v8-tuning.js';
-import { readFileSync } from 'node:fs';
 import { runCli } from './cli.js';
 import { terminalOutput } from './output.js';
+import { jsonOutput } from './output-json.js';
+import { screenOutput } from './screen.js';
 
 // Composition root: the only place that reads process.env and touches the process.
 const env = process.env;
-const output = terminalOutput(process.stdout, process.stderr);
-const code = await runCli(
+const { code, output } = await runCli(
   process.argv.slice(2),
   {
     token: env.SVC_TOKEN,
     subdomain: env.SVC_SUBDOMAIN,
     domain: env.SVC_DOMAIN,
     server: env.SVC_SERVER,
-    ca: env.SVC_CA_FILE ? readFileSync(env.SVC_CA_FILE, 'utf8') : undefined,
+    caFile: env.SVC_CA_FILE,
   },
-  output,
+  (command) => {
+    const display = 'display' in command ? command.display : undefined;
+    if (display?.json) return jsonOutput(process.stdout, process.stderr);
+    if (display === undefined || display.logStdout || !process.stdout.isTTY) return terminalOutput(process.stdout, process.stderr);
+    return screenOutput(process.stdout, process.stderr);
+  },
   {
     onStop(handler) {
       process.once('SIGINT', handler);

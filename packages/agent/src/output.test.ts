@@ -12,12 +12,13 @@ function recordingStream(): { stream: PassThrough; writes: string[] } {
   return { stream, writes };
 }
 
+const VIEW = { name: '', url: 'https://a.localhost', local: 'http://localhost:3000' };
 const request = (path: string) => ({ method: 'GET', path, status: 200, durationMs: 1.4 });
 
 test('a request line after a quiet spell is written in the same loop turn', async () => {
   const out = recordingStream();
   const output = terminalOutput(out.stream, new PassThrough());
-  output.request(request('/one'));
+  output.request(VIEW, request('/one'));
   assert.equal(out.writes.length, 0, 'held until the check phase');
   await new Promise((resolve) => setImmediate(resolve));
   await new Promise((resolve) => setImmediate(resolve));
@@ -28,9 +29,9 @@ test('a request line after a quiet spell is written in the same loop turn', asyn
 test('a burst of request lines right after a write is joined into one write, in order', async () => {
   const out = recordingStream();
   const output = terminalOutput(out.stream, new PassThrough());
-  output.request(request('/first'));
+  output.request(VIEW, request('/first'));
   output.flush();
-  for (let i = 0; i < 100; i++) output.request(request(`/burst/${i}`));
+  for (let i = 0; i < 100; i++) output.request(VIEW, request(`/burst/${i}`));
   await once(out.stream, 'data');
   assert.equal(out.writes.length, 2, 'the first line, then the burst in one write');
   const burst = out.writes[1]!.trimEnd().split('\n');
@@ -41,7 +42,7 @@ test('a burst of request lines right after a write is joined into one write, in 
 test('any other line writes the held request lines first, so stdout keeps its order', () => {
   const out = recordingStream();
   const output = terminalOutput(out.stream, new PassThrough());
-  output.request(request('/before'));
+  output.request(VIEW, request('/before'));
   output.info('Tunnel released');
   const text = out.writes.join('');
   assert.ok(text.indexOf('/before') < text.indexOf('Tunnel released'), text);
@@ -50,7 +51,7 @@ test('any other line writes the held request lines first, so stdout keeps its or
 test('flush() writes held lines at once and cancels the pending write', async () => {
   const out = recordingStream();
   const output = terminalOutput(out.stream, new PassThrough());
-  output.request(request('/a'));
+  output.request(VIEW, request('/a'));
   output.flush();
   assert.equal(out.writes.length, 1);
   output.flush();

@@ -1,19 +1,52 @@
 import type { RequestLog } from '@svcrouter/sdk';
+import { formatFailure, type Failure } from './failure.js';
+
+/** A live tunnel as the output shows it. */
+export interface TunnelView {
+  /** Name from the config file when the agent runs several tunnels; empty otherwise. */
+  name: string;
+  url: string;
+  /** Local target URL. */
+  local: string;
+}
 
 /**
  * The agent's terminal output. This is product output, not logging: one short line per
- * event, stable enough for people to read and scripts to grep.
+ * event, stable enough for people to read and scripts to grep. Three implementations: plain
+ * lines (this file), JSON lines, and the live screen on a terminal.
  */
 export interface Output {
-  forwarding(url: string, local: string): void;
-  request(log: RequestLog): void;
-  /** The connection to the edge was lost; printed once per episode, whatever the number of attempts. */
-  reconnecting(reason: string): void;
-  reconnected(url: string, local: string): void;
+  /** The tunnels are live; every implementation shows `Forwarding <url> -> <local>` for each. */
+  started(tunnels: TunnelView[]): void;
+  request(tunnel: TunnelView, log: RequestLog): void;
+  /** The connection to the edge was lost; reported once per episode, whatever the number of attempts. */
+  reconnecting(tunnel: TunnelView, reason: string): void;
+  reconnected(tunnel: TunnelView): void;
+  /** The agent stops: after a failure, after a release by the server (its sentence), or cleanly. */
+  closed(failure: Failure | undefined, released?: string): void;
+  /** A failure before any tunnel was live. */
+  failure(failure: Failure): void;
+  /** The local inspector listens at `url`. */
+  inspecting(url: string): void;
+  /** Something to fix that does not stop the agent. */
+  warning(failure: Failure): void;
+  /** Facts for the live screen (account, plan, round trip); plain and JSON output ignore them. */
+  status?(status: ScreenStatus): void;
   info(line: string): void;
   error(line: string): void;
-  /** Writes request lines still held for this event-loop turn (call before exiting). */
+  /** Writes whatever is still held (call before exiting). */
   flush(): void;
+}
+
+/** What the live screen shows beside the tunnels; each field arrives when known. */
+export interface ScreenStatus {
+  account?: string;
+  plan?: string;
+  rttMs?: number;
+  /** Requests being served across the tunnels. */
+  open?: number;
+  /** The local inspector's address. */
+  inspector?: string;
 }
 
 /**
@@ -22,9 +55,16 @@ export interface Output {
  */
 const REQUEST_LINES_MAX_DELAY_MS = 20;
 
+/** A stdout writer whose hot-path lines may be held briefly and joined into one write. */
+export interface BatchedLines {
+  /** Queues a line (ending in \n) for the next joined write. */
+  hold(text: string): void;
+  /** Writes held lines, then `text` and a newline, at once. */
+  line(text: string): void;
+  flush(): void;
+}
+
 /**
- * Output to the process's stdout/stderr.
- *
  * Request lines are the hot path: stdout on a pipe, file or terminal is a synchronous write(2)
  * per call, which under load cost more than proxying the request (7 µs of the agent's ~50 µs
  * per request, measured with --cpu-prof; joining only the lines of one event-loop turn saved
@@ -33,7 +73,7 @@ const REQUEST_LINES_MAX_DELAY_MS = 20;
  * the check phase of its own turn (setImmediate), lines under load ride the next timed write.
  * Every other stdout line first writes the held ones, so stdout keeps its order.
  */
-export function terminalOutput(stdout: NodeJS.WritableStream, stderr: NodeJS.WritableStream): Output {
+export function batchedLines(stdout: NodeJS.WritableStream): BatchedLines {
   let held = '';
   let lastWriteMs = -Infinity;
   let soon: NodeJS.Immediate | undefined;
@@ -48,25 +88,55 @@ export function terminalOutput(stdout: NodeJS.WritableStream, stderr: NodeJS.Wri
     lastWriteMs = performance.now();
     stdout.write(text);
   };
-  const line = (text: string): void => {
-    flush();
-    stdout.write(`${text}\n`);
-  };
   return {
-    forwarding: (url, local) => line(`Forwarding ${url} -> ${local}`),
-    request: (log) => {
-      held += `${clock()} ${log.method} ${log.path} ${log.status} ${Math.round(log.durationMs)}ms\n`;
+    hold(text) {
+      held += text;
       if (soon !== undefined || later !== undefined) return;
       const wait = lastWriteMs + REQUEST_LINES_MAX_DELAY_MS - performance.now();
       if (wait <= 0) soon = setImmediate(flush);
       else later = setTimeout(flush, wait);
     },
-    reconnecting: (reason) => stderr.write(`Connection to the edge lost (${reason}); reconnecting…\n`),
-    reconnected: (url, local) => line(`Reconnected: forwarding ${url} -> ${local}`),
-    info: (text) => line(text),
-    error: (text) => stderr.write(`${text}\n`),
+    line(text) {
+      flush();
+      stdout.write(`${text}\n`);
+    },
     flush,
   };
+}
+
+/** Plain lines on stdout (failures and warnings on stderr): off a terminal, or with `--log stdout`. */
+export function terminalOutput(stdout: NodeJS.WritableStream, stderr: NodeJS.WritableStream): Output {
+  const out = batchedLines(stdout);
+  return {
+    started: (tunnels) => {
+      for (const tunnel of tunnels) out.line(forwardingLine(tunnel));
+    },
+    request: (tunnel, log) => out.hold(requestLine(tunnel, log)),
+    reconnecting: (_tunnel, reason) => stderr.write(`Connection to the edge lost (${reason}); reconnecting…\n`),
+    reconnected: (tunnel) => out.line(`Reconnected: forwarding ${tunnel.url} -> ${tunnel.local}`),
+    closed: (failure, released) => {
+      out.flush();
+      if (failure) stderr.write(`${formatFailure(failure)}\n`);
+      else if (released) stderr.write(`${released}\n`);
+    },
+    failure: (failure) => stderr.write(`${formatFailure(failure)}\n`),
+    warning: (failure) => stderr.write(`${formatFailure(failure)}\n`),
+    inspecting: (url) => out.line(`Inspector ${url}`),
+    info: (text) => out.line(text),
+    error: (text) => stderr.write(`${text}\n`),
+    flush: out.flush,
+  };
+}
+
+/** One plain request line: time, [tunnel name], method, path, status, duration. */
+export function requestLine(tunnel: TunnelView, log: RequestLog): string {
+  const prefix = tunnel.name === '' ? '' : `[${tunnel.name}] `;
+  return `${clock()} ${prefix}${log.method} ${log.path} ${log.status} ${Math.round(log.durationMs)}ms\n`;
+}
+
+/** The line people and scripts look for, in every output mode. */
+export function forwardingLine(tunnel: TunnelView): string {
+  return `Forwarding ${tunnel.url} -> ${tunnel.local}`;
 }
 
 /** Cached clock: the HH:MM:SS prefix changes once a second, only the milliseconds every line. */
@@ -74,8 +144,7 @@ let clockSecond = -1;
 let clockPrefix = '';
 
 /** HH:MM:SS.mmm in local time: what a person watching the terminal compares with their clock. */
-function clock(): string {
-  const nowMs = Date.now();
+export function clock(nowMs = Date.now()): string {
   const second = Math.floor(nowMs / 1000);
   if (second !== clockSecond) {
     clockSecond = second;

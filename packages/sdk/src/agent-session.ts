@@ -88,6 +88,11 @@ export class AgentSession extends EventEmitter {
     super();
   }
 
+  /** Round trip to the edge measured by the last answered heartbeat, ms; undefined before the first or while disconnected. */
+  get rttMs(): number | undefined {
+    return this.mux?.isClosed === false ? this.mux.lastPingRttMs : undefined;
+  }
+
   /** Number of tunnels on this session. */
   get tunnelCount(): number {
     return this.tunnels.size;

@@ -1,8 +1,12 @@
 import { EventEmitter } from 'node:events';
+import { setTimeout as delay } from 'node:timers/promises';
 import { ErrorCode, Messages, SvcError, type CallbackStream, type MuxStream } from '@svcrouter/protocol';
 import { AgentSession, type BindRequest, type Bound, type SessionTunnel } from './agent-session.js';
+import { reconnectDelay } from './backoff.js';
 import type { DialOptions } from './dial.js';
 import { DEFAULT_SERVER_URL, envDefault } from './env-defaults.js';
+import { hostRewrite } from './host-header.js';
+import { Inspector, type InspectOptions } from './inspector.js';
 import { parseLocalTarget, type LocalTarget } from './local-target.js';
 import { OriginProxy, type RequestLog } from './origin-proxy.js';
 
@@ -20,11 +24,30 @@ export interface ForwardOptions {
   subdomain?: string;
   /** Bind on a verified custom domain instead of the shared domain (default SVC_DOMAIN). */
   domain?: string;
+  /**
+   * Host header sent to the local service: `rewrite` sends the local target's `host:port`, any
+   * other value is sent as is; unset keeps the public hostname. The public one stays in X-Forwarded-Host.
+   */
+  hostHeader?: string;
+  /**
+   * Capture this tunnel's requests for inspection and replay (default off, so capture costs
+   * nothing): true or options for a new Inspector, or an Inspector shared with other tunnels.
+   * The tunnel's `inspector` property gives access to it.
+   */
+  inspect?: boolean | InspectOptions | Inspector;
   /** Extra CA (PEM) to trust when the edge URL is https with a dev certificate. */
   ca?: string | Buffer;
   /** Reconnect after a lost connection (default true). */
   reconnect?: boolean;
+  /**
+   * Dials before giving up with EDGE_UNREACHABLE when the edge cannot be reached at start
+   * (default START_ATTEMPTS), spaced by the reconnect backoff. A bad token fails at once.
+   */
+  startAttempts?: number;
 }
+
+/** Dials at start before forward() rejects with EDGE_UNREACHABLE, spaced by the reconnect backoff. */
+export const START_ATTEMPTS = 4;
 
 /** The events of a Tunnel and their arguments, so listeners are typed. */
 export interface TunnelEvents {
@@ -46,6 +69,10 @@ export class Tunnel extends EventEmitter<TunnelEvents> implements SessionTunnel 
   hostname = '';
   id = '';
   readonly bindRequest: BindRequest;
+  /** Visitor requests being served right now (a WebSocket counts until its 101). */
+  openRequests = 0;
+  /** The capture of this tunnel's requests, when forward() was given `inspect`. */
+  inspector: Inspector | undefined;
   private ended = false;
   private closing: Promise<void> | undefined;
 
@@ -73,8 +100,14 @@ export class Tunnel extends EventEmitter<TunnelEvents> implements SessionTunnel 
     return this.closing;
   }
 
+  /** Round trip to the edge from the session's heartbeats, ms; undefined while disconnected. */
+  get rttMs(): number | undefined {
+    return this.session.rttMs;
+  }
+
   /** @internal */
   handleStream(stream: MuxStream | CallbackStream): void {
+    this.openRequests++;
     this.proxy.handle(stream);
   }
 
@@ -122,10 +155,12 @@ export async function forward(options: ForwardOptions): Promise<Tunnel> {
   const target = parseLocalTarget(options.addr);
   if (typeof target === 'string') throw new SvcError(ErrorCode.NAME_INVALID, target);
   const session = new AgentSession(dialOptions(options), options.reconnect ?? true);
-  await session.connect();
+  await connectWithRetries(session, options.startAttempts);
   return bindOn(session, target, {
     subdomain: options.subdomain ?? envDefault('SVC_SUBDOMAIN'),
     domain: options.domain ?? envDefault('SVC_DOMAIN'),
+    hostHeader: options.hostHeader,
+    inspect: options.inspect,
   });
 }
 
@@ -135,7 +170,7 @@ export async function forward(options: ForwardOptions): Promise<Tunnel> {
  */
 export async function forwardMany(
   common: Omit<ForwardOptions, 'addr' | 'subdomain' | 'domain'>,
-  tunnels: Array<Pick<ForwardOptions, 'addr' | 'subdomain' | 'domain'>>,
+  tunnels: Array<Pick<ForwardOptions, 'addr' | 'subdomain' | 'domain' | 'hostHeader' | 'inspect'>>,
 ): Promise<Tunnel[]> {
   const session = new AgentSession(dialOptions(common), common.reconnect ?? true);
   // Every address is checked before dialling, so a typo never leaves half the tunnels bound.
@@ -144,7 +179,7 @@ export async function forwardMany(
     if (typeof target === 'string') throw new SvcError(ErrorCode.NAME_INVALID, target);
     return target;
   });
-  await session.connect();
+  await connectWithRetries(session, common.startAttempts);
   const result: Tunnel[] = [];
   try {
     for (const [index, spec] of tunnels.entries()) result.push(await bindOn(session, targets[index]!, spec));
@@ -154,6 +189,32 @@ export async function forwardMany(
     throw error;
   }
   return result;
+}
+
+/**
+ * Connects, retrying an unreachable edge with the reconnect backoff (an edge restarting as the
+ * agent starts is common in development). The last failure's message says how many dials it took.
+ */
+async function connectWithRetries(session: AgentSession, attempts = START_ATTEMPTS): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await session.connect();
+    } catch (error) {
+      const unreachable = error instanceof SvcError && error.code === ErrorCode.EDGE_UNREACHABLE;
+      if (!unreachable) throw error;
+      if (attempt >= attempts) {
+        throw attempts === 1 ? error : new SvcError(ErrorCode.EDGE_UNREACHABLE, `${error.message}, after ${attempts} attempts`);
+      }
+      await delay(reconnectDelay(attempt - 1));
+    }
+  }
+}
+
+/** The inspector a tunnel captures into: none unless asked, a shared one as given, else a new one. */
+function inspectorFor(option: ForwardOptions['inspect']): Inspector | undefined {
+  if (option === undefined || option === false) return undefined;
+  if (option instanceof Inspector) return option;
+  return new Inspector(option === true ? {} : option);
 }
 
 /** Where to dial, with the SVC_* defaults; no token at all is refused before dialling. */
@@ -166,16 +227,30 @@ function dialOptions(options: Pick<ForwardOptions, 'token' | 'serverUrl' | 'ca'>
 async function bindOn(
   session: AgentSession,
   target: LocalTarget,
-  options: Pick<ForwardOptions, 'subdomain' | 'domain'>,
+  options: Pick<ForwardOptions, 'subdomain' | 'domain' | 'hostHeader' | 'inspect'>,
 ): Promise<Tunnel> {
   const request: BindRequest = { local: target.hostPort };
   if (options.subdomain !== undefined) request.subdomain = options.subdomain;
   if (options.domain !== undefined) request.domain = options.domain;
   let tunnel: Tunnel | undefined;
-  const proxy = new OriginProxy(target, (log: RequestLog) => tunnel?.emit('request', log));
+  const onLog = (log: RequestLog): void => {
+    if (tunnel === undefined) return;
+    tunnel.openRequests--;
+    tunnel.emit('request', log);
+  };
+  const inspector = inspectorFor(options.inspect);
+  // The url is known once bound; the capture hook reads it per request, after that.
+  const inspected = { url: '', target, hostHeader: options.hostHeader };
+  const proxy = new OriginProxy(target, onLog, hostRewrite(options.hostHeader, target), inspector?.tap(inspected));
   tunnel = new Tunnel(session, target, proxy, request);
+  tunnel.inspector = inspector;
   try {
     tunnel.onBound(await session.bind(request, tunnel));
+    if (inspector) {
+      inspected.url = tunnel.url;
+      inspector.track(inspected);
+      tunnel.once('end', () => inspector.forget(inspected));
+    }
   } catch (error) {
     await proxy.close();
     if (session.tunnelCount === 0) await session.close();

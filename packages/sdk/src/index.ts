@@ -1,6 +1,6 @@
 // The error catalog, so a program catches forward()'s typed errors with this package alone.
 export { ErrorCode, Messages, SvcError, isErrorCode, type ErrorCodeValue } from '@svcrouter/protocol';
-export { forward, forwardMany, Tunnel, DEFAULT_SERVER_URL, type ForwardOptions, type TunnelEvents } from './forward.js';
+export { forward, forwardMany, Tunnel, DEFAULT_SERVER_URL, START_ATTEMPTS, type ForwardOptions, type TunnelEvents } from './forward.js';
 export { AgentSession, type BindRequest, type Bound } from './agent-session.js';
 export { dialSession, type DialOptions } from './dial.js';
 export { parseLocalTarget, type LocalTarget } from './local-target.js';
@@ -27,3 +27,14 @@ export type {
   UsageRange,
 } from './api-types.js';
 export type { paths, components, operations } from './generated/api-types.js';
+export {
+  Inspector,
+  ReplayError,
+  DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_MAX_REQUESTS,
+  type InspectOptions,
+  type InspectorEvents,
+  type InspectedTunnel,
+  type ReplayEdits,
+} from './inspector.js';
+export type { InspectedRequest, CapturedMessage, CapturedBody } from './capture.js';

@@ -1,5 +1,6 @@
 import { ResetCode, type CallbackStream, type CallbackStreamHandler, type RequestHead, type ResponseHead } from '@svcrouter/protocol';
 import { LAST_CHUNK, frameRequest, writeChunk, type RequestFraming } from './h1-request.js';
+import type { ExchangeTap } from './capture.js';
 import type { ResponseHandler } from './h1-response-parser.js';
 import type { ConnectionUser, OriginConnection, OriginPool } from './origin-pool.js';
 
@@ -51,6 +52,10 @@ export class OriginExchange implements ConnectionUser, ResponseHandler, Callback
     private readonly stream: CallbackStream,
     private readonly head: RequestHead,
     private readonly onLog: (log: RequestLog) => void,
+    /** Edits the response headers before they go to the visitor (the host rewrite's Location); usually absent. */
+    private readonly editResponseHeaders?: (headers: string[]) => void,
+    /** Sees the exchange's bytes for the inspector; absent (and free) when capture is off. */
+    private readonly tap?: ExchangeTap,
   ) {}
 
   /** Sends the request. Never throws; failures reset the stream. */
@@ -86,6 +91,7 @@ export class OriginExchange implements ConnectionUser, ResponseHandler, Callback
   onData(chunk: Buffer): void {
     const connection = this.connection;
     if (this.finished || connection === undefined) return;
+    this.tap?.requestBody(chunk);
     this.bytesSent += chunk.length;
     const ok = this.framing!.chunked ? writeChunk(connection.socket, chunk) : connection.socket.write(chunk);
     if (!ok) {
@@ -131,10 +137,13 @@ export class OriginExchange implements ConnectionUser, ResponseHandler, Callback
 
   onResponseHead(status: number, headers: string[]): void {
     this.status = status;
+    this.editResponseHeaders?.(headers);
+    this.tap?.response(status, headers);
     this.stream.sendHeaders({ s: status, h: headers } satisfies ResponseHead);
   }
 
   onResponseBody(chunk: Buffer): void {
+    this.tap?.responseBody(chunk);
     if (!this.stream.write(chunk)) {
       this.downloadPaused = true;
       this.connection!.socket.pause();
@@ -208,6 +217,8 @@ export class OriginExchange implements ConnectionUser, ResponseHandler, Callback
   }
 
   private log(status: number): void {
-    this.onLog({ method: this.head.m, path: this.head.p, status, durationMs: performance.now() - this.started });
+    const log = { method: this.head.m, path: this.head.p, status, durationMs: performance.now() - this.started };
+    this.tap?.done(log);
+    this.onLog(log);
   }
 }

@@ -3,6 +3,8 @@ import https from 'node:https';
 import type { Socket } from 'node:net';
 import { CallbackStream, ResetCode, type MuxStream, type RequestHead, type ResponseHead } from '@svcrouter/protocol';
 import { isOriginForm } from './h1-request.js';
+import type { ExchangeTap } from './capture.js';
+import { applyHostRewrite, publicOrigin, rewriteLocation, type HostRewrite } from './host-header.js';
 import type { LocalTarget } from './local-target.js';
 import { OriginExchange, resetCodeFor, type RequestLog } from './origin-exchange.js';
 import { OriginPool, originAddress, type OriginAddress } from './origin-pool.js';
@@ -31,6 +33,10 @@ export class OriginProxy {
   constructor(
     readonly target: LocalTarget,
     private readonly onLog: (log: RequestLog) => void,
+    /** Host header rewrite for dev servers; undefined forwards the public Host unchanged. */
+    private readonly hostRewrite?: HostRewrite,
+    /** Starts the inspector's capture of one request (before the host rewrite); absent when capture is off. */
+    private readonly tapFor?: (head: RequestHead) => ExchangeTap,
   ) {
     this.address = originAddress(target);
     this.pool = new OriginPool(this.address);
@@ -42,8 +48,10 @@ export class OriginProxy {
    */
   handle(stream: MuxStream | CallbackStream): void {
     const head = stream.meta as RequestHead;
+    const tap = this.tapFor?.(head);
+    const editResponseHeaders = this.hostRewrite && this.rewriteHost(head, this.hostRewrite);
     if (stream instanceof CallbackStream) {
-      new OriginExchange(this.pool, stream, head, this.onLog).start();
+      new OriginExchange(this.pool, stream, head, this.onLog, editResponseHeaders, tap).start();
       return;
     }
     stream.on('error', () => undefined);
@@ -53,7 +61,7 @@ export class OriginProxy {
       return;
     }
     try {
-      this.handleUpgrade(stream, head);
+      this.handleUpgrade(stream, head, editResponseHeaders, tap);
     } catch {
       // node:http refuses what it cannot send (a space in the path, a bad header name): this
       // request fails, as an unreachable origin would, and nothing else does.
@@ -67,7 +75,14 @@ export class OriginProxy {
     return Promise.resolve();
   }
 
-  private handleUpgrade(stream: MuxStream, head: RequestHead): void {
+  /** Sends the rewritten Host; returns the edit that points local redirects back at the visitor's URL. */
+  private rewriteHost(head: RequestHead, rewrite: HostRewrite): (headers: string[]) => void {
+    const visitorOrigin = publicOrigin(head);
+    applyHostRewrite(head, rewrite);
+    return (headers) => rewriteLocation(headers, rewrite, visitorOrigin);
+  }
+
+  private handleUpgrade(stream: MuxStream, head: RequestHead, editResponseHeaders?: (headers: string[]) => void, tap?: ExchangeTap): void {
     const started = performance.now();
     // Scheme, host and port are the local target's and nothing else: the visitor's target is
     // only ever a path, never resolved against the target's URL, so `//other:6379/` or
@@ -86,11 +101,15 @@ export class OriginProxy {
       agent: false,
       rejectUnauthorized: false,
     } as http.RequestOptions);
-    const log = (status: number): void =>
-      this.onLog({ method: head.m, path: head.p, status, durationMs: performance.now() - started });
+    const log = (status: number): void => {
+      const entry = { method: head.m, path: head.p, status, durationMs: performance.now() - started };
+      tap?.done(entry);
+      this.onLog(entry);
+    };
     stream.on('error', () => request.destroy());
     request.on('upgrade', (response, socket: Socket, upgradeHead) => {
       socket.setNoDelay(true);
+      tap?.response(response.statusCode ?? 101, response.rawHeaders);
       stream.sendHeaders({ s: response.statusCode ?? 101, h: response.rawHeaders } satisfies ResponseHead);
       log(response.statusCode ?? 101);
       if (upgradeHead.length > 0) stream.write(upgradeHead);
@@ -106,6 +125,8 @@ export class OriginProxy {
     request.on('response', (response) => {
       // Refused: whatever the visitor sent after its head goes nowhere.
       stream.resume();
+      editResponseHeaders?.(response.rawHeaders);
+      tap?.response(response.statusCode ?? 502, response.rawHeaders);
       stream.sendHeaders({ s: response.statusCode ?? 502, h: response.rawHeaders } satisfies ResponseHead);
       response.pipe(stream);
       response.on('end', () => log(response.statusCode ?? 0));

@@ -112,3 +112,14 @@ export async function tempDir(prefix: string): Promise<{ dir: string; remove(): 
 
 /** Waits for an event with the test runner's timeout as the bound. */
 export { once };
+
+/**
+ * Splits what the agent printed for a failure: its sentence, then one `hint:` line. Fails the
+ * test when the hint is missing, since every failure must say what to do about it.
+ */
+export function splitFailure(stderr: string): { sentence: string; hint: string } {
+  const lines = stderr.trimEnd().split('\n');
+  const hint = lines.pop() ?? '';
+  if (!hint.startsWith('hint: ') || hint.length < 12) throw new Error(`no hint after the failure:\n${stderr}`);
+  return { sentence: lines.join('\n'), hint: hint.slice('hint: '.length) };
+}

@@ -105,6 +105,8 @@ export interface AgentOptions {
   subdomain?: string;
   domain?: string;
   env?: Record<string, string>;
+  /** Flags after the target, e.g. ['--host-header', 'rewrite']. */
+  args?: string[];
 }
 
 /** A running `svc http` process. */
@@ -123,7 +125,7 @@ export function spawnAgent(server: Pick<TestServer, 'url'>, options: AgentOption
   if (options.token !== undefined) env.SVC_TOKEN = options.token;
   if (options.subdomain !== undefined) env.SVC_SUBDOMAIN = options.subdomain;
   if (options.domain !== undefined) env.SVC_DOMAIN = options.domain;
-  return spawnNode(AGENT_BIN, ['http', String(options.target)], env, 'agent');
+  return spawnNode(AGENT_BIN, ['http', String(options.target), ...(options.args ?? [])], env, 'agent');
 }
 
 /** Starts `svc http <target>` and resolves once it prints its Forwarding line. */

@@ -1,6 +1,6 @@
 import { after, before } from 'node:test';
 import { startOrigin, type TestOrigin } from './origin.js';
-import { startAgent, startServer, type TestAgent, type TestServer } from './server.js';
+import { startAgent, startServer, type ServerOptions, type TestAgent, type TestServer } from './server.js';
 
 /** A server, an origin and one agent forwarding to it: the system most suites test. */
 export interface TunnelSystem {
@@ -26,4 +26,21 @@ export function tunnelSuite(): TunnelSystem {
     await system.server?.close();
   });
   return system as TunnelSystem;
+}
+
+/** A server and an origin, for suites that start their own agents. */
+export type ServerSystem = Omit<TunnelSystem, 'agent'>;
+
+/** Call in a describe() body: starts a server and an origin before the suite's tests and stops them after. */
+export function serverSuite(options: ServerOptions = {}): ServerSystem {
+  const system = {} as Partial<ServerSystem>;
+  before(async () => {
+    system.server = await startServer(options);
+    system.origin = await startOrigin();
+  });
+  after(async () => {
+    await system.origin?.close();
+    await system.server?.close();
+  });
+  return system as ServerSystem;
 }

@@ -1,0 +1,125 @@
+import { parseArgs } from 'node:util';
+
+/** How the agent shows what happens: a live screen, plain lines, or JSON lines. */
+export interface DisplayFlags {
+  /** `--log stdout`: plain lines even on a terminal (default: the live screen on a TTY). */
+  logStdout: boolean;
+  /** `--log-format json`: one JSON object per event on stdout (default text). */
+  json: boolean;
+}
+
+/** Inspector flags as typed; undefined when not given, so a config file or default applies. */
+export interface InspectFlags {
+  /** `--inspect=false` turns the local inspector off. */
+  enabled?: boolean;
+  /** `--inspect-addr host:port`. */
+  addr?: string;
+}
+
+/** Flags of one tunnel given on the command line. */
+export interface TunnelFlags {
+  subdomain?: string;
+  domain?: string;
+  /** `--host-header rewrite|<value>`. */
+  hostHeader?: string;
+}
+
+/** What the command line asks for. */
+export type Command =
+  | { kind: 'version' }
+  | { kind: 'help' }
+  | { kind: 'http'; target: string; tunnel: TunnelFlags; display: DisplayFlags; inspect: InspectFlags }
+  | { kind: 'start'; names: string[]; configPath: string; display: DisplayFlags; inspect: InspectFlags }
+  | { kind: 'config-check'; configPath: string };
+
+export const USAGE = `Usage:
+  svc http <port | host:port | http(s)://host:port> [options]   expose a local HTTP service
+  svc start [names…] --config svc.yml                           start the tunnels of a config file
+  svc config check --config svc.yml                             validate a config file
+  svc version                                                   print the agent version
+
+Options:
+  --subdomain <name>          pin the subdomain (default SVC_SUBDOMAIN, else a random name)
+  --domain <host>             bind on a verified custom domain (default SVC_DOMAIN)
+  --host-header <rewrite|v>   Host sent to the local service: rewrite = the local target's host
+  --log stdout                plain lines, even on a terminal
+  --log-format <text|json>    json: one JSON object per event on stdout
+  --inspect=false             turn the local inspector off
+  --inspect-addr <host:port>  where the local inspector listens (default 127.0.0.1:4040)
+  --config <file>             config file for start and config check
+
+Environment (overrides the config file):
+  SVC_TOKEN       agent token (svc_…), required
+  SVC_SUBDOMAIN   pin the subdomain (default: a random name each run)
+  SVC_DOMAIN      bind on a verified custom domain
+  SVC_SERVER      edge URL (default http://localhost:8080)
+  SVC_CA_FILE     PEM file of an extra CA to trust for an https edge`;
+
+const OPTIONS = {
+  subdomain: { type: 'string' },
+  domain: { type: 'string' },
+  'host-header': { type: 'string' },
+  log: { type: 'string' },
+  'log-format': { type: 'string' },
+  inspect: { type: 'string' },
+  'inspect-addr': { type: 'string' },
+  config: { type: 'string', short: 'c' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
+} as const;
+
+/** Parses argv (without node and the script); returns the usage error as a sentence. */
+export function parseCommand(argv: string[]): Command | string {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    return (error as Error).message;
+  }
+  const { values, positionals } = parsed;
+  const [command, ...rest] = positionals;
+  if (values.version || command === 'version') return { kind: 'version' };
+  if (values.help || command === 'help' || command === undefined) return { kind: 'help' };
+  const display = displayFlags(values.log, values['log-format']);
+  if (typeof display === 'string') return display;
+  const inspect = inspectFlags(values.inspect, values['inspect-addr']);
+  if (typeof inspect === 'string') return inspect;
+  switch (command) {
+    case 'http': {
+      if (rest.length !== 1) return 'svc http takes exactly one local address';
+      const tunnel: TunnelFlags = {};
+      if (values.subdomain !== undefined) tunnel.subdomain = values.subdomain;
+      if (values.domain !== undefined) tunnel.domain = values.domain;
+      if (values['host-header'] !== undefined) {
+        if (values['host-header'].trim() === '') return '--host-header needs "rewrite" or a host name';
+        tunnel.hostHeader = values['host-header'];
+      }
+      return { kind: 'http', target: rest[0]!, tunnel, display, inspect };
+    }
+    case 'start':
+      if (values.config === undefined) return 'svc start needs --config <file>';
+      return { kind: 'start', names: rest, configPath: values.config, display, inspect };
+    case 'config':
+      if (rest[0] !== 'check' || rest.length !== 1) return 'the config command is: svc config check --config <file>';
+      if (values.config === undefined) return 'svc config check needs --config <file>';
+      return { kind: 'config-check', configPath: values.config };
+    default:
+      return `unknown command "${command}"`;
+  }
+}
+
+function displayFlags(log: string | undefined, format: string | undefined): DisplayFlags | string {
+  if (log !== undefined && log !== 'stdout') return `--log takes "stdout", not "${log}"`;
+  if (format !== undefined && format !== 'text' && format !== 'json') return `--log-format takes "text" or "json", not "${format}"`;
+  return { logStdout: log === 'stdout', json: format === 'json' };
+}
+
+function inspectFlags(inspect: string | undefined, addr: string | undefined): InspectFlags | string {
+  const flags: InspectFlags = {};
+  if (inspect !== undefined) {
+    if (inspect !== 'true' && inspect !== 'false') return `--inspect takes true or false, not "${inspect}"`;
+    flags.enabled = inspect === 'true';
+  }
+  if (addr !== undefined) flags.addr = addr;
+  return flags;
+}

@@ -1,0 +1,81 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { formatProblems, parseConfig, type ConfigProblem } from './config-file.js';
+
+const TOKEN = `svc_${'a'.repeat(43)}`;
+
+function problems(text: string): ConfigProblem[] {
+  const result = parseConfig(text);
+  assert.equal(result.ok, false, 'expected problems');
+  return result.ok ? [] : result.problems;
+}
+
+test('a full file parses into typed tunnels and inspector options', () => {
+  const result = parseConfig(
+    [
+      `token: ${TOKEN}`,
+      'server: https://tunnels.example.com',
+      'inspector:',
+      '  addr: 127.0.0.1:4141',
+      '  maxBodyBytes: 1024',
+      'tunnels:',
+      '  web:',
+      '    addr: 5173',
+      '    hostHeader: rewrite',
+      '    subdomain: myapp',
+      '  api:',
+      '    addr: http://localhost:3000',
+      '    domain: example.com',
+      '    inspect: false',
+    ].join('\n'),
+  );
+  assert.ok(result.ok);
+  assert.deepEqual(result.config, {
+    token: TOKEN,
+    server: 'https://tunnels.example.com',
+    inspector: { addr: '127.0.0.1:4141', maxBodyBytes: 1024 },
+    tunnels: {
+      web: { addr: 5173, hostHeader: 'rewrite', subdomain: 'myapp' },
+      api: { addr: 'http://localhost:3000', domain: 'example.com', inspect: false },
+    },
+  });
+});
+
+test('an unknown key is reported at its own line and column, with the keys allowed there', () => {
+  const [problem, ...rest] = problems('tunnels:\n  web:\n    addr: 3000\n    hostheader: rewrite\n');
+  assert.equal(rest.length, 0);
+  assert.deepEqual(problem, {
+    line: 4,
+    column: 5,
+    key: 'tunnels.web.hostheader',
+    message: 'unknown key (expected one of: addr, subdomain, domain, hostHeader, inspect)',
+  });
+});
+
+test('a bad value is reported at the value, with the reason; a missing one at its map', () => {
+  assert.deepEqual(problems('tunnels:\n  web:\n    addr: [1]\n').map((p) => [p.line, p.key, p.message]), [[3, 'tunnels.web.addr', 'Invalid input']]);
+  const found = problems(`token: "svc_short"\ntunnels:\n  web:\n    addr: 99999\n  api:\n    subdomain: x\n`);
+  assert.deepEqual(
+    found.map((p) => [p.line, p.column, p.key, p.message]),
+    [
+      [1, 8, 'token', 'not an agent token (svc_ followed by 43 letters, digits, - or _)'],
+      [4, 11, 'tunnels.web.addr', 'invalid local address "99999": expected a port, host:port or an http(s) URL'],
+      [6, 5, 'tunnels.api.addr', 'required'],
+    ],
+  );
+});
+
+test('a YAML syntax error has its line; an empty file says tunnels are required', () => {
+  const [syntax] = problems('tunnels:\n  web: [3000\n');
+  assert.equal(syntax!.key, '');
+  assert.ok(syntax!.line >= 2, JSON.stringify(syntax));
+  assert.deepEqual(problems('').map((p) => [p.key, p.message]), [['tunnels', 'required']]);
+  assert.deepEqual(problems('tunnels: {}\n').map((p) => [p.line, p.key, p.message]), [[1, 'tunnels', 'at least one tunnel is needed']]);
+});
+
+test('problems print as file:line:column key: message', () => {
+  assert.equal(
+    formatProblems('svc.yml', [{ line: 4, column: 5, key: 'tunnels.web.x', message: 'unknown key' }]),
+    'svc.yml:4:5 tunnels.web.x: unknown key',
+  );
+});

@@ -1,0 +1,58 @@
+import { parseLocalTarget } from '@svcrouter/sdk';
+import { z } from 'zod';
+
+/** Only this shape is a token; anything else (quotes, spaces, other prefixes) is refused as-is. */
+export const TOKEN_SHAPE = /^svc_[A-Za-z0-9_-]{43}$/;
+
+/** Where the inspector listens by default; the next free port is taken when this one is in use. */
+export const DEFAULT_INSPECT_ADDR = '127.0.0.1:4040';
+
+const localTarget = z.union([z.string(), z.number()]).superRefine((value, context) => {
+  const parsed = parseLocalTarget(value);
+  if (typeof parsed === 'string') context.addIssue({ code: 'custom', message: parsed });
+});
+
+/** The local inspector's settings, shared by the agent's tunnels. */
+export const InspectorSchema = z.strictObject({
+  /** Serve the inspector (default true). */
+  enabled: z.boolean().optional(),
+  /** `host:port` on loopback (default DEFAULT_INSPECT_ADDR). */
+  addr: z.string().regex(/^[^\s:]+:\d{1,5}$|^\[[0-9a-fA-F:]+\]:\d{1,5}$/, 'expected host:port').optional(),
+  /** Bytes kept of each request and response body (default the SDK's DEFAULT_MAX_BODY_BYTES). */
+  maxBodyBytes: z.number().int().min(0).max(16 * 1024 * 1024).optional(),
+  /** Requests kept, oldest dropped first (default the SDK's DEFAULT_MAX_REQUESTS). */
+  maxRequests: z.number().int().min(1).max(10_000).optional(),
+});
+
+/** One named tunnel of a config file. */
+export const TunnelConfigSchema = z.strictObject({
+  /** Local service: a port, `host:port` or an http(s) URL. Required. */
+  addr: localTarget,
+  /** Pinned subdomain (default: a random name each run). */
+  subdomain: z.string().min(1).optional(),
+  /** Verified custom domain to bind on (default: the shared domain). */
+  domain: z.string().min(1).optional(),
+  /** `rewrite` or a value for the Host header sent to the local service (default: the public host). */
+  hostHeader: z.string().min(1).optional(),
+  /** Capture this tunnel's traffic in the inspector (default true). */
+  inspect: z.boolean().optional(),
+});
+
+/** A config file (`svc start --config svc.yml`). Every field is optional but tunnels. */
+export const ConfigFileSchema = z.strictObject({
+  /** File format version; only 1 exists (default 1). */
+  version: z.literal(1).optional(),
+  /** Agent token; SVC_TOKEN overrides it. */
+  token: z.string().regex(TOKEN_SHAPE, 'not an agent token (svc_ followed by 43 letters, digits, - or _)').optional(),
+  /** Edge URL (default http://localhost:8080); SVC_SERVER overrides it. */
+  server: z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' }).optional(),
+  inspector: InspectorSchema.optional(),
+  /** Tunnels by name; names are what `svc start <names…>` picks. */
+  tunnels: z
+    .record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/, 'a tunnel name is letters, digits, - and _'), TunnelConfigSchema)
+    .refine((tunnels) => Object.keys(tunnels).length > 0, 'at least one tunnel is needed'),
+});
+
+export type ConfigFile = z.infer<typeof ConfigFileSchema>;
+export type TunnelConfig = z.infer<typeof TunnelConfigSchema>;
+export type InspectorConfig = z.infer<typeof InspectorSchema>;

@@ -1,0 +1,56 @@
+import { ErrorCode, SvcError, type ErrorCodeValue } from '@svcrouter/protocol';
+
+/** A failure as the agent prints it: one sentence, then one hint saying what to do about it. */
+export interface Failure {
+  sentence: string;
+  hint: string;
+}
+
+/** What to do next, by error code; codes without an entry fall back to GENERIC_HINT. */
+const HINTS: Partial<Record<ErrorCodeValue, string>> = {
+  [ErrorCode.TOKEN_INVALID]:
+    'set SVC_TOKEN to an agent token (svc_…) exactly as it was printed: from the first start of svc-server, `svc-server account create`, or POST /v1/keys',
+  [ErrorCode.TUNNEL_LIMIT]:
+    "stop one of this account's other tunnels (GET /v1/tunnels lists them, DELETE /v1/tunnels/<id> ends one), or move the account to a plan with more tunnels",
+  [ErrorCode.BANDWIDTH_LIMIT]:
+    "this month's transfer of the plan is used up (GET /v1/usage shows it); it resets on the first of the month, or move the account to a larger plan",
+  [ErrorCode.NAME_TAKEN]: 'pick another name with --subdomain or SVC_SUBDOMAIN, or leave it out for a random one',
+  [ErrorCode.NAME_INVALID]: 'a subdomain is one DNS label: 1-63 letters, digits or inner hyphens',
+  [ErrorCode.NAME_RESERVED]: 'pick another name with --subdomain or SVC_SUBDOMAIN, or leave it out for a random one',
+  [ErrorCode.DOMAIN_NOT_VERIFIED]:
+    'the dashboard\'s Domains page (or GET /v1/domains) shows the TXT record to publish; leave SVC_DOMAIN unset to use the shared domain meanwhile',
+  [ErrorCode.EDGE_UNREACHABLE]:
+    'check SVC_SERVER and that svc-server is running and reachable from here (an https edge with a dev certificate also needs SVC_CA_FILE)',
+  [ErrorCode.SESSION_CLOSED]: 'the edge went away; run svc again once it is back',
+};
+
+const GENERIC_HINT = 'run svc again; if it keeps failing, the server log says more';
+
+/** The sentence and hint for a failure to start or keep a tunnel. */
+export function explainFailure(error: unknown): Failure {
+  if (error instanceof SvcError) return { sentence: error.message, hint: HINTS[error.code] ?? GENERIC_HINT };
+  const detail = error instanceof Error ? error.message : String(error);
+  return { sentence: `cannot start the tunnel: ${detail}`, hint: GENERIC_HINT };
+}
+
+/** The sentence and hint for an SVC_CA_FILE that cannot be used. */
+export function caFileFailure(path: string, error: NodeJS.ErrnoException | undefined): Failure {
+  const why = error === undefined ? 'it holds no PEM certificate' : (error.code ?? error.message);
+  return {
+    sentence: `cannot use SVC_CA_FILE ${path}: ${why}`,
+    hint: 'point SVC_CA_FILE at a readable PEM file (such as svc-data/dev-ca/ca.crt), or unset it for an edge with a public certificate',
+  };
+}
+
+/** The sentence and hint for a local target where nothing listens (a warning: the tunnel still starts). */
+export function notListeningWarning(local: string, code: string): Failure {
+  return {
+    sentence: `warning: nothing answers at ${local} yet (${code}); visitors get a 502 page until it does`,
+    hint: 'start the local service, or check the port given to svc',
+  };
+}
+
+/** Formats a failure as the two lines the agent prints. */
+export function formatFailure(failure: Failure): string {
+  return `${failure.sentence}\nhint: ${failure.hint}`;
+}

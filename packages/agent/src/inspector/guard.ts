@@ -1,0 +1,38 @@
+import type { IncomingMessage } from 'node:http';
+
+/** Headers on every inspector answer: nothing framed, sniffed, cached or loaded from elsewhere. */
+export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-store',
+};
+
+/** Methods that change state and so need a matching Origin (or none). */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** Whether `host` (of --inspect-addr) is a loopback address the inspector may listen on. */
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
+/**
+ * Why a request to the inspector is refused, or undefined to serve it.
+ * - Host must name the inspector itself (`127.0.0.1:<port>`, `localhost:<port>`, `[::1]:<port>`):
+ *   a page on another site that points its own name at 127.0.0.1 (DNS rebinding) sends its own
+ *   name as Host, and gets nothing.
+ * - A state-changing call (replay) needs an Origin of the inspector, or none (curl, scripts): a
+ *   page elsewhere cannot make the browser replay requests.
+ */
+export function refusal(request: IncomingMessage, port: number): string | undefined {
+  const allowed = [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`];
+  const host = (request.headers.host ?? '').toLowerCase();
+  if (!allowed.includes(host)) return 'Host is not this inspector (DNS rebinding is refused)';
+  if (SAFE_METHODS.has(request.method ?? 'GET')) return undefined;
+  const origin = request.headers.origin;
+  if (origin === undefined) return undefined;
+  if (!allowed.map((name) => `http://${name}`).includes(origin.toLowerCase())) return 'Origin is not this inspector';
+  return undefined;
+}

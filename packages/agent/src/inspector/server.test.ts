@@ -1,0 +1,30 @@
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { test } from 'node:test';
+import { Inspector } from '@svcrouter/sdk';
+import { parseInspectAddr, startInspectorServer } from './server.js';
+
+test('a taken port moves the inspector to the next free one, and the printed URL says which', async () => {
+  const busy = net.createServer();
+  await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+  const taken = (busy.address() as net.AddressInfo).port;
+  const inspector = await startInspectorServer(new Inspector(), `127.0.0.1:${taken}`);
+  try {
+    assert.notEqual(inspector.port, taken);
+    assert.equal(inspector.url, `http://127.0.0.1:${inspector.port}`);
+    const response = await fetch(`${inspector.url}/api/requests`);
+    assert.deepEqual(await response.json(), { requests: [] });
+  } finally {
+    await inspector.close();
+    busy.close();
+  }
+});
+
+test('addresses: host:port and [v6]:port parse; anything else, or a network address, is refused', async () => {
+  assert.deepEqual(parseInspectAddr('127.0.0.1:4040'), { host: '127.0.0.1', port: 4040 });
+  assert.deepEqual(parseInspectAddr('[::1]:4041'), { host: '::1', port: 4041 });
+  assert.equal(parseInspectAddr('4040'), undefined);
+  assert.equal(parseInspectAddr('127.0.0.1:70000'), undefined);
+  await assert.rejects(startInspectorServer(new Inspector(), '192.168.1.2:4040'), /must be a loopback address/);
+  await assert.rejects(startInspectorServer(new Inspector(), 'nonsense'), /expected host:port/);
+});

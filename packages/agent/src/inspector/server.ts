@@ -1,0 +1,102 @@
+import { readFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Inspector } from '@svcrouter/sdk';
+import { apiError, handleApi, type Send } from './api.js';
+import { isLoopbackHost, refusal, SECURITY_HEADERS } from './guard.js';
+
+/** Ports tried from the asked one on, one after the other, before any free port. */
+const PORT_ATTEMPTS = 20;
+
+/** The web UI's files, served as they are (no build step): the folder beside dist/. */
+const UI_DIR = new URL('../../inspector-ui/', import.meta.url);
+const UI_FILES: Readonly<Record<string, { file: string; type: string }>> = {
+  '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
+  '/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
+  '/app.css': { file: 'app.css', type: 'text/css; charset=utf-8' },
+};
+
+/** A running inspector. */
+export interface InspectorServer {
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+/** Splits `host:port` (IPv6 in brackets); undefined when malformed. */
+export function parseInspectAddr(addr: string): { host: string; port: number } | undefined {
+  const match = /^(?:\[([0-9a-fA-F:]+)\]|([^\s:[\]]+)):(\d{1,5})$/.exec(addr);
+  const port = Number(match?.[3]);
+  if (!match || port > 65535) return undefined;
+  return { host: match[1] ?? match[2]!, port };
+}
+
+/**
+ * Serves the inspector's web UI and JSON API for `inspector` on a loopback address, taking the
+ * next free port when the asked one is in use. Rejects for an address that is not loopback:
+ * captured traffic holds cookies and tokens, and must never be reachable from the network.
+ */
+export async function startInspectorServer(inspector: Inspector, addr: string): Promise<InspectorServer> {
+  const parsed = parseInspectAddr(addr);
+  if (!parsed) throw new Error(`invalid --inspect-addr "${addr}": expected host:port`);
+  if (!isLoopbackHost(parsed.host)) throw new Error(`--inspect-addr must be a loopback address (127.0.0.1, localhost or ::1), not ${parsed.host}`);
+  let port = 0;
+  const server = http.createServer((request, response) => {
+    void serve(inspector, port, request, response).catch(() => {
+      if (!response.headersSent) send(response, 500, apiError('internal', 'the inspector failed on this request'));
+      else response.destroy();
+    });
+  });
+  port = await listenFrom(server, parsed.host, parsed.port);
+  const shown = parsed.host.includes(':') ? `[${parsed.host}]` : parsed.host;
+  return {
+    url: `http://${shown}:${port}`,
+    port,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+async function serve(inspector: Inspector, port: number, request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
+  const refused = refusal(request, port);
+  if (refused) return send(response, 403, apiError('forbidden', refused));
+  const path = new URL(request.url ?? '/', 'http://inspector').pathname;
+  if (path.startsWith('/api/')) return handleApi(inspector, request, response, send);
+  const asset = UI_FILES[path];
+  if (!asset || (request.method !== 'GET' && request.method !== 'HEAD')) return send(response, 404, apiError('not_found', 'not found'));
+  const body = await readFile(new URL(asset.file, UI_DIR));
+  response.writeHead(200, { ...SECURITY_HEADERS, 'content-type': asset.type, 'content-length': body.length });
+  response.end(request.method === 'HEAD' ? undefined : body);
+}
+
+const send: Send = (response, status, body) => {
+  const text = JSON.stringify(body);
+  response.writeHead(status, { ...SECURITY_HEADERS, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  response.end(text);
+};
+
+/**
+ * Listens on `port`, or the next free one of PORT_ATTEMPTS, else on any free port: many agents
+ * on one machine (or a busy default port) must never stop a tunnel from starting. Port 0 takes any.
+ */
+async function listenFrom(server: http.Server, host: string, port: number): Promise<number> {
+  for (let attempt = 0; ; attempt++) {
+    const candidate = port === 0 || attempt >= PORT_ATTEMPTS || port + attempt > 65535 ? 0 : port + attempt;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(candidate, host, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+      return (server.address() as AddressInfo).port;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || candidate === 0) throw error;
+    }
+  }
+}

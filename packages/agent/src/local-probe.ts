@@ -1,0 +1,29 @@
+import net from 'node:net';
+import type { LocalTarget } from '@svcrouter/sdk';
+
+/** How long the start-up probe waits for the local service to accept a connection. */
+const PROBE_TIMEOUT_MS = 1000;
+
+/**
+ * Opens and closes one TCP connection to the local target. Resolves undefined when something
+ * accepts it, else the socket's error code (ECONNREFUSED…): a hint for the user, never a reason
+ * not to start, since the service may come up later.
+ */
+export function probeLocal(target: LocalTarget): Promise<string | undefined> {
+  const url = new URL(target.origin);
+  const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+  // URL keeps IPv6 literals bracketed; net.connect wants them bare.
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port, timeout: PROBE_TIMEOUT_MS });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(undefined);
+    });
+    socket.once('timeout', () => {
+      socket.destroy();
+      resolve('ETIMEDOUT');
+    });
+    socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+  });
+}

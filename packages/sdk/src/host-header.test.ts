@@ -1,0 +1,33 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { RequestHead } from '@svcrouter/protocol';
+import { applyHostRewrite, hostRewrite, publicOrigin, rewriteLocation } from './host-header.js';
+import { parseLocalTarget, type LocalTarget } from './local-target.js';
+
+const target = parseLocalTarget('5173') as LocalTarget;
+const head = (pairs: string[]): RequestHead => ({ m: 'GET', p: '/', h: pairs, t: 'tun' });
+
+test('rewrite means the local target host; a value is sent as given; nothing means no rewrite', () => {
+  assert.equal(hostRewrite('rewrite', target)?.host, 'localhost:5173');
+  assert.equal(hostRewrite('app.internal', target)?.host, 'app.internal');
+  assert.equal(hostRewrite(undefined, target), undefined);
+});
+
+test('the Host pair is replaced in place, whatever its case, and added when missing', () => {
+  const rewrite = hostRewrite('rewrite', target)!;
+  const withHost = head(['HOST', 'a.example', 'accept', '*/*']);
+  applyHostRewrite(withHost, rewrite);
+  assert.deepEqual(withHost.h, ['HOST', 'localhost:5173', 'accept', '*/*']);
+  const without = head(['accept', '*/*']);
+  applyHostRewrite(without, rewrite);
+  assert.deepEqual(without.h, ['accept', '*/*', 'Host', 'localhost:5173']);
+});
+
+test('a Location on the local origin becomes the visitor origin; others stay', () => {
+  const rewrite = hostRewrite('rewrite', target)!;
+  const origin = publicOrigin(head(['x-forwarded-proto', 'https', 'x-forwarded-host', 'a.example']));
+  assert.equal(origin, 'https://a.example');
+  const headers = ['Location', 'http://localhost:5173/next?x=1', 'location', 'http://localhost:51730/', 'x', 'http://localhost:5173/'];
+  rewriteLocation(headers, rewrite, origin);
+  assert.deepEqual(headers, ['Location', 'https://a.example/next?x=1', 'location', 'http://localhost:51730/', 'x', 'http://localhost:5173/']);
+});
