@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { spawnAgent, startAgent, startOrigin, startServer, visit, type TestOrigin, type TestServer } from './harness/index.js';
+import { spawnAgent, splitFailure, startAgent, startOrigin, startServer, visit, type TestOrigin, type TestServer } from './harness/index.js';
 
 // A name whose agent lost its connection (killed, network gone) stays its account's for
 // SVC_NAME_GRACE_MS, so no other account can take it while the agent reconnects.
@@ -42,7 +42,7 @@ describe('a dropped agent keeps its name for the grace period', () => {
 
     const taken = await refused(server, otherToken, 'graced');
     assert.notEqual(taken.code, 0);
-    assert.equal(taken.stderr, 'graced.localhost is already in use by another account; choose another SVC_SUBDOMAIN');
+    assert.equal(splitFailure(taken.stderr).sentence, 'graced.localhost is already in use by another account; choose another SVC_SUBDOMAIN');
 
     const back = await startAgent(server, { token: server.token, target: origin.port, subdomain: 'graced' });
     assert.equal((await visit(server, 'graced.localhost', '/')).text, 'hello from origin');
