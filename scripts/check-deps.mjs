@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Dependency-direction check (DESIGN.md §5, STYLE.md "Dependencies point one way").
+// Dependency-direction check: dependencies point one way (README "Development").
 // Fails with one line per violation. Run by `npm test` before the suites.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';

@@ -1,6 +1,6 @@
 /**
- * The error catalog shared by the edge, the agent and the SDK. The spec's exact
- * user-facing messages live here and nowhere else; tests import them from here.
+ * The error catalog shared by the edge, the agent and the SDK. The exact user-facing
+ * messages live here and nowhere else; tests import them from here.
  */
 export const ErrorCode = {
   TOKEN_INVALID: 'TOKEN_INVALID',
