@@ -17,6 +17,8 @@ const PACKAGE_RULES = {
 };
 /** Server folders and the server folders they must not import. */
 const SERVER_FOLDER_RULES = {
+  // What a DNS hostname is: a leaf every folder may use.
+  hostname: ['store', 'auth', 'edge', 'api', 'certs', 'domains', 'usage', 'inspector', 'metrics', 'cli', 'dashboard'],
   store: ['edge', 'api', 'certs', 'domains', 'usage', 'inspector', 'metrics', 'auth', 'cli'],
   auth: ['edge', 'api', 'certs', 'domains', 'usage', 'inspector', 'metrics', 'cli'],
   certs: ['edge', 'api', 'domains', 'usage', 'inspector', 'metrics', 'cli'],

@@ -4,7 +4,7 @@ import { createSecureContext, type SecureContext } from "node:tls";
 import type { Logger } from "pino";
 import { CertificateCache, type CachedCertificate } from "./certificate-cache.js";
 import type { DevCa, PemCertificate } from "./dev-ca.js";
-import { isValidHostname, normalizeHostname } from "./hostname.js";
+import { isValidHostname, normalizeHostname } from "../hostname/index.js";
 
 /** What the edge knows when it builds its TLS listener. */
 export interface SniResolverOptions {

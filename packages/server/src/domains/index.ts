@@ -12,7 +12,7 @@ export {
   type DomainBindDecision,
 } from './domain-binding.js';
 export { certificateView, domainView } from './domain-view.js';
-export { MAX_HOST_LENGTH, normalizeCustomHost, type HostCheck, type HostErrorCode } from './host.js';
+export { normalizeCustomHost, type HostCheck, type HostErrorCode } from './host.js';
 export {
   parseEdgeTarget,
   preflight,

@@ -1,22 +1,16 @@
 import { randomInt } from 'node:crypto';
 import type { Logger } from 'pino';
 import { ErrorCode, Messages, SvcError, type AgentMessage } from '@svcrouter/protocol';
-import { StoreConflictError, type Account, type Plan, type Store } from '../store/index.js';
+import { StoreConflictError, type Account, type Plan, type PlanLimits, type Store } from '../store/index.js';
 import type { EdgeSession } from './edge-session.js';
-import { LABEL_PATTERN, RESERVED_LABELS } from './host.js';
+import { isDnsLabel } from '../hostname/index.js';
+import { RESERVED_LABELS } from './host.js';
 import type { Binding, Router } from './router.js';
 
 /** Characters of random names: lower-case letters and digits, no lookalikes dropped (DNS is case-blind). */
 const NAME_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
 /** 10 characters of a 36-letter alphabet ≈ 51.7 bits: collisions are rare and names unguessable. */
 const RANDOM_NAME_LENGTH = 10;
-
-/** Plan limits, as configured (SPEC §8 defaults, overridable by SVC_PLANS). */
-export interface PlanLimits {
-  tunnels: number;
-  domains: number;
-  bandwidthBytes: number;
-}
 
 /** Answer of the custom-domain check: the hostname to bind, or why not. */
 export type DomainDecision = { ok: true; hostname: string } | { ok: false; message: string };
@@ -228,7 +222,7 @@ export class Binder {
 }
 
 function validateLabel(label: string): void {
-  if (!LABEL_PATTERN.test(label)) {
+  if (!isDnsLabel(label)) {
     throw new SvcError(
       ErrorCode.NAME_INVALID,
       `invalid subdomain "${label}": use 1-63 letters, digits or inner hyphens (a DNS label)`,

@@ -6,6 +6,7 @@ export type {
   NewAccount,
   NewKey,
   Plan,
+  PlanLimits,
   Store,
   Tunnel,
   TunnelBinding,

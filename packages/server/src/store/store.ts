@@ -12,6 +12,16 @@ import type { UsageRepo } from './usage-records.js';
 export const PLANS = ['free', 'pro'] as const;
 export type Plan = (typeof PLANS)[number];
 
+/** Limits of one plan: the defaults in config.ts, overridable by SVC_PLANS. */
+export interface PlanLimits {
+  /** Concurrent online tunnels. */
+  tunnels: number;
+  /** Custom domains. */
+  domains: number;
+  /** Monthly transfer, in bytes. */
+  bandwidthBytes: number;
+}
+
 /** Tunnel status values, as stored in tunnels.status. */
 export type TunnelStatus = 'online' | 'offline';
 
