@@ -1,3 +1,4 @@
+import { BindMessages } from '@svcrouter/protocol';
 import { isDnsLabel, MAX_HOSTNAME_LENGTH } from '../hostname/index.js';
 import type { Domain, DomainRepo } from '../store/index.js';
 import { normalizeCustomHost } from './host.js';
@@ -60,7 +61,7 @@ export async function checkDomainBinding(
   if (subdomain !== undefined) {
     const label = subdomain.toLowerCase();
     if (!isDnsLabel(label)) {
-      return { ok: false, message: `invalid subdomain "${subdomain.slice(0, 100)}": use 1-63 letters, digits or inner hyphens (a DNS label)` };
+      return { ok: false, message: BindMessages.subdomainInvalid(subdomain.slice(0, 100)) };
     }
     hostname = `${label}.${host}`;
     if (hostname.length > MAX_HOSTNAME_LENGTH) {
