@@ -4,7 +4,7 @@
 // throw, as StoreConflictError.
 
 import type { AcmeAccountRepo, CertificateRepo, DomainRepo } from './domain-records.js';
-import type { RequestRepo } from './request-records.js';
+import type { RequestRepo } from './requests/request-records.js';
 import type { DashboardSessionRepo, SignInLinkRepo } from './sign-in-records.js';
 import type { UsageRepo } from './usage-records.js';
 
