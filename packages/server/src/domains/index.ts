@@ -11,6 +11,7 @@ export {
   type BindingDomains,
   type DomainBindDecision,
 } from './domain-binding.js';
+export { cascadeDomainRemoval, type DomainRemovalDeps, type RemovableBinding } from './domain-removal.js';
 export { certificateView, domainView } from './domain-view.js';
 export { normalizeCustomHost, type HostCheck, type HostErrorCode } from './host.js';
 export {
