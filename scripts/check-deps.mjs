@@ -10,6 +10,8 @@ const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
 
 /** Which workspace packages each package may import. */
 const PACKAGE_RULES = {
+  // Child processes for tests and the benchmark; imported by test code only.
+  testkit: [],
   protocol: [],
   sdk: ['@svcrouter/protocol'],
   agent: ['@svcrouter/sdk', '@svcrouter/protocol'],
@@ -18,7 +20,7 @@ const PACKAGE_RULES = {
   dashboard: [],
 };
 /** What the benchmark may import: packages by name (their exports), never their files. */
-const BENCH_PACKAGES = ['@svcrouter/protocol', '@svcrouter/sdk', '@svcrouter/server'];
+const BENCH_PACKAGES = ['@svcrouter/protocol', '@svcrouter/sdk', '@svcrouter/server', '@svcrouter/testkit'];
 /** Server root files a server folder may import: only the parsed config's types and defaults. */
 const SERVER_ROOT_IMPORTABLE = new Set(['config.ts']);
 /**
@@ -56,12 +58,15 @@ function files(dir, out = []) {
 
 /**
  * Files besides composition roots that may read the environment: the SDK falls back on its
- * documented SVC_* variables (token, server…) when a caller leaves them out, in one place.
+ * documented SVC_* variables (token, server…) when a caller leaves them out, in one place; the
+ * testkit hands children the caller's environment without its SVC_* variables.
  */
-const ENV_READERS = new Set(['packages/sdk/src/env-defaults.ts']);
+const ENV_READERS = new Set(['packages/sdk/src/env-defaults.ts', 'packages/testkit/src/processes.ts']);
 
 const violations = [];
 const importPattern = /(?:^|\n)\s*(?:import|export)[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|(?:^|\n)\s*import\s*['"]([^'"]+)['"]/g;
+/** Tests and what only tests use: exempt from the package rules, and never imported by other code. */
+const TEST_CODE = /\.test\.ts$|test-support|\.fixture\.ts$|\.contract\.ts$/;
 /** Relative imports of every checked file, resolved to files, for the cycle check. */
 const graph = new Map();
 
@@ -78,7 +83,7 @@ function resolveRelative(file, spec) {
 function checkFile(file, { area, src, allowed, server }) {
   const rel = path.relative(root, file);
   const text = readFileSync(file, 'utf8');
-  const isTest = /\.test\.ts$|test-support|\.fixture\.ts$/.test(file);
+  const isTest = TEST_CODE.test(file);
   const edges = [];
   for (const match of text.matchAll(importPattern)) {
     const spec = match[1] ?? match[2] ?? match[3];
@@ -91,6 +96,8 @@ function checkFile(file, { area, src, allowed, server }) {
     if (!target.startsWith(src + path.sep)) violations.push(`${rel}: reaches outside ${path.relative(root, src)} (${spec})`);
     const resolved = resolveRelative(file, spec);
     if (resolved) edges.push(resolved);
+    // What the program runs never loads test code, though both compile into dist/.
+    if (resolved && !isTest && TEST_CODE.test(resolved)) violations.push(`${rel}: imports test code (${spec})`);
     if (server && !isTest) {
       const fromFolder = path.relative(src, file).split(path.sep)[0];
       const toPath = path.relative(src, target).split(path.sep);
