@@ -46,6 +46,9 @@ export function normalizeCustomHost(input: string, sharedDomain: string): HostCh
   // Decoding and re-encoding must give the same name, so what the user sees
   // (Unicode) and what DNS and the certificate carry (punycode) are one name.
   if (domainToASCII(domainToUnicode(host)) !== host) return invalid(raw);
+  // A valid A-label always decodes to non-ASCII. Node 24's parser keeps an undecodable
+  // `xn--` label unchanged instead of failing the round trip above, so check that too.
+  if (labels.some((label) => label.startsWith('xn--') && domainToUnicode(label) === label)) return invalid(raw);
   if (labels.length < 2) {
     return refuse('host_single_label', `${host} has a single label; add a full domain such as ${host}.example.com.`);
   }
