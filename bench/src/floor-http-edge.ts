@@ -19,15 +19,21 @@
  * settings, as such an edge would.
  */
 // First, as in svc-server's main: the V8 settings the real edge runs with (see v8-tuning.ts).
-import '../../packages/server/dist/v8-tuning.js';
+import '@svcrouter/server/v8-tuning';
 import type net from 'node:net';
-import { HAND_OVER, INCOMPLETE, readRequestHead } from '../../packages/server/dist/edge/lean/request-head.js';
-import { BodyFraming, visitorResponseHead, type VisitorResponseHead } from '../../packages/server/dist/edge/lean/response-head.js';
-import { MAX_HEADER_BYTES } from '../../packages/server/dist/edge/listeners.js';
-import { requestHead, responseHeaders } from '../../packages/server/dist/edge/proxy.js';
-import type { Binding } from '../../packages/server/dist/edge/router.js';
-import { LAST_CHUNK, frameRequest, writeChunk } from '../../packages/sdk/dist/h1-request.js';
-import { ResponseParser, type ResponseHandler } from '../../packages/sdk/dist/h1-response-parser.js';
+import { frameRequest, LAST_CHUNK, ResponseParser, writeChunk, type ResponseHandler } from '@svcrouter/sdk/bench';
+import {
+  BodyFraming,
+  HAND_OVER,
+  INCOMPLETE,
+  MAX_HEADER_BYTES,
+  readRequestHead,
+  requestHead,
+  responseHeaders,
+  visitorResponseHead,
+  type Binding,
+  type VisitorResponseHead,
+} from '@svcrouter/server/bench';
 import type { FrameBatcher } from './floor-frames.js';
 
 

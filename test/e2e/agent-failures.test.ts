@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { freePort } from '@svcrouter/server/dist/test-support/processes.js';
+import { freePort } from '@svcrouter/testkit';
 import { Messages } from '@svcrouter/sdk';
 import { runAgent, splitFailure, startAgent, startOrigin, startServer, tempDir, type TestOrigin, type TestServer } from './harness/index.js';
 

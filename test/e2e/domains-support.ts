@@ -8,7 +8,7 @@ import path from 'node:path';
 import tls from 'node:tls';
 import { startChallTestSrv, type ChallTestSrv } from '@svcrouter/server/dist/test-support/dns.js';
 import { startPebble, type Pebble } from '@svcrouter/server/dist/test-support/pebble.js';
-import { freePort } from '@svcrouter/server/dist/test-support/processes.js';
+import { freePort } from '@svcrouter/testkit';
 import { api, startServer, tempDir, type TestServer } from './harness/index.js';
 
 /** Every package the ACME suites need, for requireTools. */

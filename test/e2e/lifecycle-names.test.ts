@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { BindMessages } from '@svcrouter/protocol';
 import { spawnAgent, splitFailure, startAgent, startOrigin, startServer, visit, type TestOrigin, type TestServer } from './harness/index.js';
 import { startHoldingOrigin, type HoldingOrigin } from './lifecycle-support.js';
 
@@ -63,7 +64,7 @@ describe('tunnel names', () => {
       const result = await refused(server.token!, label);
       assert.equal(result.code, 1);
       assert.equal(result.stdout, '');
-      assert.equal(splitFailure(result.stderr).sentence, `invalid subdomain "${label}": use 1-63 letters, digits or inner hyphens (a DNS label)`);
+      assert.equal(splitFailure(result.stderr).sentence, BindMessages.subdomainInvalid(label));
     });
   }
 
@@ -72,7 +73,7 @@ describe('tunnel names', () => {
       const result = await refused(server.token!, label);
       assert.equal(result.code, 1);
       assert.equal(result.stdout, '');
-      assert.equal(splitFailure(result.stderr).sentence, `subdomain "${label}" is reserved; choose another SVC_SUBDOMAIN`);
+      assert.equal(splitFailure(result.stderr).sentence, BindMessages.subdomainReserved(label));
     });
   }
 
@@ -84,7 +85,7 @@ describe('tunnel names', () => {
       // Superseded rather than failed: exit 0, so a supervisor does not restart it into a tug of war.
       const { code } = await older.proc.exited;
       assert.equal(code, 0);
-      assert.ok(older.proc.stderrLines.includes('takeback.localhost was taken over by a newer agent of the same account'), older.proc.output);
+      assert.ok(older.proc.stderrLines.includes(BindMessages.takenOver('takeback.localhost')), older.proc.output);
       assert.equal((await visit(server, 'takeback.localhost', '/')).text, 'hello from origin');
     } finally {
       await newer.close();
@@ -96,7 +97,7 @@ describe('tunnel names', () => {
     const result = await refused(otherToken, 'held');
     assert.notEqual(result.code, 0);
     assert.equal(result.stdout, '');
-    assert.equal(splitFailure(result.stderr).sentence, 'held.localhost is already in use by another account; choose another SVC_SUBDOMAIN');
+    assert.equal(splitFailure(result.stderr).sentence, BindMessages.nameTaken('held.localhost'));
     assert.equal((await visit(server, 'held.localhost', '/')).text, 'hello from origin');
 
     assert.equal((await holder.close()).code, 0);

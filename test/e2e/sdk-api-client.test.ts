@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import { LOCAL_ACCOUNT_EMAIL } from '@svcrouter/server/dist/cli/welcome.js';
-import { freePort } from '@svcrouter/server/dist/test-support/processes.js';
+import { freePort } from '@svcrouter/testkit';
 import { requireTools } from '@svcrouter/server/dist/test-support/tools.js';
 import { ApiClient, ApiError, ErrorCode, Messages, SvcError, forward, type CapturedRequest, type RequestStreamEvent, type Tunnel } from '@svcrouter/sdk';
 import { eventually } from './api-helpers.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { freePort } from '@svcrouter/server/dist/test-support/processes.js';
+import { freePort } from '@svcrouter/testkit';
 import { ErrorCode, Messages, SvcError, forward, START_ATTEMPTS, type ErrorCodeValue, type Tunnel } from '@svcrouter/sdk';
 import { startOrigin, startServer, visit, type TestOrigin, type TestServer } from './harness/index.js';
 

@@ -1,6 +1,6 @@
 /**
- * The error catalog shared by the edge, the agent and the SDK. The spec's exact
- * user-facing messages live here and nowhere else; tests import them from here.
+ * The error catalog shared by the edge, the agent and the SDK. The exact user-facing
+ * messages live here and nowhere else; tests import them from here.
  */
 export const ErrorCode = {
   TOKEN_INVALID: 'TOKEN_INVALID',
@@ -28,12 +28,32 @@ export function isErrorCode(value: string): value is ErrorCodeValue {
   return KNOWN_CODES.has(value);
 }
 
-/** Exact messages from SPEC.md §5 and §7. */
+/** The exact sentences agents and visitors read; tests compare against these. */
 export const Messages = {
   TOKEN_INVALID: 'invalid or missing svcRouter token',
   TUNNEL_LIMIT: 'Tunnel limit reached',
   BANDWIDTH_LIMIT: 'Bandwidth limit reached',
   TUNNEL_OFFLINE: 'This tunnel is offline',
+} as const;
+
+/** The sentences of a refused or ended bind, as the agent prints them. */
+export const BindMessages = {
+  /** The hostname is held online by another account. */
+  nameTaken: (hostname: string) => `${hostname} is already in use by another account; choose another SVC_SUBDOMAIN`,
+  /** SVC_SUBDOMAIN is not one DNS label. */
+  subdomainInvalid: (label: string) => `invalid subdomain "${label}": use 1-63 letters, digits or inner hyphens (a DNS label)`,
+  /** SVC_SUBDOMAIN is one of the names never handed to tunnels. */
+  subdomainReserved: (label: string) => `subdomain "${label}" is reserved; choose another SVC_SUBDOMAIN`,
+  /** A reconnecting agent asked for a reserved name. */
+  nameReserved: (label: string) => `subdomain "${label}" is reserved`,
+  /** A reconnecting agent asked for a name outside the shared domain that its account does not own. */
+  notBindable: (hostname: string) => `${hostname} is not a hostname this account can bind`,
+  /** SVC_DOMAIN on a server without custom domains. */
+  domainNotVerified: (domain: string) => `custom domain ${domain} is not added and verified on this account`,
+  /** The older agent's notice when a newer agent of the same account takes its name. */
+  takenOver: (hostname: string) => `${hostname} was taken over by a newer agent of the same account`,
+  sessionClosed: 'the agent disconnected during the bind',
+  noFreeName: 'could not find a free random name; try again',
 } as const;
 
 /** An expected failure with a stable code and a sentence for humans. */

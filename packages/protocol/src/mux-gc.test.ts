@@ -13,7 +13,7 @@ const EXCHANGES = 20_000;
 /**
  * Guards the choice id-table.ts exists for, at the level where it matters: a session opens and
  * closes a stream per request, and after a full GC a churning Map would keep every stream it
- * ever held alive through its replaced tables until the next full GC (README, "Map churn after
+ * ever held alive through its replaced tables until the next full GC (docs/performance.md, "IdTable and Map churn after
  * a full GC"). id-table.test.ts proves the table itself; this proves the session uses it.
  * Measured on this code: 3.7-4.2 MiB of old-space growth over 20,000 exchanges (what the
  * sockets and the session keep in any case). With the session's streams in a Map instead:

@@ -1,5 +1,5 @@
 import type { RequestHead } from '@svcrouter/protocol';
-import type { RequestLog } from './origin-exchange.js';
+import type { RequestLog } from './request-log.js';
 
 /** A body as captured: at most the inspector's limit, with the size seen and whether it was cut. */
 export interface CapturedBody {

@@ -1,5 +1,5 @@
 // The error catalog, so a program catches forward()'s typed errors with this package alone.
-export { ErrorCode, Messages, SvcError, isErrorCode, type ErrorCodeValue } from '@svcrouter/protocol';
+export { BindMessages, ErrorCode, Messages, SvcError, isErrorCode, type ErrorCodeValue } from '@svcrouter/protocol';
 export { forward, forwardMany, Tunnel, DEFAULT_SERVER_URL, START_ATTEMPTS, type ForwardOptions, type TunnelEvents } from './forward.js';
 export { AgentSession, type BindRequest, type Bound } from './agent-session.js';
 export { dialSession, type DialOptions } from './dial.js';

@@ -1,16 +1,11 @@
 import { ResetCode, type CallbackStream, type CallbackStreamHandler, type RequestHead, type ResponseHead } from '@svcrouter/protocol';
 import { LAST_CHUNK, frameRequest, writeChunk, type RequestFraming } from './h1-request.js';
 import type { ExchangeTap } from './capture.js';
+import type { RequestLog } from './request-log.js';
 import type { ResponseHandler } from './h1-response-parser.js';
 import type { ConnectionUser, OriginConnection, OriginPool } from './origin-pool.js';
 
-/** One line of the agent's request log. */
-export interface RequestLog {
-  method: string;
-  path: string;
-  status: number;
-  durationMs: number;
-}
+export type { RequestLog } from './request-log.js';
 
 /** Network errors that mean "the local service is not there" rather than "it failed mid-way". */
 const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'ETIMEDOUT']);

@@ -3,24 +3,14 @@ import { hostname as osHostname } from 'node:os';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { parseEdgeTarget, type EdgeTarget } from './domains/index.js';
+import { hasDnsLabels } from './hostname/index.js';
+import type { Plan, PlanLimits } from './store/index.js';
 
 // svc-server's configuration: parsed once at boot from SVC_* variables,
 // frozen, and passed down as a plain object. Defaults live in DEFAULTS,
 // validation in the per-variable checks below. An empty variable counts as
 // unset. Error messages name the variable and never echo its value (it may
 // hold a password).
-
-/** Limits of one plan. */
-export interface PlanLimits {
-  /** Concurrent online tunnels. */
-  tunnels: number;
-  /** Custom domains. */
-  domains: number;
-  /** Monthly transfer, in bytes. */
-  bandwidthBytes: number;
-}
-
-export type PlanName = 'free' | 'pro';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -58,8 +48,8 @@ export interface ServerConfig {
    * Shown by the domains API and compared by its DNS preflight; unset: no target shown.
    */
   readonly edgeTarget: Readonly<EdgeTarget> | undefined;
-  /** SVC_PLANS. Default SPEC §8 limits; JSON such as `{"free":{"tunnels":3}}` is merged over them per field. */
-  readonly plans: Readonly<Record<PlanName, Readonly<PlanLimits>>>;
+  /** SVC_PLANS. Default DEFAULT_PLANS; JSON such as `{"free":{"tunnels":3}}` is merged over them per field. */
+  readonly plans: Readonly<Record<Plan, Readonly<PlanLimits>>>;
   /**
    * SVC_PUBLIC_HTTPS_PORT. Default unset: the HTTPS port actually bound (httpsPort,
    * or the port the OS chose when that is 0). The port written in public URLs;
@@ -88,8 +78,8 @@ export interface ServerConfig {
   readonly nameGraceMs: number;
 }
 
-/** Plan limits of SPEC §8, before SVC_PLANS overrides. */
-export const DEFAULT_PLANS: Readonly<Record<PlanName, Readonly<PlanLimits>>> = Object.freeze({
+/** Plan limits before SVC_PLANS overrides. */
+export const DEFAULT_PLANS: Readonly<Record<Plan, Readonly<PlanLimits>>> = Object.freeze({
   free: Object.freeze({ tunnels: 10, domains: 2, bandwidthBytes: 53_687_091_200 }),
   pro: Object.freeze({ tunnels: 1000, domains: 25, bandwidthBytes: 1_099_511_627_776 }),
 });
@@ -115,7 +105,6 @@ export const DEFAULTS = Object.freeze({
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 const MIN_HEARTBEAT_MS = 10;
 const MAX_HEARTBEAT_MS = 600_000;
-const HOSTNAME_LABEL_RE = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 const EMAIL_RE = /^[^\s@"'<>]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$/;
 const NODE_ID_RE = /^[A-Za-z0-9._-]{1,100}$/;
 
@@ -146,8 +135,7 @@ const integer =
 
 const hostname: Check<string> = (raw) => {
   const host = raw.toLowerCase();
-  const valid = host.length <= 253 && host.split('.').every((label) => HOSTNAME_LABEL_RE.test(label));
-  return valid ? ok(host) : expected('a hostname such as localhost or tunnels.example.com');
+  return hasDnsLabels(host) ? ok(host) : expected('a hostname such as localhost or tunnels.example.com');
 };
 
 const bindHost: Check<string> = (raw) =>
@@ -218,7 +206,7 @@ const plans: Check<ServerConfig['plans']> = (raw) => {
     if (where.includes('.')) return expected(`a non-negative integer at ${where}`);
     return expected(`JSON such as {"free":{"tunnels":3}}${where ? ` (bad value at ${where})` : ''}`);
   }
-  const merge = (name: PlanName) => Object.freeze({ ...DEFAULT_PLANS[name], ...dropUndefined(parsed.data[name] ?? {}) });
+  const merge = (name: Plan) => Object.freeze({ ...DEFAULT_PLANS[name], ...dropUndefined(parsed.data[name] ?? {}) });
   return ok(Object.freeze({ free: merge('free'), pro: merge('pro') }));
 };
 

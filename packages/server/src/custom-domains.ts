@@ -2,11 +2,11 @@ import type { Logger } from 'pino';
 import type { DomainRouteDeps } from './api/index.js';
 import { CertificateCache, createAcmeIssuer, type AcmeIssuer, type SniResolverOptions } from './certs/index.js';
 import type { ServerConfig } from './config.js';
-import { checkDomainBinding, isAtOrUnder, ownsCustomHost } from './domains/index.js';
+import { cascadeDomainRemoval, checkDomainBinding, ownsCustomHost } from './domains/index.js';
 import type { DomainDecision, Edge, EdgeDeps } from './edge/index.js';
 import type { HostOwner } from './inspector/index.js';
 import { Registry } from './metrics/index.js';
-import type { Domain, Store } from './store/index.js';
+import type { Store } from './store/index.js';
 
 // Custom domains wired together for one node: the on-demand ACME issuer and what the
 // TLS listener, the edge, the API and the inspector need from it. server.ts composes it.
@@ -68,34 +68,19 @@ export function createCustomDomains(config: ServerConfig, store: Store, log: Log
     return (await store.tunnels.byHostname(host)) !== undefined;
   }
 
-  /** Closes the removed domain's tunnels and forgets its certificates, unless another verified domain still covers the name. */
-  async function onDomainRemoved(domain: Domain): Promise<void> {
-    const stillOwned = async (hostname: string): Promise<boolean> =>
-      (await store.domains.verifiedHostCovering(hostname))?.accountId === domain.accountId;
-    let closed = 0;
-    for (const session of [...edge().sessions]) {
-      if (session.accountId !== domain.accountId) continue;
-      for (const binding of [...session.bindings.values()]) {
-        if (!isAtOrUnder(binding.hostname, domain.host) || (await stillOwned(binding.hostname))) continue;
-        const reason = `custom domain ${domain.host} was removed from the account; ${binding.url} is closed`;
-        if (edge().releaseTunnel(binding.tunnelId, reason)) closed++;
-      }
-    }
-    // Certificates exist only for names hostInUse allowed: the host, names bound in this
-    // process, and names with a tunnel row. Others a past process ordered are refused by the
-    // issuer's gate from now on, and deleted by the renewal loop.
-    const names = new Set([domain.host, ...served]);
-    for (const tunnel of await store.tunnels.listForAccount(domain.accountId)) names.add(tunnel.hostname);
-    let forgotten = 0;
-    for (const name of names) {
-      if (!isAtOrUnder(name, domain.host) || (await store.domains.verifiedHostCovering(name)) !== undefined) continue;
+  const removal = {
+    store,
+    *liveBindings(accountId: string) {
+      for (const session of edge().sessions) if (session.accountId === accountId) yield* session.bindings.values();
+    },
+    releaseTunnel: (tunnelId: string, reason: string) => edge().releaseTunnel(tunnelId, reason),
+    served,
+    forgetCertificate(name: string) {
       cache.delete(name);
       issuer.forget(name);
-      served.delete(name);
-      if (await store.certificates.delete(name)) forgotten++;
-    }
-    log.info({ domainId: domain.id, host: domain.host, closedTunnels: closed, forgottenCertificates: forgotten }, 'custom domain removed');
-  }
+    },
+    log,
+  };
 
   const registry = new Registry();
   registry.collect('svc_acme_orders_total', 'ACME orders started by this node (on demand and renewals).', 'counter', () => issuer.stats().ordersStarted);
@@ -126,7 +111,7 @@ export function createCustomDomains(config: ServerConfig, store: Store, log: Log
       dnsServers: config.dnsServers,
       edgeTarget: config.edgeTarget,
       onDomainRemoved: (domain) =>
-        onDomainRemoved(domain).catch((err: unknown) => log.error({ err, domainId: domain.id }, 'cleanup after domain removal failed')),
+        cascadeDomainRemoval(removal, domain).catch((err: unknown) => log.error({ err, domainId: domain.id }, 'cleanup after domain removal failed')),
     },
     async ownerOf(host) {
       const tunnel = await store.tunnels.byHostname(host);

@@ -65,7 +65,7 @@ async function start(config: ServerConfig): Promise<number> {
   );
   let server;
   try {
-    server = await startServer(config, log, { dashboardDir: DASHBOARD_DIR });
+    server = await startServer(config, log, DASHBOARD_DIR);
   } catch (error) {
     const err = error as NodeJS.ErrnoException;
     const hint = err.code === 'EADDRINUSE' ? ' (is another svc-server running? set SVC_HTTP_PORT / SVC_HTTPS_PORT)' : '';

@@ -34,18 +34,12 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** Extra wiring points for later features (inspector, metering); all optional. */
-export interface ServerHooks {
-  observe?(exchange: Exchange): void;
-  /** Folder of the built dashboard (index.html, assets/); without it the apex serves no dashboard. */
-  dashboardDir?: string;
-}
-
 /**
  * Starts edge, REST API and listeners from a parsed config. Does not read process.env or
- * install signal handlers: main.ts does that.
+ * install signal handlers: main.ts does that. `dashboardDir` is the folder of the built
+ * dashboard (index.html, assets/); without it the apex serves the API alone.
  */
-export async function startServer(config: ServerConfig, log: Logger, hooks: ServerHooks = {}): Promise<RunningServer> {
+export async function startServer(config: ServerConfig, log: Logger, dashboardDir?: string): Promise<RunningServer> {
   const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   const nodeId = config.nodeId ?? osHostname();
   const stale = await store.tunnels.markAllOfflineForNode(nodeId);
@@ -96,7 +90,6 @@ export async function startServer(config: ServerConfig, log: Logger, hooks: Serv
     if (exchange.binding) usage.countRequest(exchange.binding.accountId);
     metrics.observe(exchange);
     inspector.capture(inspectorRecord(exchange));
-    hooks.observe?.(exchange);
   };
   // Agent sign-in loads the account's plan limit and month total before any bind, so the
   // Binder's quota check never meets a cold cache after a restart.
@@ -116,7 +109,7 @@ export async function startServer(config: ServerConfig, log: Logger, hooks: Serv
     authenticate,
     resolveSession: (cookieValue) => sessions.resolve(cookieValue),
     log,
-    fallback: hooks.dashboardDir === undefined ? undefined : createDashboardHandler(hooks.dashboardDir),
+    dashboard: dashboardDir === undefined ? undefined : createDashboardHandler(dashboardDir),
     routes: [
       ...authRoutes({ store, sessions, limiter, signup: config.signup, onAuthEvent: (event) => log.info(event, 'dashboard sign-in') }),
       ...controlPlaneRoutes({

@@ -18,8 +18,8 @@ export interface ApiDeps {
   /** The route table: authenticated routes, and public ones (`public: true`) such as health checks. */
   routes: readonly AnyRoute[];
   log: Logger;
-  /** Non-/v1 apex paths no route claims (dashboard); answers true when it handled the request. */
-  fallback?(req: ApiRequest, res: ApiResponse, pathname: string): boolean;
+  /** The dashboard: apex paths outside /v1 that no route claims; answers true when it handled the request. */
+  dashboard?(req: ApiRequest, res: ApiResponse, pathname: string): boolean;
   /** OpenAPI info; default title "svcRouter API" and the server version. */
   info?: OpenApiInfo;
 }
@@ -64,7 +64,7 @@ export function createApi(deps: ApiDeps): (req: ApiRequest, res: ApiResponse) =>
     }
     if (url.pathname !== '/v1' && !url.pathname.startsWith('/v1/')) {
       if (match.kind === 'method-not-allowed') throw methodNotAllowed(res, req.method, match.allowed);
-      if (deps.fallback?.(req, res, url.pathname)) return;
+      if (deps.dashboard?.(req, res, url.pathname)) return;
       throw new ApiError(404, ApiErrorCode.NOT_FOUND, `no route for ${req.method} ${url.pathname}`);
     }
     const identity = await authenticateRequest(req, deps.authenticate, deps.resolveSession);

@@ -4,7 +4,7 @@ export { passwordRoutes, type PasswordRouteDeps } from './routes-password.js';
 export { arrivedOverTls, CSRF_HEADER, CSRF_MESSAGE, type RequestIdentity } from './request-auth.js';
 export { controlPlaneRoutes, type ControlPlaneDeps } from './api-routes.js';
 export { coreRoutes, tunnelView, type CoreRouteDeps } from './routes-core.js';
-export { usageRoutes, type UsageRouteDeps, type PlanLimits } from './routes-usage.js';
+export { usageRoutes, type UsageRouteDeps } from './routes-usage.js';
 export { requestRoutes, type RequestRouteDeps } from './routes-requests.js';
 export {
   requestStreamRoutes,

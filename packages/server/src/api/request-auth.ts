@@ -1,12 +1,10 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
-import { readCookie, SESSION_COOKIE, type Identity, type SessionIdentity } from '../auth/index.js';
+import { readCookie, SESSION_COOKIE, type Authenticate, type SessionIdentity } from '../auth/index.js';
 import type { Account, DashboardSession, KeyRecord } from '../store/index.js';
 import { ApiError, ApiErrorCode } from './errors.js';
 import type { ApiRequest } from './http-io.js';
 
-/** Resolves an `Authorization` header value to the caller; undefined for missing, malformed or revoked tokens. */
-export type Authenticate = (authorization: string | undefined) => Promise<Identity | undefined>;
 /** Resolves the dashboard's session cookie value; undefined for missing, malformed, unknown or expired sessions. */
 export type ResolveSession = (cookieValue: string | undefined) => Promise<SessionIdentity | undefined>;
 
@@ -16,6 +14,8 @@ export interface RequestIdentity {
   key?: KeyRecord | undefined;
   session?: DashboardSession | undefined;
 }
+
+export type { Authenticate };
 
 /** Header carrying the session's CSRF token on cookie-authenticated, state-changing requests. */
 export const CSRF_HEADER = 'x-csrf-token';

@@ -10,11 +10,10 @@ import {
   type EdgeTarget,
   type PreflightResult,
 } from '../domains/index.js';
-import { StoreConflictError, type Domain as DomainRecord, type DomainRepo, type Plan } from '../store/index.js';
+import { StoreConflictError, type Domain as DomainRecord, type DomainRepo, type Plan, type PlanLimits } from '../store/index.js';
 import { defineRoute } from './define-route.js';
 import { ApiError, notFound } from './errors.js';
 import type { Route } from './router.js';
-import type { PlanLimits } from './routes-usage.js';
 import { Domain, DomainCheck, DomainList, IdParams, NewDomainBody, type DomainRouting, type DomainVerification } from './schemas.js';
 
 /** Overall deadline of the DNS lookups of one verification (TXT and preflight run side by side). */

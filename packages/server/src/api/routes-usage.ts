@@ -1,14 +1,7 @@
-import type { DomainRepo, Plan, UsageRepo } from '../store/index.js';
+import type { DomainRepo, Plan, PlanLimits, UsageRepo } from '../store/index.js';
 import { defineRoute } from './define-route.js';
 import type { Route } from './router.js';
 import { Usage, UsageHistory, UsageHistoryQuery } from './schemas.js';
-
-/** Limits of one plan (SPEC §8, overridable by SVC_PLANS). */
-export interface PlanLimits {
-  tunnels: number;
-  domains: number;
-  bandwidthBytes: number;
-}
 
 /** What the usage routes need. */
 export interface UsageRouteDeps {

@@ -98,7 +98,7 @@ export const Tunnel = named(
 /** GET /v1/tunnels. */
 export const TunnelList = named('TunnelList', 'Tunnels of the account, newest first.', z.strictObject({ tunnels: z.array(Tunnel) }));
 
-/** One record of GET /v1/requests: the spec's fields plus id, tunnelId and timestamp. */
+/** One record of GET /v1/requests: the captured fields plus id, tunnelId and timestamp. */
 export const CapturedRequest = named(
   'CapturedRequest',
   'One request the edge served for a tunnel of the account.',

@@ -14,6 +14,9 @@ export interface Identity {
 /** Resolves a token to its identity; undefined for missing, malformed, unknown or revoked tokens. */
 export type Authenticator = (token: string | undefined) => Promise<Identity | undefined>;
 
+/** Resolves an `Authorization` header value (`Bearer <token>`) to its identity, as the API and the edge need. */
+export type Authenticate = (authorization: string | undefined) => Promise<Identity | undefined>;
+
 export interface AuthenticatorOptions {
   /** Clock for the touch throttle and lastUsedAt. Default Date.now. */
   now?: () => number;
@@ -63,10 +66,7 @@ export function createAuthenticator(store: Store, opts: AuthenticatorOptions = {
 }
 
 /** Like createAuthenticator, but takes the raw `Authorization` header value (`Bearer <token>`). */
-export function createBearerAuthenticator(
-  store: Store,
-  opts: AuthenticatorOptions = {},
-): (authorization: string | undefined) => Promise<Identity | undefined> {
+export function createBearerAuthenticator(store: Store, opts: AuthenticatorOptions = {}): Authenticate {
   const authenticate = createAuthenticator(store, opts);
   return (authorization) => authenticate(parseBearer(authorization));
 }

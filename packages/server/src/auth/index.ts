@@ -3,6 +3,7 @@ export {
   createAuthenticator,
   createBearerAuthenticator,
   TOUCH_INTERVAL_MS,
+  type Authenticate,
   type Authenticator,
   type AuthenticatorOptions,
   type Identity,

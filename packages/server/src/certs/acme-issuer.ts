@@ -1,6 +1,6 @@
 import type { Domain, StoredCertificate } from "../store/index.js";
 import type { PemCertificate } from "./dev-ca.js";
-import { isValidHostname, normalizeHostname } from "./hostname.js";
+import { isValidHostname, normalizeHostname } from "../hostname/index.js";
 import { OrderLimiter } from "./acme-limiter.js";
 import type { AcmeIssuer, AcmeIssuerOptions, IssuerStats, RenewalReport } from "./acme-issuer-types.js";
 import { createAcmeOrderer, describeOrderError } from "./acme-order.js";

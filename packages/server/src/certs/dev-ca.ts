@@ -1,7 +1,7 @@
 import { createPublicKey, X509Certificate as NodeX509Certificate, webcrypto } from "node:crypto";
 import { mkdir, mkdtemp, open, readFile, rename, rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { isValidHostname, normalizeHostname } from "./hostname.js";
+import { isValidHostname, normalizeHostname } from "../hostname/index.js";
 import { x509 } from "./x509.js";
 
 /** Subject of every generated dev CA; users see it in their trust store. */

@@ -15,7 +15,6 @@ export {
   type DevCa,
   type PemCertificate,
 } from "./dev-ca.js";
-export { isValidHostname, MAX_HOSTNAME_LENGTH, normalizeHostname } from "./hostname.js";
 export { createSniResolver, type SniCallback, type SniResolver, type SniResolverOptions } from "./sni-resolver.js";
 export { createAcmeIssuer, RENEW_BEFORE_EXPIRY_MS, type AcmeIssuer, type AcmeIssuerOptions } from "./acme-issuer.js";
 export { acmeChallengeToken, ACME_CHALLENGE_PATH } from "./acme-http01.js";

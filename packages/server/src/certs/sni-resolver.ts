@@ -4,7 +4,7 @@ import { createSecureContext, type SecureContext } from "node:tls";
 import type { Logger } from "pino";
 import { CertificateCache, type CachedCertificate } from "./certificate-cache.js";
 import type { DevCa, PemCertificate } from "./dev-ca.js";
-import { isValidHostname, normalizeHostname } from "./hostname.js";
+import { isValidHostname, normalizeHostname } from "../hostname/index.js";
 
 /** What the edge knows when it builds its TLS listener. */
 export interface SniResolverOptions {
@@ -47,9 +47,10 @@ export interface SniResolver {
  *    SNI and gets `defaultContext` or the apex certificate.
  * 2. Reject without any work a name that is not a DNS hostname or is over 253 characters.
  * 3. Shared domain (the apex or exactly one label under it): the static wildcard
- *    context if given; otherwise memory cache → (store, later issue) → mint from devCa.
- * 4. Any other name: memory cache → (store, later issue) → `isServedHost` must say yes
- *    → `onDemand`. Without `onDemand`, nothing is asked and the name fails.
+ *    context if given; otherwise memory cache → mint from devCa (dev leaves are not stored).
+ * 4. Any other name: memory cache → `isServedHost` must say yes → `onDemand` (the ACME
+ *    issuer: its stored certificate, else a new order). Without `onDemand`, nothing is
+ *    asked and the name fails.
  *
  * Concurrent handshakes for one name share one mint (CertificateCache single flight).
  * A failed or refused name is not cached, so the next handshake asks again.

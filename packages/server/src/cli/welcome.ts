@@ -1,17 +1,27 @@
 import { createAccountWithToken } from '../auth/index.js';
 import type { ServerConfig } from '../config.js';
-import type { RunningServer } from '../server.js';
+import type { DevCa } from '../certs/index.js';
+import type { Store } from '../store/index.js';
 import { apexHttpUrl, printSignInLink } from './sign-in-link-text.js';
 
 /** Email of the account created on the first start of an empty store. */
 export const LOCAL_ACCOUNT_EMAIL = 'local@svcrouter.localhost';
+
+/** What the welcome text reads of a running server (server.ts's RunningServer has it all). */
+export interface WelcomeServer {
+  httpPort: number;
+  httpsPort: number;
+  devCa: DevCa | undefined;
+  store: Store;
+  publicUrl(hostname: string): string;
+}
 
 /**
  * Prints where the server listens and, on the first start with an empty store, creates a
  * local account and prints its token once with the exact command to run, and a one-time
  * link that sets its dashboard password.
  */
-export async function printWelcome(server: RunningServer, config: ServerConfig, out: NodeJS.WritableStream): Promise<void> {
+export async function printWelcome(server: WelcomeServer, config: ServerConfig, out: NodeJS.WritableStream): Promise<void> {
   const apexHttp = apexHttpUrl(config.sharedDomain, server.httpPort);
   const apexHttps = server.publicUrl(config.sharedDomain);
   out.write(`svcRouter edge is up\n`);

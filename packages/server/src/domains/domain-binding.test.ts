@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { BindMessages } from '@svcrouter/protocol';
 import { openStore, type Account, type Store } from '../store/index.js';
 import {
   checkDomainBinding,
@@ -74,6 +75,7 @@ describe('checkDomainBinding', () => {
       assert.ok(!decision.ok, domain);
       assert.ok(decision.message.length > 20);
     }
+    assert.deepEqual(await check(a, 'app.one.test', 'bad_label'), { ok: false, message: BindMessages.subdomainInvalid('bad_label') });
   });
 
   it('ownsCustomHost follows the most specific verified domain', async () => {

@@ -1,3 +1,5 @@
+import { BindMessages } from '@svcrouter/protocol';
+import { isDnsLabel, MAX_HOSTNAME_LENGTH } from '../hostname/index.js';
 import type { Domain, DomainRepo } from '../store/index.js';
 import { normalizeCustomHost } from './host.js';
 import { txtRecordName } from './txt-record.js';
@@ -11,9 +13,6 @@ export type DomainBindDecision = { ok: true; hostname: string } | { ok: false; m
 
 /** The store reads the binding check needs. */
 export type BindingDomains = Pick<DomainRepo, 'listForAccount' | 'verifiedHostCovering'>;
-
-const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
-const MAX_HOSTNAME_LENGTH = 253;
 
 /** Agent message: SVC_DOMAIN names a host the account never added. */
 export function domainNotAddedMessage(host: string): string {
@@ -61,8 +60,8 @@ export async function checkDomainBinding(
   let hostname = host;
   if (subdomain !== undefined) {
     const label = subdomain.toLowerCase();
-    if (!LABEL.test(label)) {
-      return { ok: false, message: `invalid subdomain "${subdomain.slice(0, 100)}": use 1-63 letters, digits or inner hyphens (a DNS label)` };
+    if (!isDnsLabel(label)) {
+      return { ok: false, message: BindMessages.subdomainInvalid(subdomain.slice(0, 100)) };
     }
     hostname = `${label}.${host}`;
     if (hostname.length > MAX_HOSTNAME_LENGTH) {

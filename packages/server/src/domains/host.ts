@@ -1,8 +1,6 @@
 import { isIP } from 'node:net';
 import { domainToASCII, domainToUnicode } from 'node:url';
-
-/** Longest DNS name in presentation form, without the trailing dot. */
-export const MAX_HOST_LENGTH = 253;
+import { isDnsLabel, MAX_HOSTNAME_LENGTH } from '../hostname/index.js';
 
 /** Why a user-supplied host was refused. */
 export type HostErrorCode =
@@ -16,9 +14,6 @@ export type HostErrorCode =
 /** A normalised host, or why it was refused (with a sentence for the user). */
 export type HostCheck = { ok: true; host: string } | { ok: false; code: HostErrorCode; message: string };
 
-// LDH label, 1-63 characters. Underscores are refused: public CAs reject them in
-// a certificate's dNSName, and a custom domain exists to get a certificate.
-const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 // The WHATWG host parser reads a name whose last label is a number as IPv4
 // (`1.2.3` → 1.2.0.3, `0x7f.1` → 127.0.0.1), so such names are addresses, not hosts.
 const NUMERIC_LABEL = /^(?:0x[0-9a-f]*|\d+)$/i;
@@ -34,7 +29,7 @@ const refuse = (code: HostErrorCode, message: string): HostCheck => ({ ok: false
 export function normalizeCustomHost(input: string, sharedDomain: string): HostCheck {
   let raw = input.trim();
   if (raw === '') return refuse('host_empty', 'Give the host name to add, such as app.example.com.');
-  if (raw.length > 4 * MAX_HOST_LENGTH) return tooLong();
+  if (raw.length > 4 * MAX_HOSTNAME_LENGTH) return tooLong();
   if (/[/:@?#]/.test(raw) && isIP(raw.replace(/^\[|\]$/g, '')) === 0) {
     return refuse('host_invalid', 'Give only the host name, such as app.example.com, without a scheme, port or path.');
   }
@@ -45,12 +40,15 @@ export function normalizeCustomHost(input: string, sharedDomain: string): HostCh
   }
   const host = domainToASCII(raw.toLowerCase());
   if (host === '' || isIP(host) !== 0) return invalid(raw);
-  if (host.length > MAX_HOST_LENGTH) return tooLong();
+  if (host.length > MAX_HOSTNAME_LENGTH) return tooLong();
   const labels = host.split('.');
   if (!labels.every(isValidLabel)) return invalid(raw);
   // Decoding and re-encoding must give the same name, so what the user sees
   // (Unicode) and what DNS and the certificate carry (punycode) are one name.
   if (domainToASCII(domainToUnicode(host)) !== host) return invalid(raw);
+  // A valid A-label always decodes to non-ASCII. Node 24's parser keeps an undecodable
+  // `xn--` label unchanged instead of failing the round trip above, so check that too.
+  if (labels.some((label) => label.startsWith('xn--') && domainToUnicode(label) === label)) return invalid(raw);
   if (labels.length < 2) {
     return refuse('host_single_label', `${host} has a single label; add a full domain such as ${host}.example.com.`);
   }
@@ -65,7 +63,7 @@ export function normalizeCustomHost(input: string, sharedDomain: string): HostCh
 }
 
 function isValidLabel(label: string): boolean {
-  if (!LABEL.test(label)) return false;
+  if (!isDnsLabel(label)) return false;
   // `??--` is reserved for encodings (RFC 5891 §4.2.3.1); only xn-- is defined.
   return label.slice(2, 4) !== '--' || label.startsWith('xn--');
 }
@@ -79,5 +77,5 @@ function invalid(raw: string): HostCheck {
 }
 
 function tooLong(): HostCheck {
-  return refuse('host_too_long', `The host name is longer than ${MAX_HOST_LENGTH} characters.`);
+  return refuse('host_too_long', `The host name is longer than ${MAX_HOSTNAME_LENGTH} characters.`);
 }

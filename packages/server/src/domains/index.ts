@@ -11,8 +11,9 @@ export {
   type BindingDomains,
   type DomainBindDecision,
 } from './domain-binding.js';
+export { cascadeDomainRemoval, type DomainRemovalDeps, type RemovableBinding } from './domain-removal.js';
 export { certificateView, domainView } from './domain-view.js';
-export { MAX_HOST_LENGTH, normalizeCustomHost, type HostCheck, type HostErrorCode } from './host.js';
+export { normalizeCustomHost, type HostCheck, type HostErrorCode } from './host.js';
 export {
   parseEdgeTarget,
   preflight,

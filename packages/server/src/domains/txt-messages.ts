@@ -1,5 +1,5 @@
 // User-facing sentences of TXT verification. Every failure ends with the
-// propagation note (SPEC §7): re-adding the domain would change the value to
+// propagation note: re-adding the domain would change the value to
 // publish, which is the opposite of what a user waiting on DNS needs.
 
 /** Why a TXT verification failed. */

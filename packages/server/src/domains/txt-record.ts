@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 
 /** Label under which the verification record lives: `_svcrouter.<host>`. */
 export const TXT_RECORD_LABEL = '_svcrouter';
-/** Every verification value starts with this (SPEC §2). */
+/** Every verification value starts with this, so a stray TXT record is never mistaken for one. */
 export const TXT_VALUE_PREFIX = 'svc-verify-';
 // 20 random bytes = 160 bits: unguessable, and 40 hex characters stay well
 // inside one 255-byte TXT string, so no provider needs to split it.

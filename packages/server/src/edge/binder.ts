@@ -1,22 +1,16 @@
 import { randomInt } from 'node:crypto';
 import type { Logger } from 'pino';
-import { ErrorCode, Messages, SvcError, type AgentMessage } from '@svcrouter/protocol';
-import { StoreConflictError, type Account, type Plan, type Store } from '../store/index.js';
+import { BindMessages, ErrorCode, Messages, SvcError, type AgentMessage } from '@svcrouter/protocol';
+import { StoreConflictError, type Account, type Plan, type PlanLimits, type Store } from '../store/index.js';
 import type { EdgeSession } from './edge-session.js';
-import { LABEL_PATTERN, RESERVED_LABELS } from './host.js';
+import { isDnsLabel } from '../hostname/index.js';
+import { RESERVED_LABELS } from './host.js';
 import type { Binding, Router } from './router.js';
 
 /** Characters of random names: lower-case letters and digits, no lookalikes dropped (DNS is case-blind). */
 const NAME_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
 /** 10 characters of a 36-letter alphabet ≈ 51.7 bits: collisions are rare and names unguessable. */
 const RANDOM_NAME_LENGTH = 10;
-
-/** Plan limits, as configured (SPEC §8 defaults, overridable by SVC_PLANS). */
-export interface PlanLimits {
-  tunnels: number;
-  domains: number;
-  bandwidthBytes: number;
-}
 
 /** Answer of the custom-domain check: the hostname to bind, or why not. */
 export type DomainDecision = { ok: true; hostname: string } | { ok: false; message: string };
@@ -172,13 +166,13 @@ export class Binder {
       // The agent left while the row was being written: record it offline (the write queues
       // behind this lock and is skipped if a holder of the same account still owns the row).
       this.unbind(binding, false);
-      throw new SvcError(ErrorCode.SESSION_CLOSED, 'the agent disconnected during the bind');
+      throw new SvcError(ErrorCode.SESSION_CLOSED, BindMessages.sessionClosed);
     }
     const current = router.resolve(hostname);
     if (current && current.session !== session) {
       // Superseded, not failed: the older agent exits 0, so a supervisor restarting it "on
       // failure" does not start a tug of war over the name.
-      current.session.release(current.tunnelId, ErrorCode.TUNNEL_RELEASED, `${hostname} was taken over by a newer agent of the same account`);
+      current.session.release(current.tunnelId, ErrorCode.TUNNEL_RELEASED, BindMessages.takenOver(hostname));
       router.remove(current);
     }
     session.bindings.set(binding.tunnelId, binding);
@@ -209,7 +203,7 @@ export class Binder {
     if (subdomain !== undefined) validateLabel(subdomain);
     if (typeof request.domain === 'string' && request.domain !== '') {
       if (!this.deps.checkDomain) {
-        throw new SvcError(ErrorCode.DOMAIN_NOT_VERIFIED, `custom domain ${request.domain} is not added and verified on this account`);
+        throw new SvcError(ErrorCode.DOMAIN_NOT_VERIFIED, BindMessages.domainNotVerified(request.domain));
       }
       const decision = await this.deps.checkDomain(accountId, request.domain, subdomain);
       if (!decision.ok) throw new SvcError(ErrorCode.DOMAIN_NOT_VERIFIED, decision.message);
@@ -217,7 +211,7 @@ export class Binder {
     }
     if (subdomain !== undefined) {
       if (RESERVED_LABELS.has(subdomain)) {
-        throw new SvcError(ErrorCode.NAME_RESERVED, `subdomain "${subdomain}" is reserved; choose another SVC_SUBDOMAIN`);
+        throw new SvcError(ErrorCode.NAME_RESERVED, BindMessages.subdomainReserved(subdomain));
       }
       return { hostname: `${subdomain}.${shared}`, pinned: true };
     }
@@ -236,11 +230,11 @@ export class Binder {
     if (host.endsWith(`.${shared}`)) {
       const label = host.slice(0, -shared.length - 1);
       validateLabel(label);
-      if (RESERVED_LABELS.has(label)) throw new SvcError(ErrorCode.NAME_RESERVED, `subdomain "${label}" is reserved`);
+      if (RESERVED_LABELS.has(label)) throw new SvcError(ErrorCode.NAME_RESERVED, BindMessages.nameReserved(label));
       return { hostname: host, pinned };
     }
     if (this.deps.ownsCustomHost && (await this.deps.ownsCustomHost(accountId, host))) return { hostname: host, pinned: true };
-    throw new SvcError(ErrorCode.NAME_INVALID, `${host} is not a hostname this account can bind`);
+    throw new SvcError(ErrorCode.NAME_INVALID, BindMessages.notBindable(host));
   }
 
   private async randomHostname(): Promise<string> {
@@ -252,21 +246,18 @@ export class Binder {
       if (await this.deps.store.tunnels.byHostname(hostname)) continue;
       return hostname;
     }
-    throw new SvcError(ErrorCode.INTERNAL, 'could not find a free random name; try again');
+    throw new SvcError(ErrorCode.INTERNAL, BindMessages.noFreeName);
   }
 }
 
 function validateLabel(label: string): void {
-  if (!LABEL_PATTERN.test(label)) {
-    throw new SvcError(
-      ErrorCode.NAME_INVALID,
-      `invalid subdomain "${label}": use 1-63 letters, digits or inner hyphens (a DNS label)`,
-    );
+  if (!isDnsLabel(label)) {
+    throw new SvcError(ErrorCode.NAME_INVALID, BindMessages.subdomainInvalid(label));
   }
 }
 
 function nameTaken(hostname: string): SvcError {
-  return new SvcError(ErrorCode.NAME_TAKEN, `${hostname} is already in use by another account; choose another SVC_SUBDOMAIN`);
+  return new SvcError(ErrorCode.NAME_TAKEN, BindMessages.nameTaken(hostname));
 }
 
 /**

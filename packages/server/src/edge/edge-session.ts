@@ -7,7 +7,20 @@ import {
   type EdgeMessage,
   type ErrorCodeValue,
 } from '@svcrouter/protocol';
-import type { Binding } from './router.js';
+
+/** A live binding: a public hostname served by one tunnel on one agent session. */
+export interface Binding {
+  tunnelId: string;
+  accountId: string;
+  hostname: string;
+  /** Public URL, e.g. `https://abc.localhost:8443`. */
+  url: string;
+  /** The agent's local address (`localhost:3000`), shown on the 502 page. */
+  local: string;
+  /** Whether the agent chose the name (kept when the agent leaves) or got a random one. */
+  pinned: boolean;
+  session: EdgeSession;
+}
 
 /** What a session asks of the edge for its control messages. */
 export interface SessionHandlers {

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { MAX_HOSTNAME_LENGTH } from '../hostname/index.js';
 
 /**
  * Normalises a Host header or SNI name for routing: lower-cased, port and trailing dot
@@ -16,7 +17,7 @@ export function normalizeHost(raw: string | undefined): string | undefined {
     if (colon >= 0) host = host.slice(0, colon);
   }
   if (host.endsWith('.')) host = host.slice(0, -1);
-  if (host.length === 0 || host.length > 253) return undefined;
+  if (host.length === 0 || host.length > MAX_HOSTNAME_LENGTH) return undefined;
   return host;
 }
 
@@ -25,9 +26,6 @@ export function isIpHost(host: string): boolean {
   const bare = host.startsWith('[') ? host.slice(1, -1) : host;
   return isIP(bare) !== 0;
 }
-
-/** A DNS label as we accept it for subdomains: a-z, 0-9, inner hyphens, 1-63 chars. */
-export const LABEL_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
 /** Subdomains of the shared domain that are never handed to tunnels. */
 export const RESERVED_LABELS = new Set(['www', 'api', 'admin']);

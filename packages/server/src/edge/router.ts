@@ -1,18 +1,7 @@
-import type { EdgeSession } from './edge-session.js';
+import type { Binding } from './edge-session.js';
 
-/** A live binding: a public hostname served by one tunnel on one agent session. */
-export interface Binding {
-  tunnelId: string;
-  accountId: string;
-  hostname: string;
-  /** Public URL, e.g. `https://abc.localhost:8443`. */
-  url: string;
-  /** The agent's local address (`localhost:3000`), shown on the 502 page. */
-  local: string;
-  /** Whether the agent chose the name (kept when the agent leaves) or got a random one. */
-  pinned: boolean;
-  session: EdgeSession;
-}
+// Binding is declared beside EdgeSession (each holds the other), so the two modules import one way.
+export type { Binding };
 
 /**
  * Routing table of this edge node: hostname → live binding, in memory, so the request path

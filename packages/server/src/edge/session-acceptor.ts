@@ -12,11 +12,10 @@ import {
   SVC_VERSION,
   type AgentMessage,
 } from '@svcrouter/protocol';
-import type { Account, KeyRecord } from '../store/index.js';
+import type { Authenticate } from '../auth/index.js';
 import { EdgeSession, type SessionHandlers } from './edge-session.js';
 
-/** Resolves a bearer token to its account and key, or undefined (missing, malformed, revoked). */
-export type Authenticate = (authorization: string | undefined) => Promise<{ account: Account; key: KeyRecord } | undefined>;
+export type { Authenticate };
 
 export interface SessionAcceptorDeps {
   authenticate: Authenticate;

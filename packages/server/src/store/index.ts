@@ -6,6 +6,7 @@ export type {
   NewAccount,
   NewKey,
   Plan,
+  PlanLimits,
   Store,
   Tunnel,
   TunnelBinding,
@@ -25,9 +26,9 @@ export type {
   StoredCertificate,
 } from './domain-records.js';
 export { CERT_STATES, DOMAIN_STATES } from './domain-records.js';
-export type { NewRequestRecord, RequestCursor, RequestQuery, RequestRecord, RequestRepo, StoredIds } from './request-records.js';
-export { MAX_REQUEST_PAGE, statusClassRange } from './request-records.js';
-export { storedRecord } from './request-rows.js';
+export type { NewRequestRecord, RequestCursor, RequestQuery, RequestRecord, RequestRepo, StoredIds } from './requests/request-records.js';
+export { MAX_REQUEST_PAGE, statusClassRange } from './requests/request-records.js';
+export { storedRecord } from './requests/request-rows.js';
 export type { DailyUsage, MonthTotal, UsageDelta, UsageRepo } from './usage-records.js';
 export type { DashboardSession, DashboardSessionRepo, NewDashboardSession, NewSignInLink, SignInLinkRepo } from './sign-in-records.js';
 export { StoreConflictError } from './store-conflict-error.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { Kysely } from 'kysely';
 import { migrateTo, migrateToLatest } from './migrations.js';
-import type { RequestRepo } from './request-records.js';
+import type { RequestRepo } from './requests/request-records.js';
 import type { Database } from './schema.js';
 
 /**

@@ -4,7 +4,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import { checkRequestsMigration } from './migrations.contract.js';
 import { migrateTo, migrateToLatest } from './migrations.js';
-import { createPagedRequestRepo } from './paged-requests-repo.js';
+import { createPagedRequestRepo } from './requests/paged-requests-repo.js';
 import type { Database } from './schema.js';
 
 function memoryDatabase(): { raw: BetterSqlite3.Database; db: Kysely<Database> } {

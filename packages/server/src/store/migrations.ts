@@ -1,6 +1,6 @@
 import { Migrator, SqliteAdapter, sql, type CreateTableBuilder, type Kysely, type Migration } from 'kysely';
-import { DecodedPage, pageFromRecords, type StoredPage } from './request-pages.js';
-import { fromRow, toRow } from './request-rows.js';
+import { DecodedPage, pageFromRecords, type StoredPage } from './requests/request-pages.js';
+import { fromRow, toRow } from './requests/request-rows.js';
 import type { RequestsTable } from './schema.js';
 
 // Migrations are written with Kysely's schema builder only, so the same code

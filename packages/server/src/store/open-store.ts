@@ -10,15 +10,15 @@ import { migrateToLatest } from './migrations.js';
 import type { Database } from './schema.js';
 import type { Store } from './store.js';
 import { createTunnelRepo } from './tunnels-repo.js';
-import { createRequestRepo } from './requests-repo.js';
-import { createPagedRequestRepo } from './paged-requests-repo.js';
+import { createRequestRepo } from './requests/requests-repo.js';
+import { createPagedRequestRepo } from './requests/paged-requests-repo.js';
 import { createUsageRepo } from './usage-repo.js';
 import { createAcmeAccountRepo, createCertificateRepo } from './certificates-repo.js';
 import { createDomainRepo } from './domains-repo.js';
 import { createDashboardSessionRepo, createSignInLinkRepo } from './sign-in-repo.js';
 import { StatementCachingDatabase } from './sqlite-statement-cache.js';
 import { applyConnectionPragmas, openSqliteConnection, SQLITE_BUSY_TIMEOUT_MS } from './sqlite-connection.js';
-import { SqliteRequestWriter } from './sqlite-request-writer.js';
+import { SqliteRequestWriter } from './requests/sqlite-request-writer.js';
 
 // This is the only file that chooses the engine; everything it runs beyond
 // plain Kysely queries (pragmas, BEGIN IMMEDIATE, type parsers, the SQLite

@@ -5,7 +5,7 @@ import { after, describe, it } from 'node:test';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { checkRequestsMigration } from './migrations.contract.js';
-import { createRequestRepo } from './requests-repo.js';
+import { createRequestRepo } from './requests/requests-repo.js';
 import { isPostgresUrl, openStore } from './open-store.js';
 import type { Database } from './schema.js';
 import type { Store } from './store.js';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { MAX_REQUEST_LIST, MAX_REQUEST_PAGE, type NewRequestRecord } from './request-records.js';
-import { PRUNE_CHUNK_ROWS } from './requests-repo.js';
+import { MAX_REQUEST_LIST, MAX_REQUEST_PAGE, type NewRequestRecord } from './requests/request-records.js';
+import { PRUNE_CHUNK_ROWS } from './requests/requests-repo.js';
 import type { Account, Store } from './store.js';
 
 // RequestRepo part of the Store contract; runStoreContract calls it inside its suite, so

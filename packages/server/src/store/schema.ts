@@ -1,5 +1,4 @@
 import type { Generated } from 'kysely';
-import type { NewRequestPage } from './request-pages.js';
 
 // Row shapes as the database stores them: snake_case columns, timestamps as
 // integer milliseconds (bigint in PostgreSQL), booleans as integer 0/1, ids as
@@ -94,8 +93,32 @@ export interface RequestsTable {
 }
 
 /**
+ * One page as stored (the columns of `request_pages` but its row id). The page's records are
+ * a PackedBatch (requests/request-rows.ts) of their own (`strings` as JSON, `vals` the values' bytes, little-endian)
+ * plus the parts of their ids; the key columns let readers and retention skip pages without
+ * decoding them.
+ */
+export interface NewRequestPage {
+  account_id: string;
+  /** The page's newest record: its timestamp and id (the page's place in newest-first order). */
+  newest_ts: number;
+  newest_id: string;
+  /** The page's oldest timestamp. Pages overlap in time: a slow request is captured after faster ones that arrived later. */
+  oldest_ts: number;
+  record_count: number;
+  format: number;
+  strings: string;
+  vals: Buffer;
+  /**
+   * Per record, its id's sequence number and random bits (idSuffix): two uint32, little-endian.
+   * An id is its timestamp's ms and these, so ids are built only when read.
+   */
+  id_parts: Buffer;
+}
+
+/**
  * request_pages: Traffic Inspector records on SQLite, one row per account per written batch
- * (request-pages.ts has the layout). PostgreSQL keeps one `requests` row per record instead.
+ * (requests/request-pages.ts has the layout). PostgreSQL keeps one `requests` row per record instead.
  */
 export interface RequestPagesTable extends NewRequestPage {
   page_id: Generated<number>;

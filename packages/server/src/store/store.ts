@@ -4,13 +4,23 @@
 // throw, as StoreConflictError.
 
 import type { AcmeAccountRepo, CertificateRepo, DomainRepo } from './domain-records.js';
-import type { RequestRepo } from './request-records.js';
+import type { RequestRepo } from './requests/request-records.js';
 import type { DashboardSessionRepo, SignInLinkRepo } from './sign-in-records.js';
 import type { UsageRepo } from './usage-records.js';
 
 /** Plan names, as stored in accounts.plan. */
 export const PLANS = ['free', 'pro'] as const;
 export type Plan = (typeof PLANS)[number];
+
+/** Limits of one plan: the defaults in config.ts, overridable by SVC_PLANS. */
+export interface PlanLimits {
+  /** Concurrent online tunnels. */
+  tunnels: number;
+  /** Custom domains. */
+  domains: number;
+  /** Monthly transfer, in bytes. */
+  bandwidthBytes: number;
+}
 
 /** Tunnel status values, as stored in tunnels.status. */
 export type TunnelStatus = 'online' | 'offline';

@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import * as acme from 'acme-client';
 import { acmeChallengeToken } from '../certs/acme-http01.js';
 import { findTool } from './tools.js';
-import { freePort, pollUntil, startProcess } from './processes.js';
+import { freePort, pollUntil, startProcess } from '@svcrouter/testkit';
 
 // Pebble, Let's Encrypt's test CA, for tests. The Debian package ships no
 // certificate for Pebble's own HTTPS listener, so each start makes one with

@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import { DecodedPage, pageFromRecords, STORED_PAGE_COLUMNS } from './request-pages.js';
 import { isAfter, newerKey, type RequestCursor } from './request-records.js';
 import { accountsWithRecords } from './requests-repo.js';
-import type { Database } from './schema.js';
+import type { Database } from '../schema.js';
 
 // Inspector retention over `request_pages` (request-pages.ts): by age and by a per-account
 // cap, both exact to the record. Both limits doom a prefix of the account's (timestamp, id)

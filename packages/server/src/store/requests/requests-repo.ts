@@ -2,7 +2,7 @@ import { setImmediate as nextLoopTurn } from 'node:timers/promises';
 import { CompiledQuery, type ExpressionBuilder, type Kysely } from 'kysely';
 import { clampedLimit, newerKey, statusClassRange, type NewRequestRecord, type RequestCursor, type RequestRepo } from './request-records.js';
 import { fromRow, REQUEST_COLUMNS, toRows } from './request-rows.js';
-import type { Database, RequestsTable } from './schema.js';
+import type { Database, RequestsTable } from '../schema.js';
 
 /** Most rows per INSERT: 13 parameters each stays far below SQLite's and PostgreSQL's limits. */
 const INSERT_CHUNK_ROWS = 256;

@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
-import { createAccountRepo } from './accounts-repo.js';
-import { migrateTo } from './migrations.js';
+import { createAccountRepo } from '../accounts-repo.js';
+import { migrateTo } from '../migrations.js';
 import { createRequestRepo } from './requests-repo.js';
 import type { NewRequestRecord, RequestRepo } from './request-records.js';
-import type { Database } from './schema.js';
+import type { Database } from '../schema.js';
 
 // Retention's chunking, seen from the SQL it runs: the store contract checks what survives a
 // prune on both engines; this checks that no statement deletes more than a chunk, and that

@@ -1,4 +1,5 @@
 import { endianness } from 'node:os';
+import type { NewRequestPage } from '../schema.js';
 import type { NewRequestRecord, RequestRecord } from './request-records.js';
 import { idFromParts, newIdParts, newRequestId, NULL_TEXT, packRecords, PACKED_COLUMNS, type PackedBatch } from './request-rows.js';
 
@@ -29,29 +30,7 @@ const NUMBER_COLUMNS = [TIMESTAMP, STATUS, DURATION, BYTES];
 /** An id this layout can store: `req_`, the ms of its timestamp, then its sequence number and random bits. */
 const STORABLE_ID = /^req_[0-9a-f]{12}([0-9a-f]{8})([0-9a-f]{8})$/;
 
-/**
- * One page as stored (the columns of `request_pages` but its row id). The page's records are
- * a PackedBatch of their own (`strings` as JSON, `vals` the values' bytes, little-endian)
- * plus the parts of their ids; the key columns let readers and retention skip pages without
- * decoding them.
- */
-export interface NewRequestPage {
-  account_id: string;
-  /** The page's newest record: its timestamp and id (the page's place in newest-first order). */
-  newest_ts: number;
-  newest_id: string;
-  /** The page's oldest timestamp. Pages overlap in time: a slow request is captured after faster ones that arrived later. */
-  oldest_ts: number;
-  record_count: number;
-  format: number;
-  strings: string;
-  vals: Buffer;
-  /**
-   * Per record, its id's sequence number and random bits (idSuffix): two uint32, little-endian.
-   * An id is its timestamp's ms and these, so ids are built only when read.
-   */
-  id_parts: Buffer;
-}
+export type { NewRequestPage };
 
 // Pages store the values' bytes as the host lays them out; every platform Node ships for
 // production (x64, arm64) is little-endian. A big-endian host refuses rather than misreads.

@@ -4,7 +4,7 @@ import { DecodedPage, pagesFromRecords, STORED_PAGE_COLUMNS } from './request-pa
 import { prunePages, PRUNE_CHUNK_PAGES } from './request-pages-retention.js';
 import { clampedLimit, isAfter, statusClassRange, type RequestBatchWriter, type RequestCursor, type RequestQuery, type RequestRecord, type RequestRepo } from './request-records.js';
 import { idFromParts, newIdParts } from './request-rows.js';
-import type { Database } from './schema.js';
+import type { Database } from '../schema.js';
 
 // The inspector records repo on SQLite, over `request_pages` (request-pages.ts). PostgreSQL
 // keeps a row per record (requests-repo.ts); both pass the same contract (requests.contract.ts).

@@ -1,7 +1,7 @@
 import { randomBytes, randomFillSync } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import type { NewRequestRecord, RequestRecord } from './request-records.js';
-import type { RequestsTable } from './schema.js';
+import type { RequestsTable } from '../schema.js';
 
 // Inspector records <-> `requests` rows (PostgreSQL, and migrations), the packed batches the
 // SQLite writer thread receives, and record ids. Kept apart from the repos (and free of runtime

@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
-import { migrateToLatest } from './migrations.js';
+import { migrateToLatest } from '../migrations.js';
 import { createPagedRequestRepo } from './paged-requests-repo.js';
 import { DecodedPage, type StoredPage } from './request-pages.js';
 import { isAfter, type NewRequestRecord, type RequestQuery, type RequestRecord, type RequestRepo } from './request-records.js';
-import type { Database } from './schema.js';
+import type { Database } from '../schema.js';
 
 // The paged repo against a brute force over the same records: pages written in batches whose
 // time ranges overlap (as slow requests make them), then every query and every prune compared

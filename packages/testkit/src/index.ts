@@ -1,0 +1,12 @@
+export {
+  freePort,
+  pollUntil,
+  Proc,
+  spawnNode,
+  startProcess,
+  tempDir,
+  type Exit,
+  type ProcOptions,
+  type RunningProcess,
+  type SpawnNodeOptions,
+} from './processes.js';
