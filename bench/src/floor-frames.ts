@@ -2,7 +2,7 @@
  * The frame plumbing both floor edges and the floor agent share (see floor-relay.ts): frames of
  * [stream id u32][length u32][bytes], batched per loop turn, and the stand-in busy work.
  */
-import net from 'node:net';
+import type net from 'node:net';
 
 const HEADER_BYTES = 8;
 

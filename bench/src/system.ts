@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ipcClient, type MemorySample } from './ipc.js';
-import { AGENT_BIN, BENCH_DIST, Proc, SERVER_BIN, spawnNode, tempDir } from './proc.js';
+import { AGENT_BIN, BENCH_DIST, type Proc, SERVER_BIN, spawnNode, tempDir } from './proc.js';
 
 /** Subdomain of the benchmark's main tunnel: wrk sends `Host: x.localhost`. */
 export const TUNNEL_SUBDOMAIN = 'x';

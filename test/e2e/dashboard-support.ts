@@ -56,6 +56,7 @@ export async function sessionCookie(context: BrowserContext, server: Pick<TestSe
 }
 
 /** GET on the API with the context's cookies (as the dashboard does): status and JSON. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the tests read bodies of many routes' shapes
 export async function apiGet(context: BrowserContext, server: Pick<TestServer, 'url'>, path: string): Promise<{ status: number; body: any }> {
   const res = await context.request.get(`${server.url}${path}`);
   return { status: res.status(), body: await res.json().catch(() => undefined) };

@@ -16,11 +16,15 @@ describe('ApiClient', () => {
   let answer: { status: number; body: string } = { status: 204, body: '' };
 
   before(async () => {
-    server = http.createServer(async (req, res) => {
+    const record = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
       let body = '';
       for await (const chunk of req) body += String(chunk);
       received.push({ method: req.method ?? '', url: req.url ?? '', body, contentType: req.headers['content-type'] });
       res.writeHead(answer.status, answer.body ? { 'content-type': 'application/json' } : {}).end(answer.body);
+    };
+    // A request that fails to arrive whole ends in a destroyed response, which fails the client's call.
+    server = http.createServer((req, res) => {
+      record(req, res).catch((error: unknown) => res.destroy(error instanceof Error ? error : new Error(String(error))));
     });
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');

@@ -24,10 +24,13 @@ export type QueryOf<O> = O extends { parameters: { query?: infer Q } } ? NonNull
 type PathOf<O> = O extends { parameters: { path: infer Params } } ? Params : never;
 type BodyOf<O> = O extends { requestBody?: { content: { 'application/json': infer Body } } } ? Body : never;
 
+/** The part of a call input for what an operation lacks: no field. */
+type NoField = Record<never, never>;
+
 /** What a call sends besides method and path; each part exists only where the operation has it. */
-export type CallInput<O> = ([PathOf<O>] extends [never] ? {} : { path: PathOf<O> }) &
-  ([QueryOf<O>] extends [never] ? {} : { query?: QueryOf<O> }) &
-  ([BodyOf<O>] extends [never] ? {} : { body: BodyOf<O> });
+export type CallInput<O> = ([PathOf<O>] extends [never] ? NoField : { path: PathOf<O> }) &
+  ([QueryOf<O>] extends [never] ? NoField : { query?: QueryOf<O> }) &
+  ([BodyOf<O>] extends [never] ? NoField : { body: BodyOf<O> });
 
 /** Where a client sends its calls and with which token. */
 export interface Endpoint {

@@ -147,9 +147,18 @@ export interface TestOrigin {
   close(): Promise<void>;
 }
 
-/** A node:http origin that counts its connections. */
-export async function httpOrigin(handler: http.RequestListener): Promise<TestOrigin & { server: http.Server }> {
-  const server = http.createServer(handler);
+/** A request handler of a test origin, plain or async. */
+export type OriginHandler = (req: http.IncomingMessage, res: http.ServerResponse) => unknown;
+
+/**
+ * A node:http origin that counts its connections. An async handler that rejects destroys its
+ * response, so the visitor's side of the test sees the failure instead of an unhandled rejection.
+ */
+export async function httpOrigin(handler: OriginHandler): Promise<TestOrigin & { server: http.Server }> {
+  const server = http.createServer((req, res) => {
+    const handled = handler(req, res);
+    if (handled instanceof Promise) handled.catch((error: unknown) => res.destroy(error instanceof Error ? error : new Error(String(error))));
+  });
   const connections: net.Socket[] = [];
   server.on('connection', (socket: net.Socket) => connections.push(socket));
   server.listen(0, '127.0.0.1');

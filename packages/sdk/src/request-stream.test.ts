@@ -30,7 +30,7 @@ describe('requests.stream', () => {
   let server: http.Server;
   let baseUrl: string;
   const seen: Array<{ url: string; authorization: string | undefined; accept: string | undefined }> = [];
-  let streams: http.ServerResponse[] = [];
+  const streams: http.ServerResponse[] = [];
   let streamClosed: Promise<unknown> = Promise.resolve();
 
   before(async () => {

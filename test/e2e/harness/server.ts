@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { AGENT_BIN, Proc, SERVER_BIN, spawnNode, tempDir } from './processes.js';
+import { AGENT_BIN, type Proc, SERVER_BIN, spawnNode, tempDir } from './processes.js';
 
 const execFileAsync = promisify(execFile);
 

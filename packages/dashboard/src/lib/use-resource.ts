@@ -51,7 +51,7 @@ export function useResource<T>(load: () => Promise<T>, deps: unknown[], pollMs?:
       if (timer) clearInterval(timer);
       unsubscribe();
     };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // Only the caller's `deps` start a new load: `reload` never changes and reads `load` through a ref.
   }, deps);
 
   return { data, error, loading, reload };

@@ -73,7 +73,8 @@ export function TrafficPage(): JSX.Element {
           onDropped: setNotice,
           onState: setStreamState,
         });
-      });
+      })
+      .catch((caught: unknown) => setError(errorMessage(caught)));
     return () => {
       cancelled = true;
       stop?.();

@@ -112,7 +112,8 @@ export class Binder {
     if (!account) throw new SvcError(ErrorCode.TOKEN_INVALID, Messages.TOKEN_INVALID);
     if (this.deps.isOverBandwidth?.(account.id)) throw new SvcError(ErrorCode.BANDWIDTH_LIMIT, Messages.BANDWIDTH_LIMIT);
     const { hostname, pinned } = await this.chooseHostname(account.id, request);
-    await Promise.all(this.pendingWrites.get(account.id) ?? []);
+    const pending = this.pendingWrites.get(account.id);
+    if (pending) await Promise.all(pending);
     return serialize(this.hostLocks, hostname, () => this.claim(session, account, hostname, pinned, request));
   }
 

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import {
   ErrorCode,
-  Mux,
+  type Mux,
   SvcError,
   type AgentMessage,
   type EdgeMessage,

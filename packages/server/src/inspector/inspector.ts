@@ -123,10 +123,14 @@ export class Inspector {
 
   /** Writes everything queued so far (and anything captured meanwhile). */
   async flush(): Promise<void> {
-    while (this.writing) await this.writing;
-    if (this.queue.length === 0) return;
-    this.kick();
-    await this.writing;
+    // `writing` is read afresh each turn: kick() sets it, and records captured during a write
+    // need another one.
+    for (;;) {
+      const running = this.writing;
+      if (running) await running;
+      else if (this.queue.length > 0) this.kick();
+      else return;
+    }
   }
 
   /** Deletes records past the age limit or beyond each account's cap. Returns how many. */

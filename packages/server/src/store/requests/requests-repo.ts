@@ -1,6 +1,6 @@
 import { setImmediate as nextLoopTurn } from 'node:timers/promises';
 import { CompiledQuery, type ExpressionBuilder, type Kysely } from 'kysely';
-import { clampedLimit, newerKey, statusClassRange, type NewRequestRecord, type RequestCursor, type RequestRepo } from './request-records.js';
+import { clampedLimit, newerKey, statusClassRange, type RequestCursor, type RequestRepo } from './request-records.js';
 import { fromRow, REQUEST_COLUMNS, toRows } from './request-rows.js';
 import type { Database, RequestsTable } from '../schema.js';
 
