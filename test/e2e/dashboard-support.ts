@@ -55,9 +55,12 @@ export async function sessionCookie(context: BrowserContext, server: Pick<TestSe
   return cookie.value;
 }
 
+/** A JSON body as these tests read it: each route has its own shape, and the tests index into it freely. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
+type JsonBody = any;
+
 /** GET on the API with the context's cookies (as the dashboard does): status and JSON. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the tests read bodies of many routes' shapes
-export async function apiGet(context: BrowserContext, server: Pick<TestServer, 'url'>, path: string): Promise<{ status: number; body: any }> {
+export async function apiGet(context: BrowserContext, server: Pick<TestServer, 'url'>, path: string): Promise<{ status: number; body: JsonBody }> {
   const res = await context.request.get(`${server.url}${path}`);
   return { status: res.status(), body: await res.json().catch(() => undefined) };
 }
