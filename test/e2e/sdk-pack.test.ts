@@ -14,7 +14,8 @@ import { REPO_ROOT, startServer, tempDir, type TestServer } from './harness/inde
 
 const run = promisify(execFile);
 const PACKAGES = ['protocol', 'sdk', 'agent'] as const;
-const TSC = path.join(REPO_ROOT, 'node_modules/typescript/bin/tsc');
+// The compiler the build uses; `typescript` itself is the 6.0 API that typescript-eslint loads.
+const TSC = path.join(REPO_ROOT, 'node_modules/@typescript/native/bin/tsc');
 /** What the SDK and protocol may depend on: each other only. */
 const SDK_DEPENDENCIES = ['@svcrouter/protocol', '@svcrouter/sdk'];
 /** The agent adds its live screen (log-update, ansi-escapes, picocolors) and config file (yaml, zod) libraries. */
