@@ -64,7 +64,8 @@ function files(dir, out = []) {
 const ENV_READERS = new Set(['packages/sdk/src/env-defaults.ts', 'packages/testkit/src/processes.ts']);
 
 const violations = [];
-const importPattern = /(?:^|\n)\s*(?:import|export)[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|(?:^|\n)\s*import\s*['"]([^'"]+)['"]/g;
+const importPattern =
+  /(?:^|\n)\s*(?:import|export)[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|(?:^|\n)\s*import\s*['"]([^'"]+)['"]/g;
 /** Tests and what only tests use: exempt from the package rules, and never imported by other code. */
 const TEST_CODE = /\.test\.ts$|test-support|\.fixture\.ts$|\.contract\.ts$/;
 /** Relative imports of every checked file, resolved to files, for the cycle check. */

@@ -43,7 +43,14 @@ async function fetchDocument(base) {
 async function withLocalServer(use) {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'svc-openapi-'));
   const child = spawn(process.execPath, [SERVER_BIN, 'start'], {
-    env: { PATH: process.env.PATH, SVC_DATA_DIR: dataDir, SVC_HTTP_PORT: '0', SVC_HTTPS_PORT: '0', SVC_BIND_HOST: '127.0.0.1', SVC_LOG_LEVEL: 'warn' },
+    env: {
+      PATH: process.env.PATH,
+      SVC_DATA_DIR: dataDir,
+      SVC_HTTP_PORT: '0',
+      SVC_HTTPS_PORT: '0',
+      SVC_BIND_HOST: '127.0.0.1',
+      SVC_LOG_LEVEL: 'warn',
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const exited = once(child, 'exit');

@@ -35,7 +35,8 @@ if (files.length === 0) {
   process.exit(1);
 }
 const nodeArgs = [
-  '--import', 'tsx',
+  '--import',
+  'tsx',
   '--test',
   // Bounds a hung test; no test should come near it. Not a timing assertion.
   '--test-timeout=300000',

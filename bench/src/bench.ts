@@ -49,7 +49,10 @@ async function runAll(options: BenchOptions, generator: LoadGenerator): Promise<
     const tunnels = await manyTunnels(system, sizes, log);
     const load = meter.stop();
     log(`other processes used ${load.foreignS.toFixed(1)} CPU-s (${load.foreignPercent.toFixed(1)}% of the machine) during the run`);
-    return { results: { smallGet: smallGetResult, tls, streamSubscriber: stream, download, upload, sse: sseResult, websocket, tunnels }, load };
+    return {
+      results: { smallGet: smallGetResult, tls, streamSubscriber: stream, download, upload, sse: sseResult, websocket, tunnels },
+      load,
+    };
   } finally {
     await system.close();
   }
@@ -71,20 +74,27 @@ async function profile(options: BenchOptions, generator: LoadGenerator, dir: str
     if (options.cpuProfWorkload === 'small-get') {
       if (sizes.w1WarmupS > 0) await runLoad(generator, smallGetSpec(system, 'tunnel', sizes, sizes.w1WarmupS));
       const run = await tunnelLoad(system, generator, smallGetSpec(system, 'tunnel', sizes, sizes.w1DurationS));
-      log(`profiled W1: ${run.rps.toFixed(0)} req/s, ${run.requests} requests, edge ${run.edgeCpuS.toFixed(2)} s CPU, agent ${run.agentCpuS.toFixed(2)} s CPU`);
+      log(
+        `profiled W1: ${run.rps.toFixed(0)} req/s, ${run.requests} requests, edge ${run.edgeCpuS.toFixed(2)} s CPU, agent ${run.agentCpuS.toFixed(2)} s CPU`,
+      );
     } else {
       const move = options.cpuProfWorkload === 'download' ? download : upload;
       const pids = [system.server.pid, system.agent.pid];
       const cpu0 = pids.map(cpuSeconds);
       const seconds = await move(system.httpPort, PROFILED_TRANSFER_BYTES);
       const [edgeCpuS, agentCpuS] = pids.map((pid, i) => cpuSeconds(pid) - cpu0[i]!);
-      log(`profiled ${options.cpuProfWorkload} of 1 GiB: ${(1024 / seconds).toFixed(0)} MiB/s, edge ${edgeCpuS!.toFixed(2)} s CPU, agent ${agentCpuS!.toFixed(2)} s CPU`);
+      log(
+        `profiled ${options.cpuProfWorkload} of 1 GiB: ${(1024 / seconds).toFixed(0)} MiB/s, edge ${edgeCpuS!.toFixed(2)} s CPU, agent ${agentCpuS!.toFixed(2)} s CPU`,
+      );
     }
   } finally {
     // A graceful stop is what makes --cpu-prof write its file.
     await system.close();
   }
-  for (const [label, where] of [['svc-server (edge)', serverDir], ['svc (agent)', agentDir]] as const) {
+  for (const [label, where] of [
+    ['svc-server (edge)', serverDir],
+    ['svc (agent)', agentDir],
+  ] as const) {
     const files = (await readdir(where)).filter((f) => f.endsWith('.cpuprofile'));
     for (const file of files) {
       const full = path.join(where, file);
@@ -105,7 +115,15 @@ async function floor(options: BenchOptions, generator: LoadGenerator, command: s
     await system.close();
   }
   process.stdout.write(`${floorMarkdown(result, command)}\n`);
-  await writeJson(options.jsonPath, { schema: 1, date: new Date().toISOString(), mode: options.mode, command, machine, sizes: options.sizes, floor: result });
+  await writeJson(options.jsonPath, {
+    schema: 1,
+    date: new Date().toISOString(),
+    mode: options.mode,
+    command,
+    machine,
+    sizes: options.sizes,
+    floor: result,
+  });
 }
 
 async function writeJson(jsonPath: string, json: unknown): Promise<void> {
@@ -130,7 +148,18 @@ async function main(): Promise<void> {
   const elapsedS = (performance.now() - started) / 1000;
   process.stdout.write(`${markdown(rows, machine, load, options.mode, command)}\n\nRun took ${elapsedS.toFixed(0)} s.\n`);
 
-  await writeJson(options.jsonPath, { schema: 1, date: new Date().toISOString(), mode: options.mode, command, elapsedS, machine, load, sizes: options.sizes, rows, results });
+  await writeJson(options.jsonPath, {
+    schema: 1,
+    date: new Date().toISOString(),
+    mode: options.mode,
+    command,
+    elapsedS,
+    machine,
+    load,
+    sizes: options.sizes,
+    rows,
+    results,
+  });
 }
 
 process.once('SIGINT', () => process.exit(130));

@@ -36,7 +36,6 @@ import {
 } from '@svcrouter/server/bench';
 import type { FrameBatcher } from './floor-frames.js';
 
-
 /** What `requestHead` reads of a binding; the rest is never touched on this path. */
 const BINDING = { tunnelId: 'floor', accountId: 'floor', local: 'localhost' } as Binding;
 
@@ -64,7 +63,14 @@ export class HttpFloorVisitor implements ResponseHandler {
       if (request === HAND_OVER || this.method !== '') return void this.socket.destroy();
       offset += request.headBytes;
       const address = this.socket.remoteAddress ?? '';
-      const head = requestHead({ rawHeaders: request.rawHeaders, method: request.method, url: request.target }, BINDING, request.host, address, false, false);
+      const head = requestHead(
+        { rawHeaders: request.rawHeaders, method: request.method, url: request.target },
+        BINDING,
+        request.host,
+        address,
+        false,
+        false,
+      );
       this.frames.send(this.id, Buffer.from(frameRequest(head).head, 'latin1'));
       this.method = request.method;
       this.parser.reset(this, request.method === 'HEAD');

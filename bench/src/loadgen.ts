@@ -45,7 +45,15 @@ export function runLoad(generator: LoadGenerator, spec: LoadSpec): Promise<LoadR
 
 /** wrk, 1 thread, `connections` connections, with the latency distribution. */
 function runWrk(spec: LoadSpec): Promise<LoadResult> {
-  const args = ['-t1', `-c${spec.connections}`, `-d${spec.durationS}s`, '--latency', '-H', `Host: ${spec.host}`, `http://127.0.0.1:${spec.port}${spec.path}`];
+  const args = [
+    '-t1',
+    `-c${spec.connections}`,
+    `-d${spec.durationS}s`,
+    '--latency',
+    '-H',
+    `Host: ${spec.host}`,
+    `http://127.0.0.1:${spec.port}${spec.path}`,
+  ];
   return new Promise((resolve, reject) => {
     execFile('wrk', args, { encoding: 'utf8' }, (error, stdout, stderr) => {
       if (error) return reject(new Error(`wrk failed: ${error.message}\n${stdout}${stderr}`));

@@ -33,25 +33,52 @@ export type Mode = 'default' | 'quick' | 'smoke';
 /** Default: under 5 minutes. Quick: under 1 minute. Smoke: seconds, to check the figures exist (CI). */
 export const PRESETS: Record<Mode, Sizes> = {
   default: {
-    w1Rounds: 3, w1DurationS: 10, w1WarmupS: 3, connections: 50,
-    transferBytes: 100 * 1024 * 1024, transferRounds: 3, transferWarmups: 2,
-    sseEvents: 20, sseIntervalMs: 50, sseRounds: 3,
-    wsTrips: 2000, wsRounds: 3,
-    tunnels: 1000, bindSamples: 20,
+    w1Rounds: 3,
+    w1DurationS: 10,
+    w1WarmupS: 3,
+    connections: 50,
+    transferBytes: 100 * 1024 * 1024,
+    transferRounds: 3,
+    transferWarmups: 2,
+    sseEvents: 20,
+    sseIntervalMs: 50,
+    sseRounds: 3,
+    wsTrips: 2000,
+    wsRounds: 3,
+    tunnels: 1000,
+    bindSamples: 20,
   },
   quick: {
-    w1Rounds: 1, w1DurationS: 5, w1WarmupS: 1, connections: 50,
-    transferBytes: 100 * 1024 * 1024, transferRounds: 1, transferWarmups: 1,
-    sseEvents: 10, sseIntervalMs: 50, sseRounds: 1,
-    wsTrips: 1000, wsRounds: 1,
-    tunnels: 1000, bindSamples: 10,
+    w1Rounds: 1,
+    w1DurationS: 5,
+    w1WarmupS: 1,
+    connections: 50,
+    transferBytes: 100 * 1024 * 1024,
+    transferRounds: 1,
+    transferWarmups: 1,
+    sseEvents: 10,
+    sseIntervalMs: 50,
+    sseRounds: 1,
+    wsTrips: 1000,
+    wsRounds: 1,
+    tunnels: 1000,
+    bindSamples: 10,
   },
   smoke: {
-    w1Rounds: 1, w1DurationS: 1, w1WarmupS: 0, connections: 50,
-    transferBytes: 1024 * 1024, transferRounds: 1, transferWarmups: 0,
-    sseEvents: 3, sseIntervalMs: 20, sseRounds: 1,
-    wsTrips: 50, wsRounds: 1,
-    tunnels: 20, bindSamples: 3,
+    w1Rounds: 1,
+    w1DurationS: 1,
+    w1WarmupS: 0,
+    connections: 50,
+    transferBytes: 1024 * 1024,
+    transferRounds: 1,
+    transferWarmups: 0,
+    sseEvents: 3,
+    sseIntervalMs: 20,
+    sseRounds: 1,
+    wsTrips: 50,
+    wsRounds: 1,
+    tunnels: 20,
+    bindSamples: 3,
   },
 };
 
@@ -127,7 +154,16 @@ export function parseOptions(argv: string[]): BenchOptions {
   if (floor && cpuProfDir !== undefined) throw new Error(`--floor and --cpu-prof are separate modes\n${USAGE}`);
   if (!floor && floorBusyUs !== undefined) throw new Error(`--floor-busy needs --floor\n${USAGE}`);
   jsonPath ??= path.join(REPO_ROOT, floor ? 'bench/results/floor.json' : 'bench/results/latest.json');
-  return { mode, sizes: PRESETS[mode], jsonPath, loadgen, cpuProfDir, cpuProfWorkload: cpuProfWorkload as ProfiledWorkload, floor, floorBusyUs: floorBusyUs ?? DEFAULT_FLOOR_BUSY_US };
+  return {
+    mode,
+    sizes: PRESETS[mode],
+    jsonPath,
+    loadgen,
+    cpuProfDir,
+    cpuProfWorkload: cpuProfWorkload as ProfiledWorkload,
+    floor,
+    floorBusyUs: floorBusyUs ?? DEFAULT_FLOOR_BUSY_US,
+  };
 }
 
 /** `4,8` → [4, 8]; `none` → []. Each a whole number of µs from 1 to 1000. */

@@ -18,10 +18,13 @@ const held: Tunnel[] = [];
 /** GET `path` on `hostname` through the edge; resolves with the status. */
 function visit(hostname: string, path: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = http.get({ host: '127.0.0.1', port: Number(edgePort), path, headers: { host: `${hostname}:${edgePort}` }, agent: false }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
+    const req = http.get(
+      { host: '127.0.0.1', port: Number(edgePort), path, headers: { host: `${hostname}:${edgePort}` }, agent: false },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
     req.on('error', reject);
   });
 }
@@ -30,7 +33,10 @@ serveIpc({
   async bind(request) {
     const count = Number(request.count);
     const started = performance.now();
-    const tunnels = await forwardMany({ token, serverUrl }, Array.from({ length: count }, () => ({ addr })));
+    const tunnels = await forwardMany(
+      { token, serverUrl },
+      Array.from({ length: count }, () => ({ addr })),
+    );
     const ms = performance.now() - started;
     held.push(...tunnels);
     return { ms, hostnames: tunnels.map((t) => t.hostname) };

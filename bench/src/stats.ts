@@ -23,7 +23,10 @@ export interface Pair<T> {
  * Runs `rounds` interleaved pairs (direct, tunnel, direct, tunnel…) so that drift on the
  * machine (thermal, other load) hits both sides alike.
  */
-export async function matchedPairs<T>(rounds: number, run: (side: 'direct' | 'tunnel', round: number) => Promise<T>): Promise<Array<Pair<T>>> {
+export async function matchedPairs<T>(
+  rounds: number,
+  run: (side: 'direct' | 'tunnel', round: number) => Promise<T>,
+): Promise<Array<Pair<T>>> {
   const pairs: Array<Pair<T>> = [];
   for (let round = 0; round < rounds; round++) {
     const direct = await run('direct', round);
@@ -34,7 +37,10 @@ export async function matchedPairs<T>(rounds: number, run: (side: 'direct' | 'tu
 }
 
 /** Medians of one field over the pairs, plus the median of the per-pair ratios tunnel/direct. */
-export function summarise<T>(pairs: ReadonlyArray<Pair<T>>, field: (value: T) => number): { direct: number; tunnel: number; ratio: number } {
+export function summarise<T>(
+  pairs: ReadonlyArray<Pair<T>>,
+  field: (value: T) => number,
+): { direct: number; tunnel: number; ratio: number } {
   return {
     direct: median(pairs.map((p) => field(p.direct))),
     tunnel: median(pairs.map((p) => field(p.tunnel))),

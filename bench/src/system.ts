@@ -114,7 +114,10 @@ export async function startSystem(options: SystemOptions = {}): Promise<BenchSys
 }
 
 /** Starts the SDK probe process (sdk-probe.ts) against a running system. */
-export function startSdkProbe(system: BenchSystem): { proc: Proc; call: (cmd: string, args?: Record<string, unknown>) => Promise<unknown> } {
+export function startSdkProbe(system: BenchSystem): {
+  proc: Proc;
+  call: (cmd: string, args?: Record<string, unknown>) => Promise<unknown>;
+} {
   const proc = spawnNode(
     path.join(BENCH_DIST, 'sdk-probe.js'),
     [system.serverUrl, system.token, `127.0.0.1:${system.originPort}`, String(system.httpPort)],

@@ -124,14 +124,22 @@ export async function floorComparison(
     const floors = [
       { key: 'floor', label: 'bare relay floor', busyUs: 0, http: false },
       { key: 'floor-http', label: 'floor with HTTP/1.1 on the edge, bytes only on the agent', busyUs: 0, http: true },
-      ...addedBusyUs.map((busyUs) => ({ key: `floor+${busyUs}`, label: `floor + ${busyUs} µs busy per request in each process`, busyUs, http: false })),
+      ...addedBusyUs.map((busyUs) => ({
+        key: `floor+${busyUs}`,
+        label: `floor + ${busyUs} µs busy per request in each process`,
+        busyUs,
+        http: false,
+      })),
     ];
     for (const { key, label, busyUs, http } of floors) {
       const relay = await startFloorRelay(system.originPort, busyUs, http);
       relays.push(relay);
       sides.push({ key, label, port: relay.visitorPort, relayPids: relay.pids });
     }
-    const spec = (side: FloorSide, durationS: number): LoadSpec => ({ ...smallGetSpec(system, 'tunnel', sizes, durationS), port: side.port });
+    const spec = (side: FloorSide, durationS: number): LoadSpec => ({
+      ...smallGetSpec(system, 'tunnel', sizes, durationS),
+      port: side.port,
+    });
 
     if (sizes.w1WarmupS > 0) for (const side of sides) await runLoad(generator, spec(side, sizes.w1WarmupS));
     const rounds: FloorResult['rounds'] = [];
@@ -146,7 +154,9 @@ export async function floorComparison(
         if (sizes.w1WarmupS > 0) await runLoad(generator, spec(side, Math.min(REWARM_S, sizes.w1WarmupS)));
         const run = await measuredRun(generator, spec(side, sizes.w1DurationS), side.relayPids);
         const cpu = run.relayCpuUs ? `  edge ${run.relayCpuUs.edge.toFixed(1)} + agent ${run.relayCpuUs.agent.toFixed(1)} µs/req` : '';
-        log(`  ${side.key.padEnd(9)} ${run.rps.toFixed(0)} req/s  p99 ${run.p99Ms.toFixed(2)} ms  idle ${run.idlePercent.toFixed(1)}%${cpu}  errors ${run.errors}`);
+        log(
+          `  ${side.key.padEnd(9)} ${run.rps.toFixed(0)} req/s  p99 ${run.p99Ms.toFixed(2)} ms  idle ${run.idlePercent.toFixed(1)}%${cpu}  errors ${run.errors}`,
+        );
         runs[side.key] = run;
       }
       rounds.push(runs);
@@ -192,9 +202,12 @@ export function floorMarkdown(result: FloorResult, command: string): string {
     '|---|---:|---:|---:|---:|---:|',
   ];
   for (const side of result.sides) {
-    const ratio = side.key === 'tunnel' ? `${side.ratio.toFixed(2)}× (${result.tunnelToFloor.toFixed(2)}× the floor)` : `${side.ratio.toFixed(2)}×`;
+    const ratio =
+      side.key === 'tunnel' ? `${side.ratio.toFixed(2)}× (${result.tunnelToFloor.toFixed(2)}× the floor)` : `${side.ratio.toFixed(2)}×`;
     const cpu = Number.isNaN(side.cpuUsPerRequest) ? '—' : side.cpuUsPerRequest.toFixed(1);
-    lines.push(`| ${side.label} | ${side.rps.toFixed(0)} | ${ratio} | ${side.p99Ms.toFixed(2)} | ${cpu} | ${side.idlePercent.toFixed(1)}% |`);
+    lines.push(
+      `| ${side.label} | ${side.rps.toFixed(0)} | ${ratio} | ${side.p99Ms.toFixed(2)} | ${cpu} | ${side.idlePercent.toFixed(1)}% |`,
+    );
   }
   return lines.join('\n');
 }

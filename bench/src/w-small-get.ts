@@ -34,7 +34,12 @@ export function smallGetSpec(system: BenchSystem, side: 'direct' | 'tunnel', siz
 }
 
 /** One tunnel run of W1 with edge and agent CPU read from /proc before and after. */
-export async function tunnelLoad(system: BenchSystem, generator: LoadGenerator, spec: LoadSpec, agentPid = system.agent.pid): Promise<TunnelLoad> {
+export async function tunnelLoad(
+  system: BenchSystem,
+  generator: LoadGenerator,
+  spec: LoadSpec,
+  agentPid = system.agent.pid,
+): Promise<TunnelLoad> {
   const edge0 = cpuTimes(system.server.pid);
   const agent0 = cpuTimes(agentPid);
   const result = await runLoad(generator, spec);
@@ -52,7 +57,12 @@ export async function tunnelLoad(system: BenchSystem, generator: LoadGenerator, 
  * W1: 100-byte GETs over `connections` keep-alive connections, direct and through the tunnel
  * in matched pairs, after an unrecorded warm-up of each side (JIT, pools, connections).
  */
-export async function smallGet(system: BenchSystem, generator: LoadGenerator, sizes: Sizes, log: (line: string) => void): Promise<SmallGetResult> {
+export async function smallGet(
+  system: BenchSystem,
+  generator: LoadGenerator,
+  sizes: Sizes,
+  log: (line: string) => void,
+): Promise<SmallGetResult> {
   if (sizes.w1WarmupS > 0) {
     await runLoad(generator, smallGetSpec(system, 'direct', sizes, sizes.w1WarmupS));
     await runLoad(generator, smallGetSpec(system, 'tunnel', sizes, sizes.w1WarmupS));
@@ -60,11 +70,14 @@ export async function smallGet(system: BenchSystem, generator: LoadGenerator, si
   const pairs = await matchedPairs(sizes.w1Rounds, async (side) => {
     const spec = smallGetSpec(system, side, sizes, sizes.w1DurationS);
     const result = side === 'direct' ? await runLoad(generator, spec) : await tunnelLoad(system, generator, spec);
-    log(`  W1 ${side.padEnd(6)} ${result.rps.toFixed(0)} req/s  p50 ${result.p50Ms.toFixed(2)} ms  p99 ${result.p99Ms.toFixed(2)} ms  errors ${result.errors}`);
+    log(
+      `  W1 ${side.padEnd(6)} ${result.rps.toFixed(0)} req/s  p50 ${result.p50Ms.toFixed(2)} ms  p99 ${result.p99Ms.toFixed(2)} ms  errors ${result.errors}`,
+    );
     return result;
   });
   const tunnelRuns = pairs.map((p) => p.tunnel as TunnelLoad);
-  const perRequest = (cpu: (run: TunnelLoad) => number): number => median(tunnelRuns.map((run) => (cpu(run) * 1e6) / Math.max(1, run.requests)));
+  const perRequest = (cpu: (run: TunnelLoad) => number): number =>
+    median(tunnelRuns.map((run) => (cpu(run) * 1e6) / Math.max(1, run.requests)));
   return {
     pairs,
     rps: summarise(pairs, (r) => r.rps),

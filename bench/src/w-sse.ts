@@ -28,30 +28,39 @@ function readEvents(port: number, count: number, intervalMs: number): Promise<Ss
     const started = epochMs();
     const delaysMs: number[] = [];
     let firstMs = Number.NaN;
-    const req = http.get({ host: '127.0.0.1', port, path: `/sse?count=${count}&interval=${intervalMs}`, headers: { host: TUNNEL_HOST, accept: 'text/event-stream' }, agent: false }, (res) => {
-      if (res.statusCode !== 200) return reject(new Error(`SSE answered ${res.statusCode}`));
-      res.setEncoding('utf8');
-      let buffered = '';
-      res.on('data', (chunk: string) => {
-        const arrived = epochMs();
-        buffered += chunk;
-        let end: number;
-        while ((end = buffered.indexOf('\n\n')) >= 0) {
-          const event = buffered.slice(0, end);
-          buffered = buffered.slice(end + 2);
-          const data = event.match(/^data: (.*)$/m);
-          if (!data) continue;
-          const { i, t } = JSON.parse(data[1]!) as { i: number; t: number };
-          if (i === 0) firstMs = arrived - started;
-          delaysMs.push(arrived - t);
-        }
-      });
-      res.on('end', () => {
-        if (delaysMs.length !== count) reject(new Error(`SSE delivered ${delaysMs.length}/${count} events`));
-        else resolve({ firstMs, delaysMs });
-      });
-      res.on('error', reject);
-    });
+    const req = http.get(
+      {
+        host: '127.0.0.1',
+        port,
+        path: `/sse?count=${count}&interval=${intervalMs}`,
+        headers: { host: TUNNEL_HOST, accept: 'text/event-stream' },
+        agent: false,
+      },
+      (res) => {
+        if (res.statusCode !== 200) return reject(new Error(`SSE answered ${res.statusCode}`));
+        res.setEncoding('utf8');
+        let buffered = '';
+        res.on('data', (chunk: string) => {
+          const arrived = epochMs();
+          buffered += chunk;
+          let end: number;
+          while ((end = buffered.indexOf('\n\n')) >= 0) {
+            const event = buffered.slice(0, end);
+            buffered = buffered.slice(end + 2);
+            const data = event.match(/^data: (.*)$/m);
+            if (!data) continue;
+            const { i, t } = JSON.parse(data[1]!) as { i: number; t: number };
+            if (i === 0) firstMs = arrived - started;
+            delaysMs.push(arrived - t);
+          }
+        });
+        res.on('end', () => {
+          if (delaysMs.length !== count) reject(new Error(`SSE delivered ${delaysMs.length}/${count} events`));
+          else resolve({ firstMs, delaysMs });
+        });
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
   });
 }

@@ -30,7 +30,13 @@ function subscribe(system: BenchSystem): Promise<Subscriber> {
   return new Promise((resolve, reject) => {
     const subscriber: Subscriber = { events: 0, dropped: 0, close: () => req.destroy() };
     const req = http.get(
-      { host: '127.0.0.1', port: system.httpPort, path: '/v1/requests/stream', headers: { host: `localhost:${system.httpPort}`, authorization: `Bearer ${system.token}` }, agent: false },
+      {
+        host: '127.0.0.1',
+        port: system.httpPort,
+        path: '/v1/requests/stream',
+        headers: { host: `localhost:${system.httpPort}`, authorization: `Bearer ${system.token}` },
+        agent: false,
+      },
       (res) => {
         if (res.statusCode !== 200) return reject(new Error(`the request stream answered ${res.statusCode}`));
         res.setEncoding('utf8');
@@ -43,7 +49,8 @@ function subscribe(system: BenchSystem): Promise<Subscriber> {
           const complete = buffered.slice(0, end);
           buffered = buffered.slice(end + 2);
           subscriber.events += complete.split('event: request\n').length - 1;
-          for (const match of complete.matchAll(/^event: dropped\ndata: (.*)$/gm)) subscriber.dropped += (JSON.parse(match[1]!) as { dropped: number }).dropped;
+          for (const match of complete.matchAll(/^event: dropped\ndata: (.*)$/gm))
+            subscriber.dropped += (JSON.parse(match[1]!) as { dropped: number }).dropped;
         });
         res.on('error', () => undefined);
       },
@@ -58,7 +65,12 @@ function subscribe(system: BenchSystem): Promise<Subscriber> {
  * publishes every captured request to it, so the difference is what following the traffic
  * live costs the tunnel.
  */
-export async function streamSubscriber(system: BenchSystem, generator: LoadGenerator, sizes: Sizes, log: (line: string) => void): Promise<StreamSubscriberResult> {
+export async function streamSubscriber(
+  system: BenchSystem,
+  generator: LoadGenerator,
+  sizes: Sizes,
+  log: (line: string) => void,
+): Promise<StreamSubscriberResult> {
   const spec = smallGetSpec(system, 'tunnel', sizes, sizes.w1DurationS);
   if (sizes.w1WarmupS > 0) await runLoad(generator, { ...spec, durationS: sizes.w1WarmupS });
   let events = 0;
@@ -68,7 +80,9 @@ export async function streamSubscriber(system: BenchSystem, generator: LoadGener
     const subscriber = side === 'tunnel' ? await subscribe(system) : undefined;
     try {
       const run = await tunnelLoad(system, generator, spec);
-      log(`  W1 ${subscriber ? 'with stream subscriber   ' : 'without stream subscriber'} ${run.rps.toFixed(0)} req/s  p99 ${run.p99Ms.toFixed(2)} ms  errors ${run.errors}`);
+      log(
+        `  W1 ${subscriber ? 'with stream subscriber   ' : 'without stream subscriber'} ${run.rps.toFixed(0)} req/s  p99 ${run.p99Ms.toFixed(2)} ms  errors ${run.errors}`,
+      );
       return run;
     } finally {
       if (subscriber) {

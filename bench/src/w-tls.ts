@@ -20,16 +20,26 @@ export interface TlsSessionResult {
  * in matched pairs against the plain-session agent. Visitors still speak plain HTTP to the edge,
  * so the difference is the cost of encrypting the tunnel itself.
  */
-export async function tlsSession(system: BenchSystem, generator: LoadGenerator, sizes: Sizes, log: (line: string) => void): Promise<TlsSessionResult> {
+export async function tlsSession(
+  system: BenchSystem,
+  generator: LoadGenerator,
+  sizes: Sizes,
+  log: (line: string) => void,
+): Promise<TlsSessionResult> {
   const tlsAgent = await system.startAgent(TLS_SUBDOMAIN, true);
   const host = (side: 'direct' | 'tunnel'): string => (side === 'tunnel' ? `${TLS_SUBDOMAIN}.localhost` : 'x.localhost');
   const agentOf = (side: 'direct' | 'tunnel'): Proc => (side === 'tunnel' ? tlsAgent : system.agent);
-  const spec = (side: 'direct' | 'tunnel', durationS: number) => ({ ...smallGetSpec(system, 'tunnel', sizes, durationS), host: host(side) });
+  const spec = (side: 'direct' | 'tunnel', durationS: number) => ({
+    ...smallGetSpec(system, 'tunnel', sizes, durationS),
+    host: host(side),
+  });
   if (sizes.w1WarmupS > 0) await runLoad(generator, spec('tunnel', sizes.w1WarmupS));
   // 'direct' is the plain session here, 'tunnel' the TLS one.
   const pairs = await matchedPairs<TunnelLoad>(sizes.w1Rounds, async (side) => {
     const run = await tunnelLoad(system, generator, spec(side, sizes.w1DurationS), agentOf(side).pid);
-    log(`  W1 ${side === 'tunnel' ? 'tls   ' : 'plain '} ${run.rps.toFixed(0)} req/s  p99 ${run.p99Ms.toFixed(2)} ms  errors ${run.errors}`);
+    log(
+      `  W1 ${side === 'tunnel' ? 'tls   ' : 'plain '} ${run.rps.toFixed(0)} req/s  p99 ${run.p99Ms.toFixed(2)} ms  errors ${run.errors}`,
+    );
     return run;
   });
   const perRequest = (runs: TunnelLoad[]): number => median(runs.map((r) => ((r.edgeCpuS + r.agentCpuS) * 1e6) / Math.max(1, r.requests)));

@@ -46,7 +46,14 @@ export function upload(port: number, bytes: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const req = http.request(
-      { host: '127.0.0.1', port, method: 'PUT', path: '/upload', headers: { host: TUNNEL_HOST, 'content-length': String(bytes) }, agent: false },
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'PUT',
+        path: '/upload',
+        headers: { host: TUNNEL_HOST, 'content-length': String(bytes) },
+        agent: false,
+      },
       (res) => {
         let body = '';
         res.setEncoding('utf8');
@@ -73,7 +80,12 @@ export function upload(port: number, bytes: number): Promise<number> {
 }
 
 /** Download or upload `sizes.transferBytes`, direct and through the tunnel, in matched pairs after a warm-up of each side. */
-export async function transfer(system: BenchSystem, direction: 'download' | 'upload', sizes: Sizes, log: (line: string) => void): Promise<TransferResult> {
+export async function transfer(
+  system: BenchSystem,
+  direction: 'download' | 'upload',
+  sizes: Sizes,
+  log: (line: string) => void,
+): Promise<TransferResult> {
   const bytes = sizes.transferBytes;
   const move = direction === 'download' ? download : upload;
   const pids = [system.server.pid, system.agent.pid];
@@ -87,7 +99,9 @@ export async function transfer(system: BenchSystem, direction: 'download' | 'upl
     const seconds = await move(port, bytes);
     const cpuS = side === 'tunnel' ? pids.reduce((s, pid) => s + cpuSeconds(pid), 0) - cpu0 : 0;
     const run = { seconds, mibPerS: bytes / MIB / seconds, cpuS };
-    log(`  ${direction} ${side.padEnd(6)} ${run.mibPerS.toFixed(0)} MiB/s${side === 'tunnel' ? `  edge+agent CPU ${cpuS.toFixed(2)} s` : ''}`);
+    log(
+      `  ${direction} ${side.padEnd(6)} ${run.mibPerS.toFixed(0)} MiB/s${side === 'tunnel' ? `  edge+agent CPU ${cpuS.toFixed(2)} s` : ''}`,
+    );
     return run;
   });
   return {

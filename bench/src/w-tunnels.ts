@@ -43,7 +43,10 @@ export async function manyTunnels(system: BenchSystem, sizes: Sizes, log: (line:
       const edge = await system.edgeMemory();
       const agent = (await probe.call('mem')) as MemorySample;
       // VmRSS read right after the GC the probe just ran.
-      return { edge: { heap: heapOf(edge), rss: vmRssBytes(system.server.pid) }, agent: { heap: heapOf(agent), rss: vmRssBytes(probe.proc.pid) } };
+      return {
+        edge: { heap: heapOf(edge), rss: vmRssBytes(system.server.pid) },
+        agent: { heap: heapOf(agent), rss: vmRssBytes(probe.proc.pid) },
+      };
     };
     await probe.call('bind', { count: 2 });
     const m0 = await measure();
@@ -52,7 +55,8 @@ export async function manyTunnels(system: BenchSystem, sizes: Sizes, log: (line:
     const n = sizes.tunnels;
     const bound = (await probe.call('bind', { count: n })) as { ms: number; hostnames: string[] };
     const m2 = await measure();
-    const perTunnel = (pick: (m: { edge: Mem; agent: Mem }) => number): number => (pick(m2) - pick(m1) - (pick(m1) - pick(m0))) / Math.max(1, n - 1);
+    const perTunnel = (pick: (m: { edge: Mem; agent: Mem }) => number): number =>
+      (pick(m2) - pick(m1) - (pick(m1) - pick(m0))) / Math.max(1, n - 1);
     log(`  ${n} tunnels bound in ${(bound.ms / 1000).toFixed(2)} s`);
 
     const checkStarted = performance.now();

@@ -82,7 +82,9 @@ describe('a storm of aborted visitor requests', () => {
     );
     t.diagnostic(`${REQUESTS} aborted requests in ${Math.round(performance.now() - started)} ms`);
     const self = process.cpuUsage();
-    t.diagnostic(`CPU ms: edge ${cpuMs(server.proc.child.pid!)}, agent ${cpuMs(agent.proc.child.pid!)}, test process ${Math.round((self.user + self.system) / 1000)}`);
+    t.diagnostic(
+      `CPU ms: edge ${cpuMs(server.proc.child.pid!)}, agent ${cpuMs(agent.proc.child.pid!)}, test process ${Math.round((self.user + self.system) / 1000)}`,
+    );
     // Every download that got a head got the origin's, not an edge error page.
     assert.deepEqual([...heads.keys()], [200]);
 

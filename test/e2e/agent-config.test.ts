@@ -3,7 +3,17 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { InspectedRequest } from '@svcrouter/sdk';
-import { AGENT_BIN, runAgent, spawnNode, startOrigin, startServer, tempDir, visit, type TestOrigin, type TestServer } from './harness/index.js';
+import {
+  AGENT_BIN,
+  runAgent,
+  spawnNode,
+  startOrigin,
+  startServer,
+  tempDir,
+  visit,
+  type TestOrigin,
+  type TestServer,
+} from './harness/index.js';
 
 /** A token of the right shape that no account holds. */
 const UNKNOWN_TOKEN = `svc_${'x'.repeat(43)}`;
@@ -54,7 +64,7 @@ describe('config file', () => {
       assert.equal((await visit(server, 'cfg-api.localhost', '/from-api')).status, 200);
       assert.equal(web.seen.at(-1)!.url, '/from-web');
       assert.equal(api.seen.at(-1)!.url, '/from-api');
-      assert.equal(api.seen.at(-1)!.headers.host, `localhost:${api.port}`, 'the tunnel\'s hostHeader applies');
+      assert.equal(api.seen.at(-1)!.headers.host, `localhost:${api.port}`, "the tunnel's hostHeader applies");
       await agent.waitForLine(/ \[web\] GET \/from-web 200 /);
       await agent.waitForLine(/ \[api\] GET \/from-api 200 /);
       const tunnels = await fetch(`${server.url}/v1/tunnels`, { headers: { authorization: `Bearer ${server.token}` } });
@@ -67,7 +77,10 @@ describe('config file', () => {
 
   it('names pick tunnels; SVC_TOKEN overrides the file; an unknown name is a usage error', async () => {
     const overridden = path.join(temp.dir, 'other-token.yml');
-    await writeFile(overridden, `token: ${UNKNOWN_TOKEN}\nserver: ${server.url}\ntunnels:\n  web:\n    addr: ${web.port}\n  api:\n    addr: ${api.port}\n`);
+    await writeFile(
+      overridden,
+      `token: ${UNKNOWN_TOKEN}\nserver: ${server.url}\ntunnels:\n  web:\n    addr: ${web.port}\n  api:\n    addr: ${api.port}\n`,
+    );
     const agent = spawnNode(AGENT_BIN, ['start', 'api', '--config', overridden], { SVC_TOKEN: server.token! }, 'agent');
     try {
       await agent.waitForLine(new RegExp(`^Forwarding https://\\S+ -> http://localhost:${api.port}$`));
@@ -96,10 +109,16 @@ describe('config file', () => {
       await agent.waitForLine(/\[api\] POST \/echo 200/);
       await agent.waitForLine(/\[web\] POST \/echo 200/);
       const { requests } = (await (await fetch(`${inspector}/api/requests`)).json()) as { requests: InspectedRequest[] };
-      assert.deepEqual(requests.map((r) => [new URL(r.tunnel).hostname, r.request.body.size, r.request.body.truncated]), [[webUrl, 8, true]]);
+      assert.deepEqual(
+        requests.map((r) => [new URL(r.tunnel).hostname, r.request.body.size, r.request.body.truncated]),
+        [[webUrl, 8, true]],
+      );
       assert.equal(Buffer.from(requests[0]!.request.body.base64, 'base64').toString(), 'capt');
       const { tunnels } = (await (await fetch(`${inspector}/api/tunnels`)).json()) as { tunnels: Array<{ url: string }> };
-      assert.deepEqual(tunnels.map((t) => new URL(t.url).hostname), [webUrl]);
+      assert.deepEqual(
+        tunnels.map((t) => new URL(t.url).hostname),
+        [webUrl],
+      );
     } finally {
       assert.equal((await agent.kill('SIGINT')).code, 0);
     }

@@ -4,7 +4,16 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { freePort } from '@svcrouter/testkit';
 import { Messages } from '@svcrouter/sdk';
-import { runAgent, splitFailure, startAgent, startOrigin, startServer, tempDir, type TestOrigin, type TestServer } from './harness/index.js';
+import {
+  runAgent,
+  splitFailure,
+  startAgent,
+  startOrigin,
+  startServer,
+  tempDir,
+  type TestOrigin,
+  type TestServer,
+} from './harness/index.js';
 
 // Each failure of `svc http` is one sentence plus a hint and a non-zero exit, never a stack trace.
 describe('agent failures', () => {

@@ -96,7 +96,10 @@ describe('--host-header', () => {
     let port = 0;
 
     before(async () => {
-      await writeFile(path.join(temp.dir, 'index.html'), '<!doctype html><title>vite app</title><div id="app"></div><script type="module" src="/main.js"></script>\n');
+      await writeFile(
+        path.join(temp.dir, 'index.html'),
+        '<!doctype html><title>vite app</title><div id="app"></div><script type="module" src="/main.js"></script>\n',
+      );
       await writeFile(path.join(temp.dir, 'main.js'), "document.querySelector('#app').textContent = 'rendered by vite';\n");
       vite = await createServer({
         root: temp.dir,

@@ -31,7 +31,11 @@ if (requireChromium('the local inspector in Chromium')) {
         await page.locator('#live', { hasText: 'live' }).waitFor();
         await page.locator('#tunnels', { hasText: agent.url }).waitFor();
 
-        await visit(server, agent.hostname, '/echo?from=visitor', { method: 'POST', body: '{"greeting":"hello"}', headers: { 'content-type': 'application/json' } });
+        await visit(server, agent.hostname, '/echo?from=visitor', {
+          method: 'POST',
+          body: '{"greeting":"hello"}',
+          headers: { 'content-type': 'application/json' },
+        });
         const row = page.locator('#requests li', { hasText: '/echo?from=visitor' });
         await row.waitFor();
         assert.equal(await row.locator('.s2').textContent(), '200');
@@ -56,8 +60,14 @@ if (requireChromium('the local inspector in Chromium')) {
         assert.match(marks, /-+\++/, 'a changed line shows its removal, then its addition');
         const removed = await page.locator('#diff .del').allTextContents();
         const added = await page.locator('#diff .add').allTextContents();
-        assert.ok(removed.some((line) => line.includes('/echo?from=visitor')), removed.join(''));
-        assert.ok(added.some((line) => line.includes('/echo?from=replay')), added.join(''));
+        assert.ok(
+          removed.some((line) => line.includes('/echo?from=visitor')),
+          removed.join(''),
+        );
+        assert.ok(
+          added.some((line) => line.includes('/echo?from=replay')),
+          added.join(''),
+        );
         await page.locator('#requests li', { hasText: '↻ /echo?from=replay' }).waitFor();
         assert.equal(origin.seen.at(-1)!.url, '/echo?from=replay');
         assert.deepEqual(problems, [], 'no script errors and no CSP violations');

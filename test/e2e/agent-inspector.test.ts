@@ -73,7 +73,13 @@ describe('local inspector', () => {
       assert.equal(same.status, 200);
       assert.equal(same.json.replayOf, original.id);
       assert.equal(JSON.parse(decode(same.json.response.body)).bodySha256, createHash('sha256').update('original').digest('hex'));
-      const edited = await call(inspector, 'POST', `/api/requests/${original.id}/replay`, json, JSON.stringify({ method: 'put', path: '/echo?edited', body: 'changed!' }));
+      const edited = await call(
+        inspector,
+        'POST',
+        `/api/requests/${original.id}/replay`,
+        json,
+        JSON.stringify({ method: 'put', path: '/echo?edited', body: 'changed!' }),
+      );
       assert.equal(edited.status, 200, JSON.stringify(edited.json));
       const echoed = JSON.parse(decode(edited.json.response.body));
       assert.deepEqual([echoed.method, echoed.url, echoed.bodyLength], ['PUT', '/echo?edited', 8]);
@@ -129,7 +135,10 @@ describe('local inspector', () => {
     } finally {
       await agent.close();
     }
-    const exposed = await runAgent(['http', String(system.origin.port), '--inspect-addr', '0.0.0.0:0'], { SVC_TOKEN: system.server.token!, SVC_SERVER: system.server.url });
+    const exposed = await runAgent(['http', String(system.origin.port), '--inspect-addr', '0.0.0.0:0'], {
+      SVC_TOKEN: system.server.token!,
+      SVC_SERVER: system.server.url,
+    });
     assert.equal(exposed.code, 1);
     assert.match(splitFailure(exposed.stderr).sentence, /--inspect-addr must be a loopback address/);
     const off = spawnAgent(system.server, { token: system.server.token, target: system.origin.port, args: ['--inspect=false'] });

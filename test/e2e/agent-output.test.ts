@@ -18,7 +18,10 @@ describe('agent output modes', () => {
       events.map((event) => event.event),
       ['started', 'inspector', 'request', 'closed'],
     );
-    assert.deepEqual({ ...events[0], time: undefined }, { event: 'started', time: undefined, name: '', url: agent.url, local: `http://localhost:${origin.port}` });
+    assert.deepEqual(
+      { ...events[0], time: undefined },
+      { event: 'started', time: undefined, name: '', url: agent.url, local: `http://localhost:${origin.port}` },
+    );
     assert.match(String(events[1]!.url), /^http:\/\/127\.0\.0\.1:\d+$/);
     const request = events[2]!;
     assert.equal(request.path, '/status/404');

@@ -61,7 +61,10 @@ if (requireTools('the live screen in tmux', ['tmux'], 'tmux')) {
       await waitForPane(/GET\s+\/status\/503\s+503/);
       await waitForPane(/Connections\s+total\s+open\s+rate\/s\n\s+2\s/);
       const lines = (await tmux('capture-pane', '-p', '-t', 'agent')).split('\n');
-      assert.ok(lines.every((line) => line.length <= 90), 'every line fits the width');
+      assert.ok(
+        lines.every((line) => line.length <= 90),
+        'every line fits the width',
+      );
 
       await tmux('send-keys', '-t', 'agent', 'C-c');
       const end = await waitForPane(/AGENT-EXIT=(\d+)/);

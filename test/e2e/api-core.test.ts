@@ -74,7 +74,10 @@ describe('REST API: account, usage, tunnels, errors, operations', () => {
     const none = await api('GET', '/v1/usage/history?from=2000-01-01&to=2000-01-31', { token });
     assert.deepEqual(none.body, { days: [] });
     const only = await api('GET', `/v1/usage/history?from=${today}&to=${today}`, { token });
-    assert.deepEqual((only.body as { days: Json[] }).days.map((d) => d.date), [today]);
+    assert.deepEqual(
+      (only.body as { days: Json[] }).days.map((d) => d.date),
+      [today],
+    );
   });
 
   for (const [query, field] of [
@@ -162,7 +165,22 @@ describe('REST API: account, usage, tunnels, errors, operations', () => {
 
   it('serves OpenAPI 3.1 without a token, listing every endpoint', () => {
     const listed = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`));
-    for (const op of ['GET /v1/me', 'GET /v1/usage', 'GET /v1/usage/history', 'GET /v1/tunnels', 'DELETE /v1/tunnels/{id}', 'GET /v1/requests', 'GET /v1/requests/stream', 'GET /v1/keys', 'POST /v1/keys', 'DELETE /v1/keys/{id}', 'GET /v1/openapi.json', 'GET /healthz', 'GET /readyz', 'GET /metrics']) {
+    for (const op of [
+      'GET /v1/me',
+      'GET /v1/usage',
+      'GET /v1/usage/history',
+      'GET /v1/tunnels',
+      'DELETE /v1/tunnels/{id}',
+      'GET /v1/requests',
+      'GET /v1/requests/stream',
+      'GET /v1/keys',
+      'POST /v1/keys',
+      'DELETE /v1/keys/{id}',
+      'GET /v1/openapi.json',
+      'GET /healthz',
+      'GET /readyz',
+      'GET /metrics',
+    ]) {
       assert.ok(listed.includes(op), `${op} missing from OpenAPI`);
     }
     assert.equal((doc as unknown as Json).openapi, '3.1.0');
@@ -177,7 +195,7 @@ describe('REST API: account, usage, tunnels, errors, operations', () => {
     assert.deepEqual(ready.body, { status: 'ready', checks: { store: 'ok', listeners: 'ok' } });
   });
 
-  it('GET /metrics serves Prometheus text on the apex; on a tunnel hostname /metrics is the tunnel\'s', async () => {
+  it("GET /metrics serves Prometheus text on the apex; on a tunnel hostname /metrics is the tunnel's", async () => {
     const res = await api('GET', '/metrics', 'none');
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);

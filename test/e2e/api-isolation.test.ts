@@ -75,7 +75,12 @@ describe('REST API: cross-account isolation', () => {
       assert.ok(ids.length > 0, `A has no ${resource}`);
       for (const id of ids) {
         const path = template.replace('{id}', encodeURIComponent(id));
-        const res = await api(method, path, { token: tokenB }, method === 'POST' || method === 'PUT' || method === 'PATCH' ? {} : undefined);
+        const res = await api(
+          method,
+          path,
+          { token: tokenB },
+          method === 'POST' || method === 'PUT' || method === 'PATCH' ? {} : undefined,
+        );
         assert.equal(res.status, 404, `${method} ${path} as B answered ${res.status}: ${res.text}`);
         assert.equal((res.body as Json).error, 'not_found');
         assertNoneOf(res.text, secretsOfA, `${method} ${path} as B`);
@@ -85,7 +90,9 @@ describe('REST API: cross-account isolation', () => {
 
   /** Event streams never end, so they are read as streams (below), not as one answer. */
   const isEventStream = (op: { method: string; template: string }): boolean =>
-    Object.values(doc.paths[op.template]![op.method.toLowerCase()]!.responses).some((response) => response.content?.['text/event-stream'] !== undefined);
+    Object.values(doc.paths[op.template]![op.method.toLowerCase()]!.responses).some(
+      (response) => response.content?.['text/event-stream'] !== undefined,
+    );
 
   it('every list and read route shows B nothing of A', async () => {
     const reads = operations().filter((op) => op.method === 'GET' && !op.template.includes('{') && !isEventStream(op));
@@ -123,7 +130,10 @@ describe('REST API: cross-account isolation', () => {
   // Last: B starts a tunnel of its own here, which the usage case above must not see.
   it("every event stream shows B nothing of A, live or stored, even filtered by A's host", async () => {
     const streams = operations().filter(isEventStream);
-    assert.deepEqual(streams.map((op) => op.template), ['/v1/requests/stream']);
+    assert.deepEqual(
+      streams.map((op) => op.template),
+      ['/v1/requests/stream'],
+    );
     const open = async (query: string, token: string): Promise<SseClient> => {
       const client = await SseClient.open(`${server.url}/v1/requests/stream${query}`, { headers: { authorization: `Bearer ${token}` } });
       assert.equal(client.status, 200);

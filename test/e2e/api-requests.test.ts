@@ -52,7 +52,20 @@ describe('REST API: captured requests', () => {
   it('records each request with exactly the documented fields', async () => {
     const tunnels = (await api('GET', '/v1/tunnels', { token })).body as { tunnels: Array<{ id: string; host: string }> };
     const record = all.find((r) => r.userAgent === 'api-e2e/exact')!;
-    assert.deepEqual(Object.keys(record).sort(), ['bytes', 'durationMs', 'host', 'id', 'ip', 'method', 'path', 'proto', 'status', 'timestamp', 'tunnelId', 'userAgent']);
+    assert.deepEqual(Object.keys(record).sort(), [
+      'bytes',
+      'durationMs',
+      'host',
+      'id',
+      'ip',
+      'method',
+      'path',
+      'proto',
+      'status',
+      'timestamp',
+      'tunnelId',
+      'userAgent',
+    ]);
     assert.equal(record.method, 'GET');
     assert.equal(record.path, '/status/418');
     assert.equal(record.status, 418);
@@ -71,7 +84,10 @@ describe('REST API: captured requests', () => {
     assert.equal(all[0]!.userAgent, 'api-e2e/exact');
     const page = (await api('GET', '/v1/requests', { token })).body as Page;
     assert.equal(page.requests.length, 50);
-    assert.deepEqual(page.requests.map((r) => r.id), all.slice(0, 50).map((r) => r.id));
+    assert.deepEqual(
+      page.requests.map((r) => r.id),
+      all.slice(0, 50).map((r) => r.id),
+    );
     assert.equal(typeof page.nextCursor, 'string');
   });
 
@@ -88,7 +104,11 @@ describe('REST API: captured requests', () => {
     }
     assert.equal(cursor, null);
     assert.equal(new Set(ids).size, ids.length, 'no duplicates');
-    assert.deepEqual(ids, all.map((r) => r.id), 'no gaps, same order');
+    assert.deepEqual(
+      ids,
+      all.map((r) => r.id),
+      'no gaps, same order',
+    );
   });
 
   it('filters by host, tunnel, status, method, since and until', async () => {
@@ -108,7 +128,11 @@ describe('REST API: captured requests', () => {
       const page = (await api('GET', `/v1/requests?limit=1000&${query}`, { token })).body as Page;
       const expected = all.filter(keep).map((r) => r.id);
       assert.ok(expected.length > 0 && expected.length < all.length, `${query} selects some`);
-      assert.deepEqual(page.requests.map((r) => r.id), expected, query);
+      assert.deepEqual(
+        page.requests.map((r) => r.id),
+        expected,
+        query,
+      );
     }
   });
 
@@ -121,7 +145,10 @@ describe('REST API: captured requests', () => {
       ids.push(...page.requests.map((r) => r.id));
       cursor = page.nextCursor;
     } while (cursor !== null && ids.length <= TOTAL);
-    assert.deepEqual(ids, all.filter((r) => r.host === two.hostname).map((r) => r.id));
+    assert.deepEqual(
+      ids,
+      all.filter((r) => r.host === two.hostname).map((r) => r.id),
+    );
   });
 
   for (const [query, field] of [

@@ -55,12 +55,17 @@ interface Row {
   met: boolean | null;
 }
 
-async function runSmoke(extraArgs: string[]): Promise<{ stdout: string; json: { rows: Row[]; machine: Record<string, unknown>; load: Record<string, number> } }> {
+async function runSmoke(
+  extraArgs: string[],
+): Promise<{ stdout: string; json: { rows: Row[]; machine: Record<string, unknown>; load: Record<string, number> } }> {
   assert.ok(existsSync(BENCH), `${BENCH} is missing: build first (npm run build)`);
   const dir = await mkdtemp(path.join(tmpdir(), 'svc-bench-smoke-'));
   try {
     const jsonPath = path.join(dir, 'results.json');
-    const child = spawn(process.execPath, ['--expose-gc', BENCH, '--smoke', '--json', jsonPath, ...extraArgs], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--expose-gc', BENCH, '--smoke', '--json', jsonPath, ...extraArgs], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -109,7 +114,10 @@ describe('the benchmark in --floor mode', () => {
   it('runs direct, svcRouter, the bare relay floor, the floor with HTTP on the edge and a floor with added work in rounds and reports each, numeric', async () => {
     const { stdout, json } = await runSmoke(['--floor', '--floor-busy', '5']);
     const floor = (json as unknown as { floor: FloorJson }).floor;
-    assert.deepEqual(floor.sides.map((side) => side.key), ['direct', 'tunnel', 'floor', 'floor-http', 'floor+5']);
+    assert.deepEqual(
+      floor.sides.map((side) => side.key),
+      ['direct', 'tunnel', 'floor', 'floor-http', 'floor+5'],
+    );
     assert.equal(floor.rounds.length, 1);
     for (const { key } of floor.sides) {
       const run = floor.rounds[0]![key]!;
@@ -131,7 +139,9 @@ describe('the benchmark in --floor mode', () => {
 
 interface FloorJson {
   sides: Array<{ key: string; ratio: number }>;
-  rounds: Array<Record<string, { rps: number; p99Ms: number; errors: number; idlePercent: number; relayCpuUs: { edge: number; agent: number } | null }>>;
+  rounds: Array<
+    Record<string, { rps: number; p99Ms: number; errors: number; idlePercent: number; relayCpuUs: { edge: number; agent: number } | null }>
+  >;
   tunnelToFloor: number;
 }
 

@@ -30,7 +30,11 @@ async function request(
   if (options.browser) headers.cookie = options.browser.cookie;
   if (options.browser && options.csrf) headers['x-csrf-token'] = options.browser.csrf;
   if (options.body !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(`${server.url}${path}`, { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body) });
+  const response = await fetch(`${server.url}${path}`, {
+    method,
+    headers,
+    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+  });
   const text = await response.text();
   const answer = { status: response.status, headers: response.headers, text, body: text ? (JSON.parse(text) as unknown) : undefined };
   if (doc) assertDocumented(doc, method, path, answer);
@@ -67,7 +71,10 @@ describe('dashboard sign-in (open sign-up)', () => {
 
   it('the first start prints a one-time link that signs the local account in once and only once', async () => {
     assert.ok(firstStartLink.startsWith(`${server.url}/welcome#token=`), firstStartLink);
-    assert.ok(server.proc.lines.some((line) => /valid for 30 minutes/.test(line)), 'the validity is printed');
+    assert.ok(
+      server.proc.lines.some((line) => /valid for 30 minutes/.test(line)),
+      'the validity is printed',
+    );
     const token = firstStartLink.split('#token=')[1]!;
     const used = await call('POST', '/auth/link', { body: { token, password: 'local password' } });
     assert.equal(used.status, 200, used.text);
@@ -116,7 +123,11 @@ describe('dashboard sign-in (open sign-up)', () => {
     const keyId = (created.body as Json).id as string;
     assert.deepEqual((await call('POST', '/v1/keys', { browser, body: { description: 'no csrf' } })).body, CSRF_REFUSED);
     assert.deepEqual((await call('DELETE', `/v1/keys/${keyId}`, { browser })).body, CSRF_REFUSED);
-    const foreign = await call('DELETE', `/v1/keys/${keyId}`, { browser, csrf: true, headers: { origin: `http://evil.localhost:${server.httpPort}` } });
+    const foreign = await call('DELETE', `/v1/keys/${keyId}`, {
+      browser,
+      csrf: true,
+      headers: { origin: `http://evil.localhost:${server.httpPort}` },
+    });
     assert.deepEqual([foreign.status, foreign.body], [403, CSRF_REFUSED]);
     assert.equal((await call('GET', '/v1/keys', { browser })).text.includes(keyId), true, 'the key survived every refused call');
     // Fay has a password, so even her last key may go.
@@ -153,7 +164,12 @@ describe('dashboard sign-in (open sign-up)', () => {
     assert.doesNotMatch(plainCookie, /secure/i, 'no Secure over plain HTTP');
 
     const body = JSON.stringify({ email: 'dana@example.com', password: 'dana password' });
-    const h1 = await visit(server, 'localhost', '/auth/signin', { secure: true, method: 'POST', body, headers: { 'content-type': 'application/json' } });
+    const h1 = await visit(server, 'localhost', '/auth/signin', {
+      secure: true,
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json' },
+    });
     assert.equal(h1.status, 200, h1.text);
     const h1Cookie = String(h1.headers['set-cookie']);
     assert.match(h1Cookie, /; Secure$/);
@@ -194,7 +210,7 @@ describe('dashboard sign-in: one account session never reaches another account o
     const key = await call('POST', '/v1/keys', { browser: owner, csrf: true, body: { description: 'owner agent' } });
     ids.key = (key.body as Json).id as string;
     agent = await startAgent(server, { token: (key.body as Json).token as string, target: origin.port, subdomain: 'owner-app' });
-    ids.tunnel = (((await call('GET', '/v1/tunnels', { browser: owner })).body as { tunnels: Json[] }).tunnels[0]!.id as string);
+    ids.tunnel = ((await call('GET', '/v1/tunnels', { browser: owner })).body as { tunnels: Json[] }).tunnels[0]!.id as string;
     const domain = await call('POST', '/v1/domains', { browser: owner, csrf: true, body: { host: 'owner-domain.example.com' } });
     assert.equal(domain.status, 201, domain.text);
     ids.domain = (domain.body as Json).id as string;
@@ -214,7 +230,12 @@ describe('dashboard sign-in: one account session never reaches another account o
   });
 
   it("lists show none of the owner's tunnels, requests, domains or keys", async () => {
-    for (const [path, field] of [['/v1/tunnels', 'tunnels'], ['/v1/requests', 'requests'], ['/v1/domains', 'domains'], ['/v1/keys', 'keys']] as const) {
+    for (const [path, field] of [
+      ['/v1/tunnels', 'tunnels'],
+      ['/v1/requests', 'requests'],
+      ['/v1/domains', 'domains'],
+      ['/v1/keys', 'keys'],
+    ] as const) {
       const answer = await call('GET', path, { browser: other });
       assert.equal(answer.status, 200);
       assert.deepEqual((answer.body as Json)[field], [], path);
@@ -256,7 +277,10 @@ describe('dashboard sign-in with SVC_SIGNUP=closed', () => {
   it('refuses sign-up with 403 signup_closed; accounts made with the CLI still sign in', async () => {
     const doc = await openApi(server);
     const refused = await request(server, doc, 'POST', '/auth/signup', { body: { email: 'ivy@example.com', password: 'ivy password' } });
-    assert.deepEqual([refused.status, refused.body], [403, { error: 'signup_closed', message: 'sign-up is closed on this server; ask its operator for an account' }]);
+    assert.deepEqual(
+      [refused.status, refused.body],
+      [403, { error: 'signup_closed', message: 'sign-up is closed on this server; ask its operator for an account' }],
+    );
     assert.deepEqual((await request(server, doc, 'GET', '/auth/session')).body, { signedIn: false, signup: 'closed' });
     const created = await server.cli(['account', 'create', '--email', 'ivy@example.com', '--password-stdin'], 'ivy password\n');
     assert.equal(created.code, 0, created.stderr);

@@ -5,7 +5,20 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { captureViewports, launchChromium, requireChromium, VIEWPORTS } from './harness/browser.js';
 import { startAgent, startOrigin, visit, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
 import { freshHost, startDomainWorld, type DomainWorld } from './domains-support.js';
-import { apiGet, assertNotReloaded, csrfToken, expectEmptyStates, fillSignIn, heading, markDocument, openPage, rowWith, sessionCookie, signUp, watchPageErrors } from './dashboard-support.js';
+import {
+  apiGet,
+  assertNotReloaded,
+  csrfToken,
+  expectEmptyStates,
+  fillSignIn,
+  heading,
+  markDocument,
+  openPage,
+  rowWith,
+  sessionCookie,
+  signUp,
+  watchPageErrors,
+} from './dashboard-support.js';
 
 // The dashboard's whole journey in Chromium against a real svc-server, real `svc` agents and
 // a real local service: sign up, empty states, a token read once, a tunnel appearing live,
@@ -71,7 +84,9 @@ if (requireChromium('dashboard journey', ['pebble-challtestsrv'], 'pebble')) {
       await page.getByText("you won't see this again").waitFor();
       await page.getByRole('button', { name: 'Copy token' }).click();
       await page.getByRole('status').filter({ hasText: 'Copied' }).waitFor();
-      const clipboard = await page.evaluate(() => (globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }).navigator.clipboard.readText());
+      const clipboard = await page.evaluate(() =>
+        (globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }).navigator.clipboard.readText(),
+      );
       assert.equal(clipboard, token, 'Copy puts the secret on the clipboard');
       const row = rowWith(page, 'journey laptop');
       await row.waitFor();

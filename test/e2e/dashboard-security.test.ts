@@ -4,7 +4,18 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchChromium, requireChromium, VIEWPORTS } from './harness/browser.js';
 import { startAgent, startOrigin, startServer, visit, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
-import { apiGet, createTokenInUi, csrfToken, expectEmptyStates, fillSignIn, heading, openPage, SESSION_COOKIE, sessionCookie, signUp } from './dashboard-support.js';
+import {
+  apiGet,
+  createTokenInUi,
+  csrfToken,
+  expectEmptyStates,
+  fillSignIn,
+  heading,
+  openPage,
+  SESSION_COOKIE,
+  sessionCookie,
+  signUp,
+} from './dashboard-support.js';
 
 // The dashboard's security cases in Chromium against a real server, agent and local service:
 // a wrong password, a state change without CSRF protection, two accounts side by side, and
@@ -58,14 +69,21 @@ if (requireChromium('dashboard security')) {
       await fillSignIn(stranger.page, emailA, 'not-the-password');
       await stranger.page.getByRole('alert').filter({ hasText: 'wrong email or password' }).waitFor();
       assert.equal(new URL(stranger.page.url()).pathname, '/signin');
-      assert.equal((await stranger.context.cookies(server.url)).some((c) => c.name === SESSION_COOKIE), false);
+      assert.equal(
+        (await stranger.context.cookies(server.url)).some((c) => c.name === SESSION_COOKIE),
+        false,
+      );
       await stranger.context.close();
     });
 
     it('a state-changing request with the cookie but without the CSRF header is refused with 403', async () => {
       const before = (await apiGet(alice.context, server, '/v1/keys')).body.keys.length;
       const refused = await alice.page.evaluate(async () => {
-        const res = await fetch('/v1/keys', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"description":"forged"}' });
+        const res = await fetch('/v1/keys', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{"description":"forged"}',
+        });
         return { status: res.status, body: (await res.json()) as unknown };
       });
       assert.deepEqual(refused, {
@@ -75,7 +93,11 @@ if (requireChromium('dashboard security')) {
       // The right header from another origin is refused too; from the apex it works.
       const cookie = `${SESSION_COOKIE}=${await sessionCookie(alice.context, server)}`;
       const headers = { cookie, 'content-type': 'application/json', 'x-csrf-token': await csrfToken(alice.context, server) };
-      const crossOrigin = await fetch(`${server.url}/v1/keys`, { method: 'POST', headers: { ...headers, origin: 'http://evil.example' }, body: '{}' });
+      const crossOrigin = await fetch(`${server.url}/v1/keys`, {
+        method: 'POST',
+        headers: { ...headers, origin: 'http://evil.example' },
+        body: '{}',
+      });
       assert.equal(crossOrigin.status, 403);
       assert.equal(((await crossOrigin.json()) as { error: string }).error, 'csrf_failed');
       assert.equal((await apiGet(alice.context, server, '/v1/keys')).body.keys.length, before, 'nothing was created');

@@ -60,7 +60,11 @@ export async function sessionCookie(context: BrowserContext, server: Pick<TestSe
 type JsonBody = any;
 
 /** GET on the API with the context's cookies (as the dashboard does): status and JSON. */
-export async function apiGet(context: BrowserContext, server: Pick<TestServer, 'url'>, path: string): Promise<{ status: number; body: JsonBody }> {
+export async function apiGet(
+  context: BrowserContext,
+  server: Pick<TestServer, 'url'>,
+  path: string,
+): Promise<{ status: number; body: JsonBody }> {
   const res = await context.request.get(`${server.url}${path}`);
   return { status: res.status(), body: await res.json().catch(() => undefined) };
 }

@@ -44,7 +44,7 @@ if (requireChromium('dashboard first start and restart')) {
       await page.getByText(LOCAL_EMAIL).waitFor();
     });
 
-    it('the link works once: a second use shows the server\'s message', async () => {
+    it("the link works once: a second use shows the server's message", async () => {
       const other = await browser.newContext();
       const second = await other.newPage();
       await second.goto(link);

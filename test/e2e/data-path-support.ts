@@ -65,7 +65,9 @@ export class RssWatch {
 
   /** Names and peak growth (MiB) of processes that grew by `limit` bytes or more; empty when all stayed below. */
   over(limit: number): string[] {
-    return [...this.peakGrowth].filter(([, growth]) => growth >= limit).map(([name, growth]) => `${name} +${(growth / MiB).toFixed(0)} MiB`);
+    return [...this.peakGrowth]
+      .filter(([, growth]) => growth >= limit)
+      .map(([name, growth]) => `${name} +${(growth / MiB).toFixed(0)} MiB`);
   }
 }
 
@@ -106,7 +108,10 @@ export function request(
 }
 
 /** Reads a body to its end, hashing as it goes (never buffering it); `onBytes` sees the running count. */
-export async function hashBody(body: NodeJS.ReadableStream, onBytes?: (total: number) => void): Promise<{ sha256: string; length: number }> {
+export async function hashBody(
+  body: NodeJS.ReadableStream,
+  onBytes?: (total: number) => void,
+): Promise<{ sha256: string; length: number }> {
   const hash = createHash('sha256');
   let length = 0;
   for await (const chunk of body as AsyncIterable<Buffer>) {
@@ -125,7 +130,11 @@ export async function readText(body: NodeJS.ReadableStream): Promise<string> {
 }
 
 /** Writes `count` chunks from `chunkAt` to a writable, waiting for 'drain' whenever it asks to. */
-export async function writeChunks(out: NodeJS.WritableStream & EventEmitter, count: number, chunkAt: (index: number) => Buffer): Promise<void> {
+export async function writeChunks(
+  out: NodeJS.WritableStream & EventEmitter,
+  count: number,
+  chunkAt: (index: number) => Buffer,
+): Promise<void> {
   for (let index = 0; index < count; index++) {
     if (!out.write(chunkAt(index))) await once(out, 'drain');
   }

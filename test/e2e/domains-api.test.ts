@@ -29,7 +29,7 @@ if (requireTools('custom-domain API', ['pebble-challtestsrv'], 'pebble')) {
     /** A fresh pro account: its plan is overridden to 3 domains here, so tests do not share one. */
     const newPro = (label: string) => world.server.createAccount(`${label}-${randomBytes(3).toString('hex')}@example.com`, 'pro');
     const add = (token: string, host: string) => call('POST', '/v1/domains', { token }, { host });
-    const errorOf = (body: unknown) => (body as { error: string; message: string });
+    const errorOf = (body: unknown) => body as { error: string; message: string };
 
     it('POST answers 201 with the TXT record to publish, the edge target and the certificate state', async () => {
       const res = await add(pro, 'Shop.Bücher.Example.Test');
@@ -39,7 +39,11 @@ if (requireTools('custom-domain API', ['pebble-challtestsrv'], 'pebble')) {
       assert.equal(domain.host, 'shop.xn--bcher-kva.example.test');
       assert.equal(domain.state, 'pending');
       assert.equal(domain.verified, false);
-      assert.deepEqual(domain.txtRecord, { type: 'TXT', name: '_svcrouter.shop.xn--bcher-kva.example.test', value: domain.txtRecord.value });
+      assert.deepEqual(domain.txtRecord, {
+        type: 'TXT',
+        name: '_svcrouter.shop.xn--bcher-kva.example.test',
+        value: domain.txtRecord.value,
+      });
       assert.match(domain.txtRecord.value, /^svc-verify-[0-9a-f]{32,}$/);
       assert.deepEqual(domain.target, { cname: null, a: ['127.0.0.1'] });
       assert.deepEqual(domain.certificate, { state: 'none', error: null, expiresAt: null });
@@ -116,18 +120,22 @@ if (requireTools('custom-domain API', ['pebble-challtestsrv'], 'pebble')) {
       assert.equal(errorOf(res.body).error, 'domain_taken');
     });
 
-    it('GET lists the domains with state and pending TXT records; another account\'s id answers 404', async () => {
+    it("GET lists the domains with state and pending TXT records; another account's id answers 404", async () => {
       const pro = await newPro('list');
       const domain = await addDomain(world.server, pro, freshHost('listed'));
       const list = (await call('GET', '/v1/domains', { token: pro })).body as { domains: DomainView[] };
       const listed = list.domains.find((d) => d.id === domain.id);
       assert.deepEqual(listed, domain);
       assert.equal((await call('GET', `/v1/domains/${domain.id}`, { token: pro })).status, 200);
-      for (const [method, suffix] of [['GET', ''], ['DELETE', ''], ['POST', '/verify']] as const) {
+      for (const [method, suffix] of [
+        ['GET', ''],
+        ['DELETE', ''],
+        ['POST', '/verify'],
+      ] as const) {
         const res = await call(method, `/v1/domains/${domain.id}${suffix}`, { token: free });
         assert.equal(res.status, 404, `${method} ${suffix}`);
       }
-      assert.ok(!((await call('GET', '/v1/domains', { token: free })).text.includes(domain.id)));
+      assert.ok(!(await call('GET', '/v1/domains', { token: free })).text.includes(domain.id));
     });
 
     it('DELETE answers 204; adding the host again gives a fresh TXT value', async () => {
@@ -151,7 +159,16 @@ if (requireTools('custom-domain API', ['pebble-challtestsrv'], 'pebble')) {
       assert.deepEqual(Object.keys(doc.paths['/v1/domains'] ?? {}).sort(), ['get', 'post']);
       assert.deepEqual(Object.keys(doc.paths['/v1/domains/{id}'] ?? {}).sort(), ['delete', 'get']);
       assert.ok(doc.paths['/v1/domains/{id}/verify']?.post);
-      assert.deepEqual(Object.keys(doc.paths['/v1/domains']!.post!.responses).sort(), ['201', '400', '401', '403', '409', '413', '415', 'default']);
+      assert.deepEqual(Object.keys(doc.paths['/v1/domains']!.post!.responses).sort(), [
+        '201',
+        '400',
+        '401',
+        '403',
+        '409',
+        '413',
+        '415',
+        'default',
+      ]);
     });
   });
 }

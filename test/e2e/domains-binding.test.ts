@@ -7,7 +7,16 @@ import { openStore } from '@svcrouter/server/dist/store/index.js';
 import { requireTools } from '@svcrouter/server/dist/test-support/tools.js';
 import { api, spawnAgent, splitFailure, startAgent, startOrigin, visit, type TestOrigin } from './harness/index.js';
 import { eventually } from './api-helpers.js';
-import { ACME_PACKAGES, ACME_TOOLS, addDomain, addVerified, freshHost, handshake, startDomainWorld, type DomainWorld } from './domains-support.js';
+import {
+  ACME_PACKAGES,
+  ACME_TOOLS,
+  addDomain,
+  addVerified,
+  freshHost,
+  handshake,
+  startDomainWorld,
+  type DomainWorld,
+} from './domains-support.js';
 
 // Binding tunnels to custom domains with SVC_DOMAIN (+ SVC_SUBDOMAIN), served over HTTP
 // and over HTTPS with a certificate Pebble issues on the first request.
@@ -85,8 +94,13 @@ if (requireTools('custom-domain binding (Pebble)', ACME_TOOLS, ACME_PACKAGES)) {
         assert.equal(splitFailure(proc.stderrLines.join('\n')).sentence, expected);
         assert.ok(!proc.lines.some((line) => line.startsWith('Forwarding')));
       }
-      assert.match(domainPendingMessage({ ...pending, txtValue: pending.txtRecord.value }), /state: pending.*_svcrouter\..*POST \/v1\/domains\/dom_\w+\/verify/);
-      const tunnels = (await api(world.server, 'GET', '/v1/tunnels', { token })).body as { tunnels: Array<{ host: string; status: string }> };
+      assert.match(
+        domainPendingMessage({ ...pending, txtValue: pending.txtRecord.value }),
+        /state: pending.*_svcrouter\..*POST \/v1\/domains\/dom_\w+\/verify/,
+      );
+      const tunnels = (await api(world.server, 'GET', '/v1/tunnels', { token })).body as {
+        tunnels: Array<{ host: string; status: string }>;
+      };
       assert.ok(!tunnels.tunnels.some((t) => t.host.includes('pending.') || t.host.includes('unknown.')));
       // Another account's token gets the same refusal for a domain it does not hold.
       const other = await world.server.createAccount(`other-${randomBytes(3).toString('hex')}@example.com`);
@@ -107,7 +121,11 @@ if (requireTools('custom-domain binding (Pebble)', ACME_TOOLS, ACME_PACKAGES)) {
         (r) => (r.body as { requests: unknown[] }).requests.length === 2,
         'offline requests captured for the owner',
       );
-      assert.ok((captured.body as { requests: Array<{ path: string; status: number }> }).requests.every((r) => r.path === '/nobody-home' && r.status === 404));
+      assert.ok(
+        (captured.body as { requests: Array<{ path: string; status: number }> }).requests.every(
+          (r) => r.path === '/nobody-home' && r.status === 404,
+        ),
+      );
     });
 
     it('DELETE /v1/domains/:id closes its tunnels (the agent says why and exits) and forgets the certificates', async () => {
@@ -123,7 +141,10 @@ if (requireTools('custom-domain binding (Pebble)', ACME_TOOLS, ACME_PACKAGES)) {
       for (const agent of [apex, www]) {
         const { code } = await agent.proc.exited;
         assert.equal(code, 0);
-        assert.ok(agent.proc.stderrLines.some((l) => l.includes(`custom domain ${domain.host} was removed from the account`)), agent.proc.output);
+        assert.ok(
+          agent.proc.stderrLines.some((l) => l.includes(`custom domain ${domain.host} was removed from the account`)),
+          agent.proc.output,
+        );
       }
       assert.match((await visit(world.server, domain.host, '/')).text, new RegExp(Messages.TUNNEL_OFFLINE));
       for (const name of [domain.host, sub]) assert.equal((await handshake(world.server, name, world.root)).ok, false, name);

@@ -102,7 +102,11 @@ export async function addDomain(server: TestServer, token: string, host: string)
 /** POST /v1/domains/:id/verify; returns status and body. */
 export async function verifyDomain(server: TestServer, token: string, id: string) {
   const res = await api(server, 'POST', `/v1/domains/${id}/verify`, { token });
-  return { status: res.status, body: res.body as DomainView & { verification: { ok: boolean; code: string | null; message: string } }, text: res.text };
+  return {
+    status: res.status,
+    body: res.body as DomainView & { verification: { ok: boolean; code: string | null; message: string } },
+    text: res.text,
+  };
 }
 
 /** Adds `host`, publishes its TXT record and an A record to 127.0.0.1, and verifies it. */
@@ -140,7 +144,14 @@ export function handshake(server: Pick<TestServer, 'httpsPort'>, servername: str
   let secureContext = contexts.get(ca);
   if (secureContext === undefined) contexts.set(ca, (secureContext = tls.createSecureContext({ ca })));
   return new Promise((resolve) => {
-    const socket = tls.connect({ host: '127.0.0.1', port: server.httpsPort, servername, secureContext, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] });
+    const socket = tls.connect({
+      host: '127.0.0.1',
+      port: server.httpsPort,
+      servername,
+      secureContext,
+      rejectUnauthorized: false,
+      ALPNProtocols: ['http/1.1'],
+    });
     socket.once('secureConnect', () => {
       const peer = socket.getPeerCertificate(true);
       const leaf = socket.getPeerX509Certificate();

@@ -10,7 +10,12 @@ import { addDomain, freshHost, startDomainWorld, verifyDomain, type DomainView, 
 // POST /v1/domains/:id/verify of a real server against real DNS servers on loopback:
 // each way a TXT record goes wrong gets its stable code and exact sentence.
 
-type Routing = { pointsAtEdge: boolean; found: { cname: string[]; a: string[] }; expected: { cname: string | null; a: string[] }; message: string };
+type Routing = {
+  pointsAtEdge: boolean;
+  found: { cname: string[]; a: string[] };
+  expected: { cname: string | null; a: string[] };
+  message: string;
+};
 type Check = DomainView & { verification: { ok: boolean; code: TxtFailureCode | null; message: string }; routing: Routing | null };
 
 if (requireTools('custom-domain verification', ['pebble-challtestsrv'], 'pebble')) {
@@ -57,30 +62,54 @@ if (requireTools('custom-domain verification', ['pebble-challtestsrv'], 'pebble'
 
     it('no record: txt_not_found, naming the record to create', async () => {
       const { domain, check } = await attempt(async () => undefined);
-      assertFailed(check, 'txt_not_found', txtFailureMessage('txt_not_found', { name: domain.txtRecord.name, expected: domain.txtRecord.value }));
+      assertFailed(
+        check,
+        'txt_not_found',
+        txtFailureMessage('txt_not_found', { name: domain.txtRecord.name, expected: domain.txtRecord.value }),
+      );
     });
 
     it('extra whitespace around the value: txt_whitespace', async () => {
       const { domain, check } = await attempt((d) => world.dns.addTxt(d.txtRecord.name, `  ${d.txtRecord.value} `));
-      assertFailed(check, 'txt_whitespace', txtFailureMessage('txt_whitespace', { name: domain.txtRecord.name, expected: domain.txtRecord.value }));
+      assertFailed(
+        check,
+        'txt_whitespace',
+        txtFailureMessage('txt_whitespace', { name: domain.txtRecord.name, expected: domain.txtRecord.value }),
+      );
     });
 
     it('a cut-off value: txt_truncated, showing what was found', async () => {
       const { domain, check } = await attempt((d) => world.dns.addTxt(d.txtRecord.name, d.txtRecord.value.slice(0, 25)));
       const found = [domain.txtRecord.value.slice(0, 25)];
-      assertFailed(check, 'txt_truncated', txtFailureMessage('txt_truncated', { name: domain.txtRecord.name, expected: domain.txtRecord.value, found }));
+      assertFailed(
+        check,
+        'txt_truncated',
+        txtFailureMessage('txt_truncated', { name: domain.txtRecord.name, expected: domain.txtRecord.value, found }),
+      );
     });
 
     it('the zone appended twice (_svcrouter.<host>.<zone>): txt_doubled_suffix, naming the zone to leave out', async () => {
       const zone = `z${randomBytes(4).toString('hex')}.example.test`;
       const { domain, check } = await attempt((d) => world.dns.addTxt(`${d.txtRecord.name}.${zone}`, d.txtRecord.value), `app.${zone}`);
-      assertFailed(check, 'txt_doubled_suffix', txtFailureMessage('txt_doubled_suffix', { name: domain.txtRecord.name, expected: domain.txtRecord.value, zone }));
+      assertFailed(
+        check,
+        'txt_doubled_suffix',
+        txtFailureMessage('txt_doubled_suffix', { name: domain.txtRecord.name, expected: domain.txtRecord.value, zone }),
+      );
       assert.match(check.verification.message, new RegExp(`without "\\.${zone.replace(/\./g, '\\.')}"`));
     });
 
     it('another value (say, from an earlier add): txt_wrong_value', async () => {
       const { domain, check } = await attempt((d) => world.dns.addTxt(d.txtRecord.name, 'svc-verify-stale'));
-      assertFailed(check, 'txt_wrong_value', txtFailureMessage('txt_wrong_value', { name: domain.txtRecord.name, expected: domain.txtRecord.value, found: ['svc-verify-stale'] }));
+      assertFailed(
+        check,
+        'txt_wrong_value',
+        txtFailureMessage('txt_wrong_value', {
+          name: domain.txtRecord.name,
+          expected: domain.txtRecord.value,
+          found: ['svc-verify-stale'],
+        }),
+      );
     });
 
     it('a failed check passes once the record is fixed, without re-adding', async () => {
@@ -96,12 +125,15 @@ if (requireTools('custom-domain verification', ['pebble-challtestsrv'], 'pebble'
         await world.dns.addA(d.host, ['198.51.100.9']);
       });
       assert.equal(away.check.state, 'verified');
-      assert.deepEqual({ ...away.check.routing, message: '' }, {
-        pointsAtEdge: false,
-        found: { cname: [], a: ['198.51.100.9'] },
-        expected: { cname: null, a: ['127.0.0.1'] },
-        message: '',
-      });
+      assert.deepEqual(
+        { ...away.check.routing, message: '' },
+        {
+          pointsAtEdge: false,
+          found: { cname: [], a: ['198.51.100.9'] },
+          expected: { cname: null, a: ['127.0.0.1'] },
+          message: '',
+        },
+      );
       assert.match(away.check.routing!.message, /does not point at the edge yet.*A records to 127\.0\.0\.1/);
       const home = await attempt((d) => world.dns.addA(d.host, ['127.0.0.1']));
       assert.equal(home.check.state, 'pending');

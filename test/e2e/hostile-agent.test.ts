@@ -2,7 +2,17 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { FrameType, encodeFrame, type MuxStream, type RequestHead } from '@svcrouter/protocol';
 import { openStore } from '@svcrouter/server/dist/store/index.js';
-import { api, startAgent, startOrigin, startServer, tempDir, visit, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
+import {
+  api,
+  startAgent,
+  startOrigin,
+  startServer,
+  tempDir,
+  visit,
+  type TestAgent,
+  type TestOrigin,
+  type TestServer,
+} from './harness/index.js';
 import { h2Request, h2Session } from './h2-visitor.js';
 import { startHostileAgent, type HostileAgent } from './hostile-agent.js';
 import { rawExchange } from './raw-exchange.js';
@@ -76,9 +86,19 @@ describe('a hostile agent', () => {
     it(`answers 502 on every visitor protocol to the head ${path}`, async () => {
       const host = `${hostile.hostname}:${server.httpPort}`;
       const lean = await rawExchange(server.httpPort, `GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
-      const node = await rawExchange(server.httpPort, `POST ${path} HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 1\r\nConnection: close\r\n\r\nx`);
-      const upgrade = await rawExchange(server.httpPort, `GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: Upgrade\r\nUpgrade: probe\r\n\r\n`);
-      for (const [name, result] of [['lean', lean], ['node', node], ['upgrade', upgrade]] as const) {
+      const node = await rawExchange(
+        server.httpPort,
+        `POST ${path} HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 1\r\nConnection: close\r\n\r\nx`,
+      );
+      const upgrade = await rawExchange(
+        server.httpPort,
+        `GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: Upgrade\r\nUpgrade: probe\r\n\r\n`,
+      );
+      for (const [name, result] of [
+        ['lean', lean],
+        ['node', node],
+        ['upgrade', upgrade],
+      ] as const) {
         assert.deepEqual(result.statuses, [502], `${name}: ${result.text.slice(0, 80)}`);
         assert.ok(!/Injected/i.test(result.text), `${name} carried a line the agent wrote`);
       }

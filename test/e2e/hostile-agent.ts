@@ -15,7 +15,11 @@ export interface HostileAgent {
  * Dials the edge with `token`, binds a tunnel and hands every visitor stream to `answer`, which
  * may send anything a real agent never would. The session answers the edge's pings as usual.
  */
-export async function startHostileAgent(serverUrl: string, token: string, answer: (stream: MuxStream, head: RequestHead) => void): Promise<HostileAgent> {
+export async function startHostileAgent(
+  serverUrl: string,
+  token: string,
+  answer: (stream: MuxStream, head: RequestHead) => void,
+): Promise<HostileAgent> {
   const socket = await dialSession({ serverUrl, token });
   let onBound: ((hostname: string) => void) | undefined;
   const bound = new Promise<string>((resolve) => (onBound = resolve));

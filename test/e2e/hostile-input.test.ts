@@ -44,7 +44,10 @@ describe('hostile input at the edge', () => {
     ['one 40 KiB header', { 'x-big': 'a'.repeat(40 * 1024) }],
     // nghttp2 refuses any single field above 64 KiB outright (a compression error), so 100 KiB comes in four.
     ['four 25 KiB headers', Object.fromEntries([0, 1, 2, 3].map((index) => [`x-h${index}`, 'c'.repeat(25 * 1024)]))],
-    ['700 headers adding up to over 32 KiB', Object.fromEntries(Array.from({ length: 700 }, (_, index) => [`x-h${index}`, 'b'.repeat(50)]))],
+    [
+      '700 headers adding up to over 32 KiB',
+      Object.fromEntries(Array.from({ length: 700 }, (_, index) => [`x-h${index}`, 'b'.repeat(50)])),
+    ],
   ] as const;
   for (const [name, headers] of h2Heads) {
     it(`answers 431 to an HTTP/2 request head over 32 KiB (${name}), as HTTP/1.1 does, and keeps serving`, HANG, async () => {

@@ -32,8 +32,7 @@ describe('request targets a visitor chooses', () => {
   });
   after(() => new Promise<void>((resolve) => other.close(() => resolve())));
 
-  const upgrade = (target: string): string =>
-    `GET ${target} HTTP/1.1\r\nHost: ${host}\r\nConnection: Upgrade\r\nUpgrade: probe\r\n\r\n`;
+  const upgrade = (target: string): string => `GET ${target} HTTP/1.1\r\nHost: ${host}\r\nConnection: Upgrade\r\nUpgrade: probe\r\n\r\n`;
 
   it('sends an upgrade with a scheme-relative target to the local service as a path, never to the host it names', HANG, async () => {
     const result = await rawExchange(server.httpPort, upgrade(`//127.0.0.1:${otherPort}/x`));
@@ -43,7 +42,7 @@ describe('request targets a visitor chooses', () => {
     assert.equal(otherConnections, 0);
   });
 
-  it('never lets an absolute-form upgrade target name another service on the agent\'s machine', HANG, async () => {
+  it("never lets an absolute-form upgrade target name another service on the agent's machine", HANG, async () => {
     const result = await rawExchange(server.httpPort, upgrade(`http://127.0.0.1:${otherPort}/`));
     assert.ok(!result.text.includes('SECRET'));
     assert.equal(otherConnections, 0);
@@ -57,7 +56,10 @@ describe('request targets a visitor chooses', () => {
   });
 
   it('forwards an absolute-form GET as its path', HANG, async () => {
-    const result = await rawExchange(server.httpPort, `GET http://${host}/echo?abs=1 HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+    const result = await rawExchange(
+      server.httpPort,
+      `GET http://${host}/echo?abs=1 HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`,
+    );
     assert.deepEqual(result.statuses, [200]);
     assert.equal(origin.seen.at(-1)?.url, '/echo?abs=1');
   });

@@ -35,7 +35,11 @@ describe('Traffic Inspector capture', () => {
     const [pro, free] = [await idOf(proToken), await idOf(freeToken)];
 
     const live = await startAgent(server, { token: proToken, target: origin.port, subdomain: 'inspected' });
-    const ok = await visit(server, live.hostname, '/status/201?x=1', { method: 'POST', body: 'abc', headers: { 'user-agent': 'inspector-e2e' } });
+    const ok = await visit(server, live.hostname, '/status/201?x=1', {
+      method: 'POST',
+      body: 'abc',
+      headers: { 'user-agent': 'inspector-e2e' },
+    });
     assert.equal(ok.status, 201);
     const broken = await startAgent(server, { token: proToken, target: await unusedPort() });
     assert.equal((await visit(server, broken.hostname, '/down')).status, 502);

@@ -119,13 +119,17 @@ describe('the lean HTTP/1.1 path and its hand-over to Node', () => {
     if (!visitor.socket.destroyed) await once(visitor.socket, 'close');
   });
 
-  it('treats a visitor that half-closes with a request in flight as gone, as Node does: the origin request is cancelled', HANG, async () => {
-    const visitor = connect();
-    visitor.socket.end(`GET /hang HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
-    await once(visitor.socket, 'close');
-    if (origin.activity.inFlight > 0) await once(origin.activity, 'idle');
-    assert.equal(origin.activity.inFlight, 0);
-  });
+  it(
+    'treats a visitor that half-closes with a request in flight as gone, as Node does: the origin request is cancelled',
+    HANG,
+    async () => {
+      const visitor = connect();
+      visitor.socket.end(`GET /hang HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+      await once(visitor.socket, 'close');
+      if (origin.activity.inFlight > 0) await once(origin.activity, 'idle');
+      assert.equal(origin.activity.inFlight, 0);
+    },
+  );
 
   it('answers an unknown name with the offline page, and a bodiless request over TLS lean too', HANG, async () => {
     const visitor = connect();
@@ -135,7 +139,9 @@ describe('the lean HTTP/1.1 path and its hand-over to Node', () => {
     assert.equal(after!.status, 202, 'the connection stays usable after the page');
     visitor.socket.destroy();
 
-    const secure = rawVisitor(tls.connect({ host: '127.0.0.1', port: server.httpsPort, servername: agent.hostname, ca: server.caPem, ALPNProtocols: ['http/1.1'] }));
+    const secure = rawVisitor(
+      tls.connect({ host: '127.0.0.1', port: server.httpsPort, servername: agent.hostname, ca: server.caPem, ALPNProtocols: ['http/1.1'] }),
+    );
     secure.send(`GET /echo?tls=1 HTTP/1.1\r\nHost: ${agent.hostname}\r\n\r\n`);
     const [echo] = await secure.responses(1);
     assert.equal((JSON.parse(echo!.body) as { headers: Record<string, string> }).headers['x-forwarded-proto'], 'https');
@@ -143,7 +149,13 @@ describe('the lean HTTP/1.1 path and its hand-over to Node', () => {
   });
 
   it('a visitor leaving mid-download stops the origin', HANG, async () => {
-    const request = http.get({ host: agent.hostname, port: server.httpPort, path: '/pattern?n=1073741824', lookup: loopbackLookup, agent: false });
+    const request = http.get({
+      host: agent.hostname,
+      port: server.httpPort,
+      path: '/pattern?n=1073741824',
+      lookup: loopbackLookup,
+      agent: false,
+    });
     const [response] = (await once(request, 'response')) as [http.IncomingMessage];
     await once(response, 'data');
     const idle = once(origin.activity, 'idle');

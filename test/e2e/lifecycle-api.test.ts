@@ -55,7 +55,10 @@ describe('tunnels and the account through the API', () => {
     const page = await visit(server, 'deleted.localhost', '/');
     assert.equal(page.status, 404);
     assert.match(page.text, new RegExp(Messages.TUNNEL_OFFLINE));
-    assert.equal((await listTunnels(server, token)).some((t) => t.id === tunnel.id), false);
+    assert.equal(
+      (await listTunnels(server, token)).some((t) => t.id === tunnel.id),
+      false,
+    );
   });
 
   it("DELETE of another account's tunnel answers 404 and the tunnel keeps working", async () => {

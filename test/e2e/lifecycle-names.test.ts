@@ -1,7 +1,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { BindMessages } from '@svcrouter/protocol';
-import { spawnAgent, splitFailure, startAgent, startOrigin, startServer, visit, type TestOrigin, type TestServer } from './harness/index.js';
+import {
+  spawnAgent,
+  splitFailure,
+  startAgent,
+  startOrigin,
+  startServer,
+  visit,
+  type TestOrigin,
+  type TestServer,
+} from './harness/index.js';
 import { startHoldingOrigin, type HoldingOrigin } from './lifecycle-support.js';
 
 describe('tunnel names', () => {

@@ -44,7 +44,10 @@ describe('an agent across a server restart', () => {
           await agent.proc.waitForLine(BACK);
           const count = (pattern: RegExp): number => agent.proc.output.split('\n').filter((line) => pattern.test(line)).length;
           assert.deepEqual([count(LOST), count(BACK)], [1, 1], agent.proc.output);
-          assert.ok(agent.proc.lines.includes(`Reconnected: forwarding ${agent.url} -> http://localhost:${origin.port}`), agent.proc.output);
+          assert.ok(
+            agent.proc.lines.includes(`Reconnected: forwarding ${agent.url} -> http://localhost:${origin.port}`),
+            agent.proc.output,
+          );
           assert.equal((await visit(second, agent.hostname, '/')).text, 'hello from origin');
           assert.equal((await agent.close()).code, 0);
         } finally {

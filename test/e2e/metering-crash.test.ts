@@ -152,7 +152,10 @@ describe('usage metering across a crash', () => {
     const drained = received - atKill;
     const recorded = await stored();
     const sent = origin.sent();
-    const window = maxInWindow(timeline.filter(([time]) => time <= killedAt), FLUSH_MS + FLUSH_SLACK_MS);
+    const window = maxInWindow(
+      timeline.filter(([time]) => time <= killedAt),
+      FLUSH_MS + FLUSH_SLACK_MS,
+    );
     t.diagnostic(
       `received=${received} originSent=${sent} recorded=${recorded} lost=${received - recorded} ` +
         `bound=${window + drained} (max in ${FLUSH_MS + FLUSH_SLACK_MS} ms window=${window}, drained after kill=${drained})`,

@@ -85,16 +85,26 @@ describe('GET /v1/requests/stream', () => {
       ['status=404', (r) => r.status === 404],
       ['status=2xx', (r) => r.status >= 200 && r.status < 300],
       ['method=POST', (r) => r.method === 'POST'],
-      [`host=${one.hostname}&status=4xx&method=get`, (r) => r.host === one.hostname && r.status >= 400 && r.status < 500 && r.method === 'GET'],
+      [
+        `host=${one.hostname}&status=4xx&method=get`,
+        (r) => r.host === one.hostname && r.status >= 400 && r.status < 500 && r.method === 'GET',
+      ],
     ];
     const everything = await stream('?status=1xx&method=PATCH');
     const all = await stream();
     const filtered = await Promise.all(cases.map(([query]) => stream(`?${query}`)));
     const visits = [
-      [one, '/status/200', 'GET'], [one, '/status/404', 'GET'], [one, '/echo', 'POST'], [one, '/status/503', 'GET'],
-      [two, '/status/201', 'GET'], [two, '/status/404', 'GET'], [two, '/echo', 'POST'], [two, '/status/418', 'GET'],
+      [one, '/status/200', 'GET'],
+      [one, '/status/404', 'GET'],
+      [one, '/echo', 'POST'],
+      [one, '/status/503', 'GET'],
+      [two, '/status/201', 'GET'],
+      [two, '/status/404', 'GET'],
+      [two, '/echo', 'POST'],
+      [two, '/status/418', 'GET'],
     ] as const;
-    for (const [agent, path, method] of visits) await visit(server, agent.hostname, path, { method, body: method === 'POST' ? 'x' : undefined });
+    for (const [agent, path, method] of visits)
+      await visit(server, agent.hostname, path, { method, body: method === 'POST' ? 'x' : undefined });
     await all.until(() => all.count() >= visits.length, 'every record on the unfiltered stream');
     const received = data(all);
     assert.equal(received.length, visits.length);
@@ -103,7 +113,11 @@ describe('GET /v1/requests/stream', () => {
       const expected = received.filter(keep).map((r) => r.id);
       assert.ok(expected.length > 0 && expected.length < received.length, `${query} selects some`);
       await client.until(() => client.count() >= expected.length, query);
-      assert.deepEqual(data(client).map((r) => r.id), expected, query);
+      assert.deepEqual(
+        data(client).map((r) => r.id),
+        expected,
+        query,
+      );
     }
     assert.equal(everything.count(), 0, 'a filter nothing matches sends nothing');
   });
@@ -111,12 +125,19 @@ describe('GET /v1/requests/stream', () => {
   it('with since, sends the stored records oldest first, then live ones, each once', async () => {
     const since = new Date().toISOString();
     for (let i = 0; i < 5; i++) await visit(server, two.hostname, `/status/200?stored=${i}`);
-    await eventually(() => listed(`since=${since}&host=${two.hostname}`), (r) => r.length >= 5, 'stored records');
+    await eventually(
+      () => listed(`since=${since}&host=${two.hostname}`),
+      (r) => r.length >= 5,
+      'stored records',
+    );
     const client = await stream(`?host=${two.hostname}&since=${since}`);
     for (let i = 0; i < 5; i++) await visit(server, two.hostname, `/status/200?live=${i}`);
     await client.until(() => client.count() >= 10, 'stored and live records');
     const paths = data(client).map((r) => r.path);
-    assert.deepEqual(paths, [0, 1, 2, 3, 4].map((i) => `/status/200?stored=${i}`).concat([0, 1, 2, 3, 4].map((i) => `/status/200?live=${i}`)));
+    assert.deepEqual(
+      paths,
+      [0, 1, 2, 3, 4].map((i) => `/status/200?stored=${i}`).concat([0, 1, 2, 3, 4].map((i) => `/status/200?live=${i}`)),
+    );
     const ids = data(client).map((r) => r.id);
     assert.deepEqual(ids, (await listed(`since=${since}&host=${two.hostname}`)).map((r) => r.id).reverse());
   });
@@ -130,11 +151,15 @@ describe('GET /v1/requests/stream', () => {
     slow.pause();
     const statuses: number[] = [];
     const workers = Array.from({ length: 16 }, async (_, w) => {
-      for (let i = w; i < total; i += 16) statuses.push((await visit(server, one.hostname, `/status/200?n=${i}&pad=${pad}`, { method: 'PUT' })).status);
+      for (let i = w; i < total; i += 16)
+        statuses.push((await visit(server, one.hostname, `/status/200?n=${i}&pad=${pad}`, { method: 'PUT' })).status);
     });
     await Promise.all(workers);
     assert.equal(statuses.length, total);
-    assert.ok(statuses.every((s) => s === 200), 'every request went through');
+    assert.ok(
+      statuses.every((s) => s === 200),
+      'every request went through',
+    );
     await fast.until(() => fast.count() >= total, 'every record on the fast stream');
     assert.equal(new Set(data(fast).map((r) => r.id)).size, total);
     slow.resume();

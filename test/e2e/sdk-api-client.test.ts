@@ -4,7 +4,17 @@ import { after, before, describe, it } from 'node:test';
 import { LOCAL_ACCOUNT_EMAIL } from '@svcrouter/server/dist/cli/welcome.js';
 import { freePort } from '@svcrouter/testkit';
 import { requireTools } from '@svcrouter/server/dist/test-support/tools.js';
-import { ApiClient, ApiError, ErrorCode, Messages, SvcError, forward, type CapturedRequest, type RequestStreamEvent, type Tunnel } from '@svcrouter/sdk';
+import {
+  ApiClient,
+  ApiError,
+  ErrorCode,
+  Messages,
+  SvcError,
+  forward,
+  type CapturedRequest,
+  type RequestStreamEvent,
+  type Tunnel,
+} from '@svcrouter/sdk';
 import { eventually } from './api-helpers.js';
 import { freshHost, startDomainWorld, type DomainWorld } from './domains-support.js';
 import { startOrigin, visit, type TestOrigin } from './harness/index.js';
@@ -47,7 +57,7 @@ if (requireTools('SDK REST client', ['pebble-challtestsrv'], 'pebble')) {
       await world?.close();
     });
 
-    it('me(), usage() and usageHistory() answer for the token\'s account', async () => {
+    it("me(), usage() and usageHistory() answer for the token's account", async () => {
       const me = await client.me();
       assert.equal(me.email, LOCAL_ACCOUNT_EMAIL);
       const usage = await client.usage();
@@ -55,7 +65,10 @@ if (requireTools('SDK REST client', ['pebble-challtestsrv'], 'pebble')) {
       assert.equal(usage.used.tunnels, 1);
       const today = new Date().toISOString().slice(0, 10);
       const history = await client.usageHistory({ from: today, to: today });
-      assert.ok(history.days.every((day) => day.date === today), JSON.stringify(history));
+      assert.ok(
+        history.days.every((day) => day.date === today),
+        JSON.stringify(history),
+      );
       const invalid = await rejectsWith(client.usageHistory({ from: 'yesterday' }), 400, 'invalid_request');
       assert.match(invalid.message, /from/);
     });
@@ -83,11 +96,20 @@ if (requireTools('SDK REST client', ['pebble-challtestsrv'], 'pebble')) {
       assert.ok(first.nextCursor, 'a first page of two out of five has a cursor');
       const walked: CapturedRequest[] = [];
       for await (const record of client.requests.all({ tunnel: tunnel.id, limit: 2 })) walked.push(record);
-      assert.deepEqual(walked.map((r) => r.id), everything.requests.map((r) => r.id));
+      assert.deepEqual(
+        walked.map((r) => r.id),
+        everything.requests.map((r) => r.id),
+      );
       const notFound = await client.requests.list({ tunnel: tunnel.id, status: 404 });
-      assert.deepEqual(notFound.requests.map((r) => [r.status, r.path]), [[404, '/status/404']]);
+      assert.deepEqual(
+        notFound.requests.map((r) => [r.status, r.path]),
+        [[404, '/status/404']],
+      );
       const clientErrors = await client.requests.list({ tunnel: tunnel.id, status: '4xx' });
-      assert.deepEqual(clientErrors.requests.map((r) => r.id), notFound.requests.map((r) => r.id));
+      assert.deepEqual(
+        clientErrors.requests.map((r) => r.id),
+        notFound.requests.map((r) => r.id),
+      );
       await rejectsWith(client.requests.list({ limit: 0 }), 400, 'invalid_request');
     });
 
@@ -104,7 +126,10 @@ if (requireTools('SDK REST client', ['pebble-challtestsrv'], 'pebble')) {
       }
       const records = events.flatMap((event) => (event.type === 'request' ? [event] : []));
       assert.equal(records.length, events.length, 'no dropped events');
-      assert.deepEqual(records.slice(0, stored.length).map((event) => event.request), [...stored].reverse());
+      assert.deepEqual(
+        records.slice(0, stored.length).map((event) => event.request),
+        [...stored].reverse(),
+      );
       assert.ok(records.every((event) => event.id === event.request.id));
       const live = records.at(-1)!.request;
       assert.deepEqual([live.path, live.status, live.tunnelId], ['/status/201', 201, tunnel.id]);
@@ -115,7 +140,10 @@ if (requireTools('SDK REST client', ['pebble-challtestsrv'], 'pebble')) {
       const created = await client.domains.create(host);
       assert.equal(created.host, host);
       assert.equal(created.state, 'pending');
-      assert.deepEqual((await client.domains.list()).map((d) => d.id), [created.id]);
+      assert.deepEqual(
+        (await client.domains.list()).map((d) => d.id),
+        [created.id],
+      );
       assert.deepEqual(await client.domains.get(created.id), created);
       const conflict = await rejectsWith(client.domains.create(host), 409, 'domain_exists');
       assert.ok(conflict.message.length > 0);
@@ -175,14 +203,17 @@ if (requireTools('SDK REST client', ['pebble-challtestsrv'], 'pebble')) {
         assert.equal(fromEnv.baseUrl, world.server.url);
         assert.equal((await fromEnv.me()).email, LOCAL_ACCOUNT_EMAIL);
       } finally {
-        for (const [name, value] of [['SVC_TOKEN', saved.token], ['SVC_SERVER', saved.server]] as const) {
+        for (const [name, value] of [
+          ['SVC_TOKEN', saved.token],
+          ['SVC_SERVER', saved.server],
+        ] as const) {
           if (value === undefined) delete process.env[name];
           else process.env[name] = value;
         }
       }
     });
 
-    it('tunnels.delete() releases the tunnel: forward()\'s tunnel ends with TUNNEL_RELEASED', async () => {
+    it("tunnels.delete() releases the tunnel: forward()'s tunnel ends with TUNNEL_RELEASED", async () => {
       const ended = once(tunnel, 'end');
       await client.tunnels.delete(tunnel.id);
       const [error] = (await ended) as [unknown];

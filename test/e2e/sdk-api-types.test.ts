@@ -23,7 +23,9 @@ describe('SDK REST types', () => {
 
   it(`${GENERATED} matches the server's /v1/openapi.json`, async () => {
     const script = path.join(REPO_ROOT, 'scripts/generate-api-types.mjs');
-    const { stdout } = await promisify(execFile)(process.execPath, [script, '--server', server.url, '--stdout'], { maxBuffer: 16 * 1024 * 1024 });
+    const { stdout } = await promisify(execFile)(process.execPath, [script, '--server', server.url, '--stdout'], {
+      maxBuffer: 16 * 1024 * 1024,
+    });
     const committed = await readFile(path.join(REPO_ROOT, GENERATED), 'utf8');
     if (stdout === committed) return;
     const fresh = stdout.split('\n');

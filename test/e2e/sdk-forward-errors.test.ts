@@ -58,13 +58,13 @@ describe('forward() errors against a real server', () => {
     }
   });
 
-  it('TUNNEL_LIMIT once the plan\'s tunnels are in use', async () => {
+  it("TUNNEL_LIMIT once the plan's tunnels are in use", async () => {
     const token = await server.createAccount('limit@example.com', 'free');
     open.push(await start({ token }));
     assertCode(await refusal(start({ token })), ErrorCode.TUNNEL_LIMIT, Messages.TUNNEL_LIMIT);
   });
 
-  it('BANDWIDTH_LIMIT once the month\'s transfer quota is used up', async () => {
+  it("BANDWIDTH_LIMIT once the month's transfer quota is used up", async () => {
     const token = await server.createAccount('quota@example.com', 'pro');
     const first = await start({ token });
     open.push(first);
@@ -77,7 +77,11 @@ describe('forward() errors against a real server', () => {
     const holder = await server.createAccount('holder@example.com', 'pro');
     const other = await server.createAccount('other@example.com', 'pro');
     open.push(await start({ token: holder, subdomain: 'sdk-taken' }));
-    assertCode(await refusal(start({ token: other, subdomain: 'sdk-taken' })), ErrorCode.NAME_TAKEN, /^sdk-taken\.\S+ is already in use by another account/);
+    assertCode(
+      await refusal(start({ token: other, subdomain: 'sdk-taken' })),
+      ErrorCode.NAME_TAKEN,
+      /^sdk-taken\.\S+ is already in use by another account/,
+    );
   });
 
   it('DOMAIN_NOT_VERIFIED for a custom domain the account has not verified', async () => {
@@ -88,12 +92,22 @@ describe('forward() errors against a real server', () => {
   it('EDGE_UNREACHABLE when nothing listens at the server URL, after the start retries', async () => {
     const serverUrl = `http://127.0.0.1:${await freePort()}`;
     const error = await refusal(start({ token: server.token!, serverUrl }));
-    assertCode(error, ErrorCode.EDGE_UNREACHABLE, `cannot reach the svcRouter edge at ${serverUrl} (ECONNREFUSED), after ${START_ATTEMPTS} attempts`);
+    assertCode(
+      error,
+      ErrorCode.EDGE_UNREACHABLE,
+      `cannot reach the svcRouter edge at ${serverUrl} (ECONNREFUSED), after ${START_ATTEMPTS} attempts`,
+    );
   });
 
   it('EDGE_UNREACHABLE when the URL answers HTTP but is not an edge', async () => {
     // The test origin is a plain web server: it answers the session request without upgrading.
     const error = await refusal(start({ token: server.token!, serverUrl: origin.url }));
-    assertCode(error, ErrorCode.EDGE_UNREACHABLE, new RegExp(`^cannot reach the svcRouter edge at ${origin.url} \\(HTTP \\d{3}, not a svcRouter edge session\\), after ${START_ATTEMPTS} attempts$`));
+    assertCode(
+      error,
+      ErrorCode.EDGE_UNREACHABLE,
+      new RegExp(
+        `^cannot reach the svcRouter edge at ${origin.url} \\(HTTP \\d{3}, not a svcRouter edge session\\), after ${START_ATTEMPTS} attempts$`,
+      ),
+    );
   });
 });

@@ -20,7 +20,10 @@ describe('SDK capture and replay', () => {
       assert.equal(record.request.body.truncated, true);
       assert.equal(Buffer.from(record.request.body.base64, 'base64').toString(), 'x'.repeat(16));
       assert.equal(record.response!.body.truncated, true);
-      await assert.rejects(tunnel.inspector!.replay(record.id), (error: unknown) => error instanceof ReplayError && error.code === 'BODY_TRUNCATED');
+      await assert.rejects(
+        tunnel.inspector!.replay(record.id),
+        (error: unknown) => error instanceof ReplayError && error.code === 'BODY_TRUNCATED',
+      );
       const replayed = await tunnel.inspector!.replay(record.id, { body: 'short' });
       assert.equal(replayed.replayOf, record.id);
       assert.equal(replayed.status, 200);

@@ -74,7 +74,10 @@ describe('packed agent-side packages installed from their tarballs', () => {
     server = await startServer();
     const tarballs: string[] = [];
     for (const name of PACKAGES) {
-      const { stdout } = await run('npm', ['pack', '--pack-destination', work.dir, '--json'], { cwd: path.join(REPO_ROOT, 'packages', name), env: cleanEnv() });
+      const { stdout } = await run('npm', ['pack', '--pack-destination', work.dir, '--json'], {
+        cwd: path.join(REPO_ROOT, 'packages', name),
+        env: cleanEnv(),
+      });
       const [packed] = JSON.parse(stdout) as Array<{ filename: string }>;
       tarballs.push(path.join(work.dir, packed!.filename));
     }
@@ -83,7 +86,10 @@ describe('packed agent-side packages installed from their tarballs', () => {
     await writeFile(path.join(app, 'package.json'), JSON.stringify({ name: 'pack-check', private: true, type: 'module' }));
     // Offline: the three tarballs and the agent's few libraries (from npm's cache, filled by the
     // repository's own install) are all it takes, so nothing unexpected can slip in.
-    await run('npm', ['install', '--offline', '--no-package-lock', '--ignore-scripts', '--no-audit', '--no-fund', ...tarballs], { cwd: app, env: cleanEnv() });
+    await run('npm', ['install', '--offline', '--no-package-lock', '--ignore-scripts', '--no-audit', '--no-fund', ...tarballs], {
+      cwd: app,
+      env: cleanEnv(),
+    });
   });
   after(async () => {
     await server?.close();
@@ -94,19 +100,37 @@ describe('packed agent-side packages installed from their tarballs', () => {
     assert.deepEqual((await readdir(path.join(app, 'node_modules/@svcrouter'))).sort(), ['agent', 'protocol', 'sdk']);
     for (const name of PACKAGES) {
       const folder = path.join(app, 'node_modules/@svcrouter', name);
-      const manifest = JSON.parse(await readFile(path.join(folder, 'package.json'), 'utf8')) as { dependencies?: Record<string, string>; type?: string };
+      const manifest = JSON.parse(await readFile(path.join(folder, 'package.json'), 'utf8')) as {
+        dependencies?: Record<string, string>;
+        type?: string;
+      };
       assert.equal(manifest.type, 'module', `${name} is ESM`);
       const allowed = name === 'agent' ? AGENT_DEPENDENCIES : SDK_DEPENDENCIES;
-      for (const dependency of Object.keys(manifest.dependencies ?? {})) assert.ok(allowed.includes(dependency), `${name} depends on ${dependency}`);
+      for (const dependency of Object.keys(manifest.dependencies ?? {}))
+        assert.ok(allowed.includes(dependency), `${name} depends on ${dependency}`);
       const files = await readdir(folder, { recursive: true });
-      assert.deepEqual(files.filter((file) => /\.test\.|test-support/.test(file)), [], `${name} ships tests`);
+      assert.deepEqual(
+        files.filter((file) => /\.test\.|test-support/.test(file)),
+        [],
+        `${name} ships tests`,
+      );
     }
     const agentFiles = await readdir(path.join(app, 'node_modules/@svcrouter/agent'), { recursive: true });
-    assert.ok(['index.html', 'app.js', 'app.css'].every((file) => agentFiles.includes(path.join('inspector-ui', file))), 'the agent ships the inspector UI');
+    assert.ok(
+      ['index.html', 'app.js', 'app.css'].every((file) => agentFiles.includes(path.join('inspector-ui', file))),
+      'the agent ships the inspector UI',
+    );
     const everything = await readdir(path.join(app, 'node_modules'), { recursive: true });
-    assert.deepEqual(everything.filter((file) => file.endsWith('.node')), [], 'no native module anywhere');
+    assert.deepEqual(
+      everything.filter((file) => file.endsWith('.node')),
+      [],
+      'no native module anywhere',
+    );
     const sdkFiles = await readdir(path.join(app, 'node_modules/@svcrouter/sdk'), { recursive: true });
-    assert.ok(sdkFiles.includes('README.md') && sdkFiles.includes(path.join('dist', 'index.d.ts')), 'the SDK ships its README and declarations');
+    assert.ok(
+      sdkFiles.includes('README.md') && sdkFiles.includes(path.join('dist', 'index.d.ts')),
+      'the SDK ships its README and declarations',
+    );
   });
 
   it('svc version runs from the installed agent', async () => {
@@ -116,13 +140,28 @@ describe('packed agent-side packages installed from their tarballs', () => {
 
   it('a TypeScript program type-checks against the installed declarations', async () => {
     await writeFile(path.join(app, 'typed.ts'), TYPED_EXAMPLE);
-    const flags = ['--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--skipLibCheck'];
-    await run(process.execPath, [TSC, ...flags, 'typed.ts'], { cwd: app, env: cleanEnv() }).catch((error: { stdout: string }) => assert.fail(error.stdout));
+    const flags = [
+      '--noEmit',
+      '--strict',
+      '--module',
+      'nodenext',
+      '--moduleResolution',
+      'nodenext',
+      '--target',
+      'es2022',
+      '--skipLibCheck',
+    ];
+    await run(process.execPath, [TSC, ...flags, 'typed.ts'], { cwd: app, env: cleanEnv() }).catch((error: { stdout: string }) =>
+      assert.fail(error.stdout),
+    );
   });
 
   it('an example forwards a port and calls the REST API of a real server', async () => {
     await writeFile(path.join(app, 'example.mjs'), EXAMPLE);
-    const { stdout } = await run(process.execPath, ['example.mjs'], { cwd: app, env: cleanEnv({ SVC_TOKEN: server.token!, SVC_SERVER: server.url }) });
+    const { stdout } = await run(process.execPath, ['example.mjs'], {
+      cwd: app,
+      env: cleanEnv({ SVC_TOKEN: server.token!, SVC_SERVER: server.url }),
+    });
     const result = JSON.parse(stdout) as { resolved: string; url: string; listed: boolean; email: string };
     assert.ok(result.resolved.startsWith(`file://${app}/node_modules/@svcrouter/sdk/`), result.resolved);
     assert.match(result.url, /^https:\/\/[a-z0-9-]+\.localhost:\d+$/);

@@ -3,7 +3,16 @@ import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import http2 from 'node:http2';
 import { after, before, describe, it } from 'node:test';
-import { PATTERN_CHUNK_BYTES, patternChunk, patternSha256, tunnelSuite, visit, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
+import {
+  PATTERN_CHUNK_BYTES,
+  patternChunk,
+  patternSha256,
+  tunnelSuite,
+  visit,
+  type TestAgent,
+  type TestOrigin,
+  type TestServer,
+} from './harness/index.js';
 import { MiB, RssWatch, connectH2, h2Request, hashBody, openStreams, readText, request, writeChunks } from './data-path-support.js';
 
 const GiB = 1024 * MiB;
@@ -68,7 +77,11 @@ describe('streaming through the tunnel', () => {
       const res = await request(server, agent.hostname, '/upload', {
         method: 'POST',
         headers: { 'content-type': 'application/octet-stream', 'content-length': String(GiB) },
-        body: (req) => void writeChunks(req, GiB / PATTERN_CHUNK_BYTES, patternChunk).then(() => req.end(), (error: Error) => req.destroy(error)),
+        body: (req) =>
+          void writeChunks(req, GiB / PATTERN_CHUNK_BYTES, patternChunk).then(
+            () => req.end(),
+            (error: Error) => req.destroy(error),
+          ),
       });
       assert.equal(res.statusCode, 200);
       const echo = JSON.parse(await readText(res)) as { bodySha256: string; bodyLength: number };
@@ -139,7 +152,10 @@ describe('streaming through the tunnel', () => {
             firstSeen = true;
             return writeChunks(req, chunks - 1, (index) => patternChunk(index + 1));
           })
-          .then(() => req.end(), (error: Error) => req.destroy(error));
+          .then(
+            () => req.end(),
+            (error: Error) => req.destroy(error),
+          );
       },
     });
     const echo = JSON.parse(await readText(res)) as { bodySha256: string; bodyLength: number };
@@ -155,7 +171,11 @@ describe('streaming through the tunnel', () => {
       // server) closes after its answer while bytes still arrive, and the reset can beat it.
       headers: { 'content-length': String(64 * MiB), connection: 'keep-alive' },
       // The visitor keeps sending while the answer comes back; it stops once it has the answer.
-      body: (req) => void writeChunks(req, 64 * MiB / PATTERN_CHUNK_BYTES, patternChunk).then(() => req.end(), () => undefined),
+      body: (req) =>
+        void writeChunks(req, (64 * MiB) / PATTERN_CHUNK_BYTES, patternChunk).then(
+          () => req.end(),
+          () => undefined,
+        ),
     });
     assert.equal(res.statusCode, 413);
     assert.equal(await readText(res), 'status 413');
@@ -189,7 +209,11 @@ describe('streaming through the tunnel', () => {
 
     it('carries a POST body over h2 to the origin intact', HANG, async () => {
       const body = Buffer.concat([patternChunk(0), patternChunk(1), Buffer.from('tail')]);
-      const { headers, text } = await h2Request(session, { ':method': 'POST', ':path': '/echo', 'content-type': 'application/octet-stream' }, body);
+      const { headers, text } = await h2Request(
+        session,
+        { ':method': 'POST', ':path': '/echo', 'content-type': 'application/octet-stream' },
+        body,
+      );
       assert.equal(headers[':status'], 200);
       const echo = JSON.parse(text) as { method: string; bodyLength: number; bodySha256: string };
       assert.equal(echo.method, 'POST');

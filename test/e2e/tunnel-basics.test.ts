@@ -55,7 +55,9 @@ describe('a tunnel end to end', () => {
   });
 
   it('routes the Host case-insensitively, ignoring a trailing dot', async () => {
-    const result = await visit(server, agent.hostname, '/echo', { headers: { host: `${agent.hostname.toUpperCase()}.:${server.httpPort}` } });
+    const result = await visit(server, agent.hostname, '/echo', {
+      headers: { host: `${agent.hostname.toUpperCase()}.:${server.httpPort}` },
+    });
     assert.equal(result.status, 200);
   });
 

@@ -3,7 +3,16 @@ import { once } from 'node:events';
 import http from 'node:http';
 import { before, describe, it } from 'node:test';
 import WebSocket from 'ws';
-import { edgeUrl, loopbackLookup, patternChunk, tunnelSuite, visit, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
+import {
+  edgeUrl,
+  loopbackLookup,
+  patternChunk,
+  tunnelSuite,
+  visit,
+  type TestAgent,
+  type TestOrigin,
+  type TestServer,
+} from './harness/index.js';
 import { MiB, openStreams } from './data-path-support.js';
 
 /** Bounds a hung test (a close that never propagates hangs); not a timing assertion. */
@@ -62,7 +71,10 @@ describe('WebSockets through the tunnel', () => {
       });
       for (let index = 0; index < 100; index++) visitor.send(`message ${index}`);
       await all;
-      assert.deepEqual(received, Array.from({ length: 100 }, (_, index) => `message ${index}`));
+      assert.deepEqual(
+        received,
+        Array.from({ length: 100 }, (_, index) => `message ${index}`),
+      );
       visitor.close();
       await once(visitor, 'close');
     });
@@ -116,7 +128,7 @@ describe('WebSockets through the tunnel', () => {
     assert.equal(code, 1006);
   });
 
-  it('passes a non-WebSocket Upgrade through and returns the origin\'s 426', HANG, async () => {
+  it("passes a non-WebSocket Upgrade through and returns the origin's 426", HANG, async () => {
     const req = http.request(edgeUrl(server, agent.hostname, '/anything'), {
       headers: { connection: 'upgrade', upgrade: 'foo' },
       lookup: loopbackLookup,

@@ -1,3 +1,3 @@
 #!/usr/bin/env node
 // Committed shim so npm can link the bin before the first build; the code lives in dist/.
-import "../dist/main.js";
+import '../dist/main.js';

@@ -30,7 +30,12 @@ export type OutputFactory = (command: Command) => Output;
  * Runs the CLI. Resolves with the exit code once a command completes; for `http` that is
  * when the tunnel ends (signal, release by the server, fatal error).
  */
-export async function runCli(argv: string[], env: AgentEnv, makeOutput: OutputFactory, hooks: RunHooks): Promise<{ code: number; output: Output }> {
+export async function runCli(
+  argv: string[],
+  env: AgentEnv,
+  makeOutput: OutputFactory,
+  hooks: RunHooks,
+): Promise<{ code: number; output: Output }> {
   const command = parseCommand(argv);
   if (typeof command === 'string') {
     const output = makeOutput({ kind: 'help' });

@@ -53,7 +53,10 @@ test('an unknown key is reported at its own line and column, with the keys allow
 });
 
 test('a bad value is reported at the value, with the reason; a missing one at its map', () => {
-  assert.deepEqual(problems('tunnels:\n  web:\n    addr: [1]\n').map((p) => [p.line, p.key, p.message]), [[3, 'tunnels.web.addr', 'Invalid input']]);
+  assert.deepEqual(
+    problems('tunnels:\n  web:\n    addr: [1]\n').map((p) => [p.line, p.key, p.message]),
+    [[3, 'tunnels.web.addr', 'Invalid input']],
+  );
   const found = problems(`token: "svc_short"\ntunnels:\n  web:\n    addr: 99999\n  api:\n    subdomain: x\n`);
   assert.deepEqual(
     found.map((p) => [p.line, p.column, p.key, p.message]),
@@ -69,8 +72,14 @@ test('a YAML syntax error has its line; an empty file says tunnels are required'
   const [syntax] = problems('tunnels:\n  web: [3000\n');
   assert.equal(syntax!.key, '');
   assert.ok(syntax!.line >= 2, JSON.stringify(syntax));
-  assert.deepEqual(problems('').map((p) => [p.key, p.message]), [['tunnels', 'required']]);
-  assert.deepEqual(problems('tunnels: {}\n').map((p) => [p.line, p.key, p.message]), [[1, 'tunnels', 'at least one tunnel is needed']]);
+  assert.deepEqual(
+    problems('').map((p) => [p.key, p.message]),
+    [['tunnels', 'required']],
+  );
+  assert.deepEqual(
+    problems('tunnels: {}\n').map((p) => [p.line, p.key, p.message]),
+    [[1, 'tunnels', 'at least one tunnel is needed']],
+  );
 });
 
 test('problems print as file:line:column key: message', () => {

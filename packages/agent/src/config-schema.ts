@@ -17,9 +17,17 @@ export const InspectorSchema = z.strictObject({
   /** Serve the inspector (default true). */
   enabled: z.boolean().optional(),
   /** `host:port` on loopback (default DEFAULT_INSPECT_ADDR). */
-  addr: z.string().regex(/^[^\s:]+:\d{1,5}$|^\[[0-9a-fA-F:]+\]:\d{1,5}$/, 'expected host:port').optional(),
+  addr: z
+    .string()
+    .regex(/^[^\s:]+:\d{1,5}$|^\[[0-9a-fA-F:]+\]:\d{1,5}$/, 'expected host:port')
+    .optional(),
   /** Bytes kept of each request and response body (default the SDK's DEFAULT_MAX_BODY_BYTES). */
-  maxBodyBytes: z.number().int().min(0).max(16 * 1024 * 1024).optional(),
+  maxBodyBytes: z
+    .number()
+    .int()
+    .min(0)
+    .max(16 * 1024 * 1024)
+    .optional(),
   /** Requests kept, oldest dropped first (default the SDK's DEFAULT_MAX_REQUESTS). */
   maxRequests: z.number().int().min(1).max(10_000).optional(),
 });

@@ -18,7 +18,7 @@ const HINTS: Partial<Record<ErrorCodeValue, string>> = {
   [ErrorCode.NAME_INVALID]: 'a subdomain is one DNS label: 1-63 letters, digits or inner hyphens',
   [ErrorCode.NAME_RESERVED]: 'pick another name with --subdomain or SVC_SUBDOMAIN, or leave it out for a random one',
   [ErrorCode.DOMAIN_NOT_VERIFIED]:
-    'the dashboard\'s Domains page (or GET /v1/domains) shows the TXT record to publish; leave SVC_DOMAIN unset to use the shared domain meanwhile',
+    "the dashboard's Domains page (or GET /v1/domains) shows the TXT record to publish; leave SVC_DOMAIN unset to use the shared domain meanwhile",
   [ErrorCode.EDGE_UNREACHABLE]:
     'check SVC_SERVER and that svc-server is running and reachable from here (an https edge with a dev certificate also needs SVC_CA_FILE)',
   [ErrorCode.SESSION_CLOSED]: 'the edge went away; run svc again once it is back',

@@ -64,7 +64,10 @@ export async function runTunnels(specs: TunnelSpec[], session: SessionSpec, outp
   ]);
   if (started === undefined) {
     // Stopped while connecting: give back whatever the edge may still bind, then leave.
-    void starting.then((tunnels) => Promise.all(tunnels.map((tunnel) => tunnel.close())), () => undefined);
+    void starting.then(
+      (tunnels) => Promise.all(tunnels.map((tunnel) => tunnel.close())),
+      () => undefined,
+    );
     return 0;
   }
   if ('error' in started) {

@@ -9,18 +9,25 @@ function model(requests: number): ScreenModel {
   const screen = new ScreenModel();
   screen.state = 'online';
   screen.tunnels = [view];
-  for (let i = 0; i < requests; i++) screen.addRequest(view, { method: 'GET', path: `/${'p'.repeat(80)}/${i}`, status: 200 + i, durationMs: 3 });
+  for (let i = 0; i < requests; i++)
+    screen.addRequest(view, { method: 'GET', path: `/${'p'.repeat(80)}/${i}`, status: 200 + i, durationMs: 3 });
   return screen;
 }
 
 test('every line fits the width, paths give way first, and the list fits the height', () => {
   const text = renderScreen(model(40), { columns: 60, rows: 24 }, false);
   const lines = text.split('\n');
-  assert.ok(lines.every((line) => line.length <= 60), text);
+  assert.ok(
+    lines.every((line) => line.length <= 60),
+    text,
+  );
   assert.equal(lines.length, 23, 'one line left for the cursor');
   assert.match(text, /\nForwarding\s+https:\/\/abcdefghij\.localhost:8443 -> http:\/…\n/);
   // Newest first, each with its status and duration even when the path is cut.
-  assert.match(lines.find((line) => line.includes('GET'))!, /GET\s+\/p+…\s*239\s+3ms$/);
+  assert.match(
+    lines.find((line) => line.includes('GET'))!,
+    /GET\s+\/p+…\s*239\s+3ms$/,
+  );
 });
 
 test('statuses are coloured by class when colour is on', () => {
@@ -29,7 +36,12 @@ test('statuses are coloured by class when colour is on', () => {
   for (const status of [200, 302, 404, 502]) screen.addRequest(view, { method: 'GET', path: '/', status, durationMs: 1 });
   const text = renderScreen(screen, { columns: 100, rows: 40 }, true);
   // green, cyan, yellow, red (SGR 32, 36, 33, 31)
-  for (const [code, status] of [[32, 200], [36, 302], [33, 404], [31, 502]]) {
+  for (const [code, status] of [
+    [32, 200],
+    [36, 302],
+    [33, 404],
+    [31, 502],
+  ]) {
     assert.ok(text.includes(`\u001b[${code}m${status}\u001b[39m`), `${status} in colour ${code}`);
   }
 });

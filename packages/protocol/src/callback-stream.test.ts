@@ -184,7 +184,9 @@ describe('CallbackStream resets', () => {
   });
 
   test('a session that closes resets open streams with SESSION_CLOSED', async () => {
-    const pair = await muxPair('tcp', { dialer: { wantsCallbacks: () => true, onCallbackStream: (stream) => stream.attach({ onReset: () => undefined }) } });
+    const pair = await muxPair('tcp', {
+      dialer: { wantsCallbacks: () => true, onCallbackStream: (stream) => stream.attach({ onReset: () => undefined }) },
+    });
     try {
       const { handler, received } = receiver();
       pair.acceptor.openCallbackStream({}, handler, true);

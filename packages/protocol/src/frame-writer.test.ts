@@ -46,7 +46,10 @@ test('frames of every size come out in order, small ones batched per flush, and 
   assert.equal(writer.pendingBytes, 0);
   assert.ok(socket.written.length < 3000, `${socket.written.length} writes for 6000+ frames`);
   for (const { chunk, copy } of socket.written) assert.ok(chunk.equals(copy), 'a buffer changed after it was written');
-  assert.ok(socket.written.some(({ chunk }) => chunk === large), 'a large payload is written by reference');
+  assert.ok(
+    socket.written.some(({ chunk }) => chunk === large),
+    'a large payload is written by reference',
+  );
   const frames = decodeAll(socket.written.map(({ chunk }) => chunk));
   assert.equal(frames.length, expected.length);
   frames.forEach((frame, i) => {

@@ -25,7 +25,7 @@ function decodeAll(chunks: Iterable<Buffer>): Frame[] {
 }
 
 function* pieces(bytes: Buffer, size: () => number): Generator<Buffer> {
-  for (let offset = 0; offset < bytes.length; ) {
+  for (let offset = 0; offset < bytes.length;) {
     const n = size();
     yield bytes.subarray(offset, offset + n);
     offset += n;
@@ -196,7 +196,10 @@ describe('FrameDecoder with streamData', () => {
     decoder.push(bytes.subarray(13));
     assert.deepEqual(
       seen.map((f) => [f.payload.toString(), f.flags]),
-      [['abc', 0], ['def', FLAG_END]],
+      [
+        ['abc', 0],
+        ['def', FLAG_END],
+      ],
     );
   });
 });

@@ -115,7 +115,10 @@ describe('IdTable', () => {
     const MiB = 1024 * 1024;
     const mapGrowth = growthUnderChurn(new Map());
     const tableGrowth = growthUnderChurn(new IdTable());
-    assert.ok(mapGrowth > 8 * MiB, `the probe should see a Map's values promoted (old space grew ${(mapGrowth / MiB).toFixed(1)} MiB); if V8 no longer does this, revisit id-table.ts`);
+    assert.ok(
+      mapGrowth > 8 * MiB,
+      `the probe should see a Map's values promoted (old space grew ${(mapGrowth / MiB).toFixed(1)} MiB); if V8 no longer does this, revisit id-table.ts`,
+    );
     assert.ok(tableGrowth < 2 * MiB, `old space grew ${(tableGrowth / MiB).toFixed(1)} MiB under churn`);
   });
 });

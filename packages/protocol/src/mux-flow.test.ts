@@ -85,7 +85,10 @@ for (const kind of TRANSPORTS) {
         dialer: {
           onStream: (stream) => {
             result = slowRead(stream, MAX_STREAM_WINDOW);
-            void result.then(({ digest }) => stream.sendHeaders({ digest }, true), () => stream.reset('FAILED'));
+            void result.then(
+              ({ digest }) => stream.sendHeaders({ digest }, true),
+              () => stream.reset('FAILED'),
+            );
           },
         },
       });

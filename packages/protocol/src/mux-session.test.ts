@@ -29,10 +29,7 @@ describe('a peer that breaks the protocol closes the session with a ProtocolErro
     ],
     [
       'a WINDOW frame without its 4-byte increment',
-      Buffer.concat([
-        encodeFrame(FrameType.OPEN, 0, 2, Buffer.from('{}')),
-        encodeFrame(FrameType.WINDOW, 0, 2, Buffer.from([1])),
-      ]),
+      Buffer.concat([encodeFrame(FrameType.OPEN, 0, 2, Buffer.from('{}')), encodeFrame(FrameType.WINDOW, 0, 2, Buffer.from([1]))]),
     ],
   ];
   for (const [name, bytes] of cases) {

@@ -43,7 +43,10 @@ describe('WindowTuner', () => {
   });
 
   test('a session refuses a maxWindow below its window', () => {
-    assert.throws(() => new Mux(new PassThrough(), { role: 'dialer', window: 1024, maxWindow: 512 }), /maxWindow must be an integer from window to 2\^31-1, got 512/);
+    assert.throws(
+      () => new Mux(new PassThrough(), { role: 'dialer', window: 1024, maxWindow: 512 }),
+      /maxWindow must be an integer from window to 2\^31-1, got 512/,
+    );
     const fixed = new Mux(new PassThrough(), { role: 'dialer', window: 1024, maxWindow: 4096 });
     assert.equal(fixed.windowTuner?.maxWindow, 4096, 'an explicit window grows when maxWindow says so');
     fixed.destroy();
@@ -65,7 +68,11 @@ function readRecordingWindow(stream: MuxStream): Promise<{ body: Buffer; largest
 }
 
 /** A pair whose dialer answers every stream with `body`. */
-async function servingPair(kind: (typeof TRANSPORTS)[number], body: Buffer, acceptor: { windowGrowthBudget?: number } = {}): Promise<MuxPair> {
+async function servingPair(
+  kind: (typeof TRANSPORTS)[number],
+  body: Buffer,
+  acceptor: { windowGrowthBudget?: number } = {},
+): Promise<MuxPair> {
   return muxPair(kind, {
     acceptor,
     dialer: {

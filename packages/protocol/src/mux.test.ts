@@ -64,10 +64,11 @@ for (const kind of TRANSPORTS) {
       const { pair, handlers } = await pairWithHandlers(kind);
       pairs.push(pair);
       handlers.dialer = handlers.acceptor = (s) => void respond(s);
-      const opened = [pair.acceptor, pair.dialer, pair.acceptor, pair.dialer].map((mux, i) =>
-        mux.open({ i, headersEnd: false }),
+      const opened = [pair.acceptor, pair.dialer, pair.acceptor, pair.dialer].map((mux, i) => mux.open({ i, headersEnd: false }));
+      assert.deepEqual(
+        opened.map((s) => s.id),
+        [2, 1, 4, 3],
       );
-      assert.deepEqual(opened.map((s) => s.id), [2, 1, 4, 3]);
       opened.forEach((s, i) => s.end(`body-${i}`));
       const heads = await Promise.all(opened.map((s) => once(s, 'headers')));
       heads.forEach(([head], i) => assert.equal((head as { got: string }).got, `body-${i}`));
@@ -183,7 +184,10 @@ describe('mux against a raw peer', () => {
     await raw.nextFrame((f) => f.type === FrameType.CONTROL);
     assert.deepEqual(
       raw.frames.map((f) => [f.type, f.flags, f.stream]),
-      [[FrameType.OPEN, FLAG_END, stream.id], [FrameType.CONTROL, 0, 0]],
+      [
+        [FrameType.OPEN, FLAG_END, stream.id],
+        [FrameType.CONTROL, 0, 0],
+      ],
     );
   });
 

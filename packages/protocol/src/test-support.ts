@@ -78,7 +78,7 @@ class ChunkingEnd extends Duplex {
     setImmediate(() => {
       if (this.peer.destroyed) return callback();
       let accepting = true;
-      for (let offset = 0; offset < chunk.length; ) {
+      for (let offset = 0; offset < chunk.length;) {
         const size = 1 + Math.floor(this.random() * this.maxPiece);
         accepting = this.peer.push(chunk.subarray(offset, offset + size));
         offset += size;

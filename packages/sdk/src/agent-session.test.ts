@@ -61,7 +61,13 @@ class ScriptedEdge extends EventEmitter {
 
 function answer(connection: EdgeConnection, bind: Bind, hostname: string): void {
   const tunnelId = `tun_${bind.requestId}`;
-  connection.mux.sendControl({ type: 'bound', requestId: bind.requestId, tunnelId, hostname, url: `https://${hostname}` } satisfies EdgeMessage);
+  connection.mux.sendControl({
+    type: 'bound',
+    requestId: bind.requestId,
+    tunnelId,
+    hostname,
+    url: `https://${hostname}`,
+  } satisfies EdgeMessage);
 }
 
 /** A tunnel that records what the session tells it, as events. */

@@ -54,12 +54,15 @@ describe('ApiClient', () => {
     assert.deepEqual(received.at(-1), { method: 'POST', url: '/v1/keys', body: '{"description":"ci"}', contentType: 'application/json' });
   });
 
-  it('rejects with ApiError carrying the body\'s code and message, or unexpected_response without one', async () => {
+  it("rejects with ApiError carrying the body's code and message, or unexpected_response without one", async () => {
     const client = new ApiClient({ baseUrl, token: 'svc_t' });
     answer = { status: 409, body: '{"error":"domain_exists","message":"already added"}' };
     await assert.rejects(client.domains.create('a.example.com'), new ApiError(409, 'domain_exists', 'already added'));
     answer = { status: 502, body: '<html>bad gateway</html>' };
-    await assert.rejects(client.me(), (error: unknown) => error instanceof ApiError && error.status === 502 && error.code === 'unexpected_response');
+    await assert.rejects(
+      client.me(),
+      (error: unknown) => error instanceof ApiError && error.status === 502 && error.code === 'unexpected_response',
+    );
     answer = { status: 200, body: '{"id":' };
     await assert.rejects(client.me(), (error: unknown) => error instanceof ApiError && error.code === 'unexpected_response');
   });

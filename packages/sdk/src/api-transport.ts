@@ -64,7 +64,11 @@ export async function call<P extends keyof paths, M extends MethodsOf<P>>(
     // The server validates every answer against the same schemas the types come from.
     return JSON.parse(text) as Success<Operation<P, M>>;
   } catch {
-    throw new ApiError(response.status, ClientErrorCode.UNEXPECTED_RESPONSE, `${url.pathname} answered ${response.status} with a body that is not JSON`);
+    throw new ApiError(
+      response.status,
+      ClientErrorCode.UNEXPECTED_RESPONSE,
+      `${url.pathname} answered ${response.status} with a body that is not JSON`,
+    );
   }
 }
 
@@ -92,7 +96,11 @@ async function readText(response: Response, url: URL): Promise<string> {
   try {
     return await response.text();
   } catch (error) {
-    throw new ApiError(response.status, ClientErrorCode.UNEXPECTED_RESPONSE, `${url.pathname}: the answer was cut off (${describeCause(error)})`);
+    throw new ApiError(
+      response.status,
+      ClientErrorCode.UNEXPECTED_RESPONSE,
+      `${url.pathname}: the answer was cut off (${describeCause(error)})`,
+    );
   }
 }
 

@@ -25,9 +25,15 @@ test('an exchange becomes one record, built when read, with the headers as sent 
   assert.equal(stored.length, 1);
   const record = stored[0]!.record();
   assert.equal(stored[0]!.record(), record, 'built once');
-  assert.deepEqual(record!.request.headers, [['Host', 'a.example'], ['Content-Type', 'text/plain']]);
+  assert.deepEqual(record!.request.headers, [
+    ['Host', 'a.example'],
+    ['Content-Type', 'text/plain'],
+  ]);
   assert.equal(record!.status, 201);
   assert.equal(record!.durationMs, 1.2);
-  assert.deepEqual(record!.response, { headers: [['Location', '/x']], body: { size: 4, truncated: false, base64: Buffer.from('done').toString('base64') } });
+  assert.deepEqual(record!.response, {
+    headers: [['Location', '/x']],
+    body: { size: 4, truncated: false, base64: Buffer.from('done').toString('base64') },
+  });
   assert.ok(!Number.isNaN(Date.parse(record!.startedAt)));
 });

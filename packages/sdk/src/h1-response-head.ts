@@ -38,7 +38,7 @@ export function readHead(text: string): ResponseHeadInfo {
     contentLength: undefined,
     chunked: undefined,
   };
-  for (let start = lineEnd + 2; start < text.length; ) {
+  for (let start = lineEnd + 2; start < text.length;) {
     const end = endOfLine(text, start);
     readHeaderLine(text, start, end, info);
     start = end + 2;

@@ -36,7 +36,7 @@ function splittings(bytes: Buffer): Array<{ name: string; chunks: Buffer[] }> {
   for (let seed = 1; seed <= 5; seed++) {
     const random = prng(seed);
     const chunks: Buffer[] = [];
-    for (let offset = 0; offset < bytes.length; ) {
+    for (let offset = 0; offset < bytes.length;) {
       const size = 1 + Math.floor(random() * 24);
       chunks.push(bytes.subarray(offset, offset + size));
       offset += size;
@@ -118,8 +118,21 @@ describe('ResponseParser framing', () => {
   });
 
   it('keeps header names as sent and trims optional whitespace around values', () => {
-    const outcome = parseAllWays('HTTP/1.1 200 OK\r\nX-Mixed-Case:  a b \t\r\nset-cookie: a=1\r\nSet-Cookie:b=2\r\nEmpty:\r\ncontent-length: 0\r\n\r\n');
-    assert.deepEqual(outcome.headers, ['X-Mixed-Case', 'a b', 'set-cookie', 'a=1', 'Set-Cookie', 'b=2', 'Empty', '', 'content-length', '0']);
+    const outcome = parseAllWays(
+      'HTTP/1.1 200 OK\r\nX-Mixed-Case:  a b \t\r\nset-cookie: a=1\r\nSet-Cookie:b=2\r\nEmpty:\r\ncontent-length: 0\r\n\r\n',
+    );
+    assert.deepEqual(outcome.headers, [
+      'X-Mixed-Case',
+      'a b',
+      'set-cookie',
+      'a=1',
+      'Set-Cookie',
+      'b=2',
+      'Empty',
+      '',
+      'content-length',
+      '0',
+    ]);
     assert.equal(outcome.complete, true);
   });
 
@@ -255,7 +268,15 @@ describe('ResponseParser framing', () => {
 });
 
 describe('ResponseParser rejections', () => {
-  for (const line of ['HTTP/2 200 OK', 'HTTP/1.1 20 OK', 'HTTP/1.2 200 OK', 'ICY 200 OK', 'HTTP/1.1 200OK', 'HTTP/1.1 099 Low', 'http/1.1 200 OK']) {
+  for (const line of [
+    'HTTP/2 200 OK',
+    'HTTP/1.1 20 OK',
+    'HTTP/1.2 200 OK',
+    'ICY 200 OK',
+    'HTTP/1.1 200OK',
+    'HTTP/1.1 099 Low',
+    'http/1.1 200 OK',
+  ]) {
     it(`rejects the status line "${line}"`, () => rejects(`${line}\r\nContent-Length: 0\r\n\r\n`, /status/));
   }
 
@@ -264,18 +285,23 @@ describe('ResponseParser rejections', () => {
   it('rejects a header line without a colon', () => rejects('HTTP/1.1 200 OK\r\nNoColon\r\n\r\n', /header line/));
   it('rejects bare LF line endings', () => rejects('HTTP/1.1 200 OK\nContent-Length: 0\r\n\r\n', /status line/));
   it('rejects a bare CR inside a header value', () => rejects('HTTP/1.1 200 OK\r\nX-A: a\rb\r\nContent-Length: 0\r\n\r\n', /header value/));
-  it('rejects conflicting Content-Length headers', () => rejects('HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd', /conflicting/));
+  it('rejects conflicting Content-Length headers', () =>
+    rejects('HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd', /conflicting/));
   for (const value of ['12a', '-1', '1,1', '', '1234567890123456']) {
     it(`rejects Content-Length "${value}"`, () => rejects(`HTTP/1.1 200 OK\r\nContent-Length: ${value}\r\n\r\n`, /content-length/));
   }
   it('rejects 101 to a request that asked for no upgrade', () => rejects('HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\n\r\n', /101/));
 
   for (const size of ['zz', '-1', ' 5', '', '5x']) {
-    it(`rejects the chunk size "${size}"`, () => rejects(`HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n${size}\r\nhello\r\n0\r\n\r\n`, /chunk size/));
+    it(`rejects the chunk size "${size}"`, () =>
+      rejects(`HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n${size}\r\nhello\r\n0\r\n\r\n`, /chunk size/));
   }
-  it('rejects a chunk size that would overflow', () => rejects('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nFFFFFFFFFFFFFFFFFF\r\n', /too large/));
-  it('rejects chunk data not followed by CRLF', () => rejects('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n0\r\n\r\n', /CRLF/));
-  it('rejects a chunk size line ended by a bare LF', () => rejects('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\nab\r\n0\r\n\r\n', /chunk size/));
+  it('rejects a chunk size that would overflow', () =>
+    rejects('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nFFFFFFFFFFFFFFFFFF\r\n', /too large/));
+  it('rejects chunk data not followed by CRLF', () =>
+    rejects('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n0\r\n\r\n', /CRLF/));
+  it('rejects a chunk size line ended by a bare LF', () =>
+    rejects('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\nab\r\n0\r\n\r\n', /chunk size/));
 
   it('rejects a head larger than the limit, whole or in pieces', () => {
     const big = `HTTP/1.1 200 OK\r\nX-Big: ${'a'.repeat(MAX_HEAD_BYTES)}\r\n\r\n`;

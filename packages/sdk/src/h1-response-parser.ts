@@ -197,7 +197,8 @@ export class ResponseParser {
           }
           if (this.lineBytes === 1) throw new ResponseParseError('invalid chunk size');
           if (c === CR) this.state = State.ChunkSizeLF;
-          else if (c === 0x3b || c === 0x20 || c === 0x09) this.state = State.ChunkExtension; // ; SP HTAB
+          else if (c === 0x3b || c === 0x20 || c === 0x09)
+            this.state = State.ChunkExtension; // ; SP HTAB
           else throw new ResponseParseError('invalid chunk size');
           continue;
         }

@@ -29,5 +29,12 @@ test('a Location on the local origin becomes the visitor origin; others stay', (
   assert.equal(origin, 'https://a.example');
   const headers = ['Location', 'http://localhost:5173/next?x=1', 'location', 'http://localhost:51730/', 'x', 'http://localhost:5173/'];
   rewriteLocation(headers, rewrite, origin);
-  assert.deepEqual(headers, ['Location', 'https://a.example/next?x=1', 'location', 'http://localhost:51730/', 'x', 'http://localhost:5173/']);
+  assert.deepEqual(headers, [
+    'Location',
+    'https://a.example/next?x=1',
+    'location',
+    'http://localhost:51730/',
+    'x',
+    'http://localhost:5173/',
+  ]);
 });

@@ -3,15 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import type http from 'node:http';
 import { describe, it } from 'node:test';
-import {
-  collectAnswer,
-  httpOrigin,
-  openRequest,
-  originSetup,
-  tcpOrigin,
-  sha256,
-  visit,
-} from './origin-test-support.js';
+import { collectAnswer, httpOrigin, openRequest, originSetup, tcpOrigin, sha256, visit } from './origin-test-support.js';
 
 // Bodies through OriginProxy: request bodies with and without a length, big transfers both
 // ways, and the visitor or the origin stopping half-way.

@@ -48,7 +48,10 @@ describe('OriginProxy connections', () => {
     );
     for (let round = 0; round < 2; round++) {
       const results = await Promise.all([visit(fixture), visit(fixture), visit(fixture)]);
-      assert.deepEqual(results.map((r) => r.status), [200, 200, 200]);
+      assert.deepEqual(
+        results.map((r) => r.status),
+        [200, 200, 200],
+      );
     }
     assert.equal(origin.connections.length, 3);
   });
@@ -76,7 +79,10 @@ describe('OriginProxy connections', () => {
     assert.equal(result.status, 200);
     assert.equal(result.body.toString(), '1');
     assert.equal(origin.connections.length, 2);
-    assert.deepEqual(fixture.logs.map((log) => log.status), [200, 200]);
+    assert.deepEqual(
+      fixture.logs.map((log) => log.status),
+      [200, 200],
+    );
   });
 
   it('fails a request with a body on a stale connection instead of retrying it', async () => {

@@ -157,7 +157,8 @@ export type OriginHandler = (req: http.IncomingMessage, res: http.ServerResponse
 export async function httpOrigin(handler: OriginHandler): Promise<TestOrigin & { server: http.Server }> {
   const server = http.createServer((req, res) => {
     const handled = handler(req, res);
-    if (handled instanceof Promise) handled.catch((error: unknown) => res.destroy(error instanceof Error ? error : new Error(String(error))));
+    if (handled instanceof Promise)
+      handled.catch((error: unknown) => res.destroy(error instanceof Error ? error : new Error(String(error))));
   });
   const connections: net.Socket[] = [];
   server.on('connection', (socket: net.Socket) => connections.push(socket));
@@ -203,8 +204,21 @@ export async function selfSignedCertificate(): Promise<{ key: Buffer; cert: Buff
   try {
     const [keyPath, certPath] = [path.join(dir, 'key.pem'), path.join(dir, 'cert.pem')];
     await promisify(execFile)('openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes',
-      '-subj', '/CN=localhost', '-days', '1', '-keyout', keyPath, '-out', certPath,
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-subj',
+      '/CN=localhost',
+      '-days',
+      '1',
+      '-keyout',
+      keyPath,
+      '-out',
+      certPath,
     ]);
     return { key: await readFile(keyPath), cert: await readFile(certPath) };
   } catch {
@@ -237,9 +251,7 @@ export async function httpsOrigin(credentials: { key: Buffer; cert: Buffer }, ha
  * A raw TCP origin for answers node:http would never send. `onRequest` runs for each request
  * head (bodies are not read) with its socket and the request's index on that connection.
  */
-export function rawOrigin(
-  onRequest: (socket: net.Socket, head: string, index: number, connection: number) => void,
-): Promise<TestOrigin> {
+export function rawOrigin(onRequest: (socket: net.Socket, head: string, index: number, connection: number) => void): Promise<TestOrigin> {
   return tcpOrigin((socket, connection) => {
     let buffered = '';
     let index = 0;

@@ -123,7 +123,8 @@ describe('requests.stream', () => {
       async () => {
         for await (const _event of client.requests.stream()) assert.fail('no event expected');
       },
-      (error: unknown) => error instanceof ApiError && error.status === 0 && error.code === 'unreachable' && /ECONNREFUSED/.test(error.message),
+      (error: unknown) =>
+        error instanceof ApiError && error.status === 0 && error.code === 'unreachable' && /ECONNREFUSED/.test(error.message),
     );
   });
 });

@@ -36,7 +36,11 @@ export async function* followRequests(
     }
     if (!response.ok) throw ApiError.fromResponse(response.status, await response.text().catch(() => ''));
     if (!response.body || !(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
-      throw new ApiError(response.status, ClientErrorCode.UNEXPECTED_RESPONSE, `${REQUEST_STREAM_PATH} did not answer with an event stream`);
+      throw new ApiError(
+        response.status,
+        ClientErrorCode.UNEXPECTED_RESPONSE,
+        `${REQUEST_STREAM_PATH} did not answer with an event stream`,
+      );
     }
     const text = response.body.pipeThrough(new TextDecoderStream());
     try {
@@ -51,7 +55,11 @@ export async function* followRequests(
     } catch (error) {
       if (controller.signal.aborted) return;
       if (error instanceof ApiError) throw error;
-      throw new ApiError(0, ClientErrorCode.UNREACHABLE, `the request stream broke off: ${error instanceof Error ? error.message : String(error)}`);
+      throw new ApiError(
+        0,
+        ClientErrorCode.UNREACHABLE,
+        `the request stream broke off: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
   } finally {
     signal?.removeEventListener('abort', onAbort);

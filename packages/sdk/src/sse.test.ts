@@ -38,5 +38,8 @@ test('a leading BOM is dropped, events without data and an unterminated last eve
 
 test('an id with a NUL is ignored and earlier ids carry over', async () => {
   const events = await parse(['id: 1\ndata: a\n\nid: x\0y\ndata: b\n\n']);
-  assert.deepEqual(events.map((event) => event.id), ['1', '1']);
+  assert.deepEqual(
+    events.map((event) => event.id),
+    ['1', '1'],
+  );
 });

@@ -142,8 +142,14 @@ describe('loadConfig errors name the variable', () => {
     [{ SVC_PLANS: '{"free":{"tunnels":-1}}' }, 'invalid SVC_PLANS: expected a non-negative integer at free.tunnels'],
     [{ SVC_PLANS: '{"free":{"tunnels":2.5}}' }, 'invalid SVC_PLANS: expected a non-negative integer at free.tunnels'],
     [{ SVC_PLANS: '{"pro":{"domains":"25"}}' }, 'invalid SVC_PLANS: expected a non-negative integer at pro.domains'],
-    [{ SVC_PLANS: '{"team":{"tunnels":5}}' }, 'invalid SVC_PLANS: expected only free/pro with tunnels/domains/bandwidthBytes (unknown: team)'],
-    [{ SVC_PLANS: '{"free":{"tunnel":5}}' }, 'invalid SVC_PLANS: expected only free/pro with tunnels/domains/bandwidthBytes (unknown: tunnel)'],
+    [
+      { SVC_PLANS: '{"team":{"tunnels":5}}' },
+      'invalid SVC_PLANS: expected only free/pro with tunnels/domains/bandwidthBytes (unknown: team)',
+    ],
+    [
+      { SVC_PLANS: '{"free":{"tunnel":5}}' },
+      'invalid SVC_PLANS: expected only free/pro with tunnels/domains/bandwidthBytes (unknown: tunnel)',
+    ],
     [{ SVC_PLANS: '[1]' }, 'invalid SVC_PLANS: expected JSON such as {"free":{"tunnels":3}}'],
     [{ SVC_PLANS: '{"free":5}' }, 'invalid SVC_PLANS: expected JSON such as {"free":{"tunnels":3}} (bad value at free)'],
     [{ SVC_HEARTBEAT_MS: '5' }, 'invalid SVC_HEARTBEAT_MS: expected an integer 10-600000'],
@@ -156,23 +162,30 @@ describe('loadConfig errors name the variable', () => {
   ];
   for (const [env, message] of cases) {
     it(`${Object.entries(env)[0]?.join('=')} -> ${message}`, () => {
-      assert.throws(() => loadConfig(env, CWD), (err: Error) => {
-        assert.ok(err.message.startsWith(message), `got: ${err.message}`);
-        return true;
-      });
+      assert.throws(
+        () => loadConfig(env, CWD),
+        (err: Error) => {
+          assert.ok(err.message.startsWith(message), `got: ${err.message}`);
+          return true;
+        },
+      );
     });
   }
 
   it('reports every bad variable at once', () => {
     assert.throws(() => loadConfig({ SVC_HTTP_PORT: 'x', SVC_LOG_LEVEL: 'loud' }, CWD), {
-      message: 'invalid SVC_HTTP_PORT: expected an integer 0-65535; invalid SVC_LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent',
+      message:
+        'invalid SVC_HTTP_PORT: expected an integer 0-65535; invalid SVC_LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent',
     });
   });
 
   it('never echoes the value of a bad variable', () => {
-    assert.throws(() => loadConfig({ SVC_DATABASE_URL: 'mysql://root:hunter2@db/svc' }, CWD), (err: Error) => {
-      assert.ok(!err.message.includes('hunter2'));
-      return true;
-    });
+    assert.throws(
+      () => loadConfig({ SVC_DATABASE_URL: 'mysql://root:hunter2@db/svc' }, CWD),
+      (err: Error) => {
+        assert.ok(!err.message.includes('hunter2'));
+        return true;
+      },
+    );
   });
 });

@@ -178,7 +178,9 @@ const dnsServers: Check<readonly string[]> = (raw) => {
 
 const edgeTarget: Check<Readonly<EdgeTarget>> = (raw) => {
   const target = parseEdgeTarget(raw);
-  return target ? ok(freezeTarget(target)) : expected('one hostname and/or IPv4 addresses, comma-separated, e.g. edge.example.com or 203.0.113.7');
+  return target
+    ? ok(freezeTarget(target))
+    : expected('one hostname and/or IPv4 addresses, comma-separated, e.g. edge.example.com or 203.0.113.7');
 };
 
 function freezeTarget(target: EdgeTarget): Readonly<EdgeTarget> {

@@ -83,9 +83,24 @@ export function createCustomDomains(config: ServerConfig, store: Store, log: Log
   };
 
   const registry = new Registry();
-  registry.collect('svc_acme_orders_total', 'ACME orders started by this node (on demand and renewals).', 'counter', () => issuer.stats().ordersStarted);
-  registry.collect('svc_acme_certificates_issued_total', 'ACME orders that returned a certificate.', 'counter', () => issuer.stats().issued);
-  registry.collect('svc_acme_orders_failed_total', 'ACME orders that failed (the host then backs off).', 'counter', () => issuer.stats().failed);
+  registry.collect(
+    'svc_acme_orders_total',
+    'ACME orders started by this node (on demand and renewals).',
+    'counter',
+    () => issuer.stats().ordersStarted,
+  );
+  registry.collect(
+    'svc_acme_certificates_issued_total',
+    'ACME orders that returned a certificate.',
+    'counter',
+    () => issuer.stats().issued,
+  );
+  registry.collect(
+    'svc_acme_orders_failed_total',
+    'ACME orders that failed (the host then backs off).',
+    'counter',
+    () => issuer.stats().failed,
+  );
 
   let renewing = false;
   return {
@@ -111,7 +126,9 @@ export function createCustomDomains(config: ServerConfig, store: Store, log: Log
       dnsServers: config.dnsServers,
       edgeTarget: config.edgeTarget,
       onDomainRemoved: (domain) =>
-        cascadeDomainRemoval(removal, domain).catch((err: unknown) => log.error({ err, domainId: domain.id }, 'cleanup after domain removal failed')),
+        cascadeDomainRemoval(removal, domain).catch((err: unknown) =>
+          log.error({ err, domainId: domain.id }, 'cleanup after domain removal failed'),
+        ),
     },
     async ownerOf(host) {
       const tunnel = await store.tunnels.byHostname(host);

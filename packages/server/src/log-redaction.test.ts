@@ -14,10 +14,23 @@ describe('log redaction', () => {
       },
     });
     const log = pino({ redact: LOG_REDACTION }, sink);
-    const secrets = ['svc_agent_secret', 'svs_session_secret', 'csrf_secret', 'password_secret', 'old_secret', 'new_secret', 'svl_link_secret'];
+    const secrets = [
+      'svc_agent_secret',
+      'svs_session_secret',
+      'csrf_secret',
+      'password_secret',
+      'old_secret',
+      'new_secret',
+      'svl_link_secret',
+    ];
     log.info(
       {
-        headers: { authorization: 'Bearer svc_agent_secret', cookie: 'svc_session=svs_session_secret', 'set-cookie': 'svc_session=svs_session_secret', 'x-csrf-token': 'csrf_secret' },
+        headers: {
+          authorization: 'Bearer svc_agent_secret',
+          cookie: 'svc_session=svs_session_secret',
+          'set-cookie': 'svc_session=svs_session_secret',
+          'x-csrf-token': 'csrf_secret',
+        },
         body: { password: 'password_secret', currentPassword: 'old_secret', newPassword: 'new_secret', token: 'svl_link_secret' },
         csrfToken: 'csrf_secret',
         accountId: 'acc_visible',

@@ -45,7 +45,8 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`svc-server: ${(error as Error).message}\n`);
     return 2;
   }
-  if (command === 'account') return runAccountCommand(rest, config, { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr });
+  if (command === 'account')
+    return runAccountCommand(rest, config, { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr });
   if (command !== 'start') {
     process.stderr.write(`${USAGE}\n`);
     return 2;

@@ -99,8 +99,7 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
     return identity;
   };
   let publicHttpsPort = config.publicHttpsPort ?? config.httpsPort;
-  const publicUrl = (hostname: string): string =>
-    `https://${hostname}${publicHttpsPort === 443 ? '' : `:${publicHttpsPort}`}`;
+  const publicUrl = (hostname: string): string => `https://${hostname}${publicHttpsPort === 443 ? '' : `:${publicHttpsPort}`}`;
 
   // Dashboard sign-in: sessions in the store, failed sign-ins counted in memory on this node.
   const sessions = new DashboardSessions(store);

@@ -5,7 +5,8 @@ import type { TestServer } from './server.js';
 
 /** Resolves every name to loopback: `*.localhost` names need no DNS in tests. */
 export const loopbackLookup: LookupFunction = (_hostname, options, callback) => {
-  if ((options as { all?: boolean }).all) (callback as unknown as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [{ address: '127.0.0.1', family: 4 }]);
+  if ((options as { all?: boolean }).all)
+    (callback as unknown as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [{ address: '127.0.0.1', family: 4 }]);
   else callback(null, '127.0.0.1', 4);
 };
 

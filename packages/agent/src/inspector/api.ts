@@ -8,9 +8,16 @@ const MAX_REPLAY_REQUEST_BYTES = 4 * 1024 * 1024;
 const EVENTS_KEEPALIVE_MS = 15_000;
 
 const ReplayEditsSchema = z.strictObject({
-  method: z.string().regex(/^[A-Za-z]{1,20}$/, 'a method is 1-20 letters').transform((method) => method.toUpperCase()).optional(),
+  method: z
+    .string()
+    .regex(/^[A-Za-z]{1,20}$/, 'a method is 1-20 letters')
+    .transform((method) => method.toUpperCase())
+    .optional(),
   path: z.string().startsWith('/', 'a path starts with /').max(8192).optional(),
-  headers: z.array(z.tuple([z.string().min(1).max(256), z.string().max(8192)])).max(200).optional(),
+  headers: z
+    .array(z.tuple([z.string().min(1).max(256), z.string().max(8192)]))
+    .max(200)
+    .optional(),
   body: z.string().optional(),
 });
 
@@ -42,7 +49,8 @@ export async function handleApi(inspector: Inspector, request: IncomingMessage, 
 
 async function replay(inspector: Inspector, id: string, request: IncomingMessage, response: ServerResponse, send: Send): Promise<void> {
   const text = await readBody(request);
-  if (text === undefined) return send(response, 413, apiError('too_large', `a replay request is at most ${MAX_REPLAY_REQUEST_BYTES} bytes`));
+  if (text === undefined)
+    return send(response, 413, apiError('too_large', `a replay request is at most ${MAX_REPLAY_REQUEST_BYTES} bytes`));
   let json: unknown = {};
   if (text.trim() !== '') {
     if (!(request.headers['content-type'] ?? '').startsWith('application/json')) {

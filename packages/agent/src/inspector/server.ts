@@ -40,7 +40,8 @@ export function parseInspectAddr(addr: string): { host: string; port: number } |
 export async function startInspectorServer(inspector: Inspector, addr: string): Promise<InspectorServer> {
   const parsed = parseInspectAddr(addr);
   if (!parsed) throw new Error(`invalid --inspect-addr "${addr}": expected host:port`);
-  if (!isLoopbackHost(parsed.host)) throw new Error(`--inspect-addr must be a loopback address (127.0.0.1, localhost or ::1), not ${parsed.host}`);
+  if (!isLoopbackHost(parsed.host))
+    throw new Error(`--inspect-addr must be a loopback address (127.0.0.1, localhost or ::1), not ${parsed.host}`);
   let port = 0;
   const server = http.createServer((request, response) => {
     void serve(inspector, port, request, response).catch(() => {
@@ -75,7 +76,11 @@ async function serve(inspector: Inspector, port: number, request: http.IncomingM
 
 const send: Send = (response, status, body) => {
   const text = JSON.stringify(body);
-  response.writeHead(status, { ...SECURITY_HEADERS, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  response.writeHead(status, {
+    ...SECURITY_HEADERS,
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+  });
   response.end(text);
 };
 

@@ -21,7 +21,15 @@ export function Meter({ label, value, max, text }: MeterProps): JSX.Element {
         <span>{label}</span>
         <span class="muted">{text}</span>
       </div>
-      <div class="meter-track" role="meter" aria-label={label} aria-valuemin={0} aria-valuemax={max} aria-valuenow={value} aria-valuetext={text}>
+      <div
+        class="meter-track"
+        role="meter"
+        aria-label={label}
+        aria-valuemin={0}
+        aria-valuemax={max}
+        aria-valuenow={value}
+        aria-valuetext={text}
+      >
         <div class={`meter-fill ${level}`} style={{ width: `${(ratio * 100).toFixed(1)}%` }} />
       </div>
     </div>

@@ -75,10 +75,23 @@ function options(width: number, bars: uPlot.Series.PathBuilder | undefined): uPl
   return {
     width,
     height: CHART_HEIGHT,
-    scales: { x: { time: true }, bytes: { range: (_u, _min, max) => [0, Math.max(max, MIN_TOP_BYTES)] }, requests: { range: (_u, _min, max) => [0, Math.max(max, MIN_TOP_REQUESTS)] } },
+    scales: {
+      x: { time: true },
+      bytes: { range: (_u, _min, max) => [0, Math.max(max, MIN_TOP_BYTES)] },
+      requests: { range: (_u, _min, max) => [0, Math.max(max, MIN_TOP_REQUESTS)] },
+    },
     series: [
       { label: 'Day', value: (_u, v) => (v === null ? '' : new Date(v * 1000).toISOString().slice(0, 10)) },
-      { label: 'Transfer', scale: 'bytes', stroke: '#2563eb', width: 1, fill: 'rgba(37, 99, 235, 0.55)', paths: bars, points: { show: false }, value: (_u, v) => (v === null ? '' : formatBytes(v)) },
+      {
+        label: 'Transfer',
+        scale: 'bytes',
+        stroke: '#2563eb',
+        width: 1,
+        fill: 'rgba(37, 99, 235, 0.55)',
+        paths: bars,
+        points: { show: false },
+        value: (_u, v) => (v === null ? '' : formatBytes(v)),
+      },
       { label: 'Requests', scale: 'requests', stroke: '#64748b', width: 2, points: { show: false } },
     ],
     axes: [

@@ -88,7 +88,15 @@ function DomainCard({ domain, onChanged }: { domain: Domain; onChanged: () => Pr
         {domain.target && (
           <>
             <dt>Point it at</dt>
-            <dd>{domain.target.cname ? <>CNAME <code>{domain.target.cname}</code></> : <>A {domain.target.a.join(', ')}</>}</dd>
+            <dd>
+              {domain.target.cname ? (
+                <>
+                  CNAME <code>{domain.target.cname}</code>
+                </>
+              ) : (
+                <>A {domain.target.a.join(', ')}</>
+              )}
+            </dd>
           </>
         )}
         <dt>Certificate</dt>

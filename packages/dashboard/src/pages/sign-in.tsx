@@ -90,7 +90,13 @@ function CredentialsForm({ endpoint, action, passwordAutocomplete, withName }: C
       )}
       <label>
         Password
-        <input name="password" type="password" autocomplete={passwordAutocomplete} required minLength={action === 'Sign up' ? MIN_PASSWORD_LENGTH : undefined} />
+        <input
+          name="password"
+          type="password"
+          autocomplete={passwordAutocomplete}
+          required
+          minLength={action === 'Sign up' ? MIN_PASSWORD_LENGTH : undefined}
+        />
       </label>
       <ErrorText message={request.error} />
       <button type="submit" class="primary" disabled={request.busy}>

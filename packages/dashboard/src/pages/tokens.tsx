@@ -16,7 +16,9 @@ export function TokensPage(): JSX.Element {
   return (
     <section>
       <PageHeader title="Tokens" />
-      <p class="muted">An agent signs in with a token: <code>SVC_TOKEN=svc_… svc http 3000</code>.</p>
+      <p class="muted">
+        An agent signs in with a token: <code>SVC_TOKEN=svc_… svc http 3000</code>.
+      </p>
       <CreateTokenForm
         onCreated={async (key) => {
           setCreated(key);
@@ -39,9 +41,15 @@ export function TokensPage(): JSX.Element {
                   <td role="cell" data-label="Prefix">
                     <code>{key.prefix}…</code>
                   </td>
-                  <td role="cell" data-label="Description">{key.description || <span class="muted">(none)</span>}</td>
-                  <td role="cell" data-label="Created">{formatTime(key.createdAt)}</td>
-                  <td role="cell" data-label="Last used">{formatTime(key.lastUsedAt)}</td>
+                  <td role="cell" data-label="Description">
+                    {key.description || <span class="muted">(none)</span>}
+                  </td>
+                  <td role="cell" data-label="Created">
+                    {formatTime(key.createdAt)}
+                  </td>
+                  <td role="cell" data-label="Last used">
+                    {formatTime(key.lastUsedAt)}
+                  </td>
                   <td role="cell">
                     <ConfirmButton
                       label="Revoke"

@@ -194,7 +194,12 @@ function RequestTable({ rows, onSelect }: { rows: CapturedRequest[]; onSelect: (
               <td>{formatClock(record.timestamp)}</td>
               <td>{record.method}</td>
               <td class="path">
-                <button type="button" class="link" title="Show every field" onClick={(event) => (event.stopPropagation(), onSelect(record))}>
+                <button
+                  type="button"
+                  class="link"
+                  title="Show every field"
+                  onClick={(event) => (event.stopPropagation(), onSelect(record))}
+                >
                   {record.path}
                 </button>
               </td>

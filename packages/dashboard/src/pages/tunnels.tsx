@@ -57,9 +57,15 @@ function TunnelRow({ tunnel, onStopped }: { tunnel: Tunnel; onStopped: () => Pro
       <td role="cell" data-label="Status">
         <span class={`badge ${tunnel.status}`}>{tunnel.status}</span>
       </td>
-      <td role="cell" data-label="Started">{formatTime(tunnel.createdAt)}</td>
-      <td role="cell" data-label="Agent">{tunnel.agentVersion}</td>
-      <td role="cell" data-label="Agent IP">{tunnel.agentIp}</td>
+      <td role="cell" data-label="Started">
+        {formatTime(tunnel.createdAt)}
+      </td>
+      <td role="cell" data-label="Agent">
+        {tunnel.agentVersion}
+      </td>
+      <td role="cell" data-label="Agent IP">
+        {tunnel.agentIp}
+      </td>
       <td role="cell">
         {online && (
           <ConfirmButton

@@ -33,8 +33,18 @@ export function UsagePage(): JSX.Element {
                 max={usage.data.limits.bandwidthBytes}
                 text={`${formatBytes(usage.data.used.bandwidthBytes)} of ${formatBytes(usage.data.limits.bandwidthBytes)}`}
               />
-              <Meter label="Tunnels now" value={usage.data.used.tunnels} max={usage.data.limits.tunnels} text={`${usage.data.used.tunnels} / ${usage.data.limits.tunnels}`} />
-              <Meter label="Custom domains" value={usage.data.used.domains} max={usage.data.limits.domains} text={`${usage.data.used.domains} / ${usage.data.limits.domains}`} />
+              <Meter
+                label="Tunnels now"
+                value={usage.data.used.tunnels}
+                max={usage.data.limits.tunnels}
+                text={`${usage.data.used.tunnels} / ${usage.data.limits.tunnels}`}
+              />
+              <Meter
+                label="Custom domains"
+                value={usage.data.used.domains}
+                max={usage.data.limits.domains}
+                text={`${usage.data.used.domains} / ${usage.data.limits.domains}`}
+              />
               <p>
                 Requests this month: <strong>{monthRequests.toLocaleString()}</strong> · plan <span class="plan">{usage.data.plan}</span>
               </p>

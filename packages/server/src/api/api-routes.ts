@@ -9,7 +9,8 @@ import type { AnyRoute } from './router.js';
 
 /** Everything the control-plane routes need, by feature. */
 export interface ControlPlaneDeps
-  extends Omit<CoreRouteDeps, 'store'>,
+  extends
+    Omit<CoreRouteDeps, 'store'>,
     Omit<KeyRouteDeps, 'store'>,
     Omit<UsageRouteDeps, 'store'>,
     Omit<RequestRouteDeps, 'store'>,

@@ -117,7 +117,10 @@ describe('api front door', () => {
   });
 
   it('answers 415 for a body that is not application/json', async () => {
-    const res = await api.call('POST', '/v1/keys', { body: 'description=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const res = await api.call('POST', '/v1/keys', {
+      body: 'description=x',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     assert.equal(res.status, 415);
     assert.equal((res.body as { error: string }).error, 'unsupported_media_type');
   });

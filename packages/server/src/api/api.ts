@@ -49,7 +49,10 @@ export function createApi(deps: ApiDeps): (req: ApiRequest, res: ApiResponse) =>
     res.once('finish', () => {
       // Path only: never headers (Authorization) and never the query string.
       const path = (req.url ?? '/').split('?')[0];
-      deps.log.debug({ method: req.method, path, status: res.statusCode, ms: Math.round(performance.now() - started), ...entry }, 'api request');
+      deps.log.debug(
+        { method: req.method, path, status: res.statusCode, ms: Math.round(performance.now() - started), ...entry },
+        'api request',
+      );
     });
     void handle(req, res, entry).catch((error: unknown) => respondError(res, error));
   };

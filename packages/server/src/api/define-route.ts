@@ -52,14 +52,28 @@ interface SpecBase<P extends z.ZodObject, Q extends z.ZodObject, B extends z.Zod
 }
 
 /** An authenticated route: handlers also get the caller's account, and its key or dashboard session. */
-export interface RouteSpec<P extends z.ZodObject, Q extends z.ZodObject, B extends z.ZodType, R extends z.ZodType>
-  extends SpecBase<P, Q, B, R> {
-  handler(input: HandlerInput<z.output<P>, z.output<Q>, z.output<B>> & { account: Account; key?: KeyRecord | undefined; session?: DashboardSession | undefined }): Promise<z.input<R> | Reply>;
+export interface RouteSpec<P extends z.ZodObject, Q extends z.ZodObject, B extends z.ZodType, R extends z.ZodType> extends SpecBase<
+  P,
+  Q,
+  B,
+  R
+> {
+  handler(
+    input: HandlerInput<z.output<P>, z.output<Q>, z.output<B>> & {
+      account: Account;
+      key?: KeyRecord | undefined;
+      session?: DashboardSession | undefined;
+    },
+  ): Promise<z.input<R> | Reply>;
 }
 
 /** A route served without credentials. */
-export interface PublicRouteSpec<P extends z.ZodObject, Q extends z.ZodObject, B extends z.ZodType, R extends z.ZodType>
-  extends SpecBase<P, Q, B, R> {
+export interface PublicRouteSpec<P extends z.ZodObject, Q extends z.ZodObject, B extends z.ZodType, R extends z.ZodType> extends SpecBase<
+  P,
+  Q,
+  B,
+  R
+> {
   handler(input: HandlerInput<z.output<P>, z.output<Q>, z.output<B>>): Promise<z.input<R> | Reply>;
 }
 
@@ -69,21 +83,30 @@ export interface PublicRouteSpec<P extends z.ZodObject, Q extends z.ZodObject, B
  * schema before it is sent, so a field the schema does not list can never leak. The same
  * schemas produce the route's OpenAPI entry.
  */
-export function defineRoute<P extends z.ZodObject = None, Q extends z.ZodObject = None, B extends z.ZodType = z.ZodUndefined, R extends z.ZodType = z.ZodVoid>(
-  spec: RouteSpec<P, Q, B, R>,
-): Route {
+export function defineRoute<
+  P extends z.ZodObject = None,
+  Q extends z.ZodObject = None,
+  B extends z.ZodType = z.ZodUndefined,
+  R extends z.ZodType = z.ZodVoid,
+>(spec: RouteSpec<P, Q, B, R>): Route {
   return {
     method: spec.method,
     path: spec.path,
     doc: routeDoc(spec, false),
-    handler: (ctx) => run(spec, ctx.req, ctx.res, ctx.params, ctx.query, (input) => spec.handler({ ...input, account: ctx.account, key: ctx.key, session: ctx.session })),
+    handler: (ctx) =>
+      run(spec, ctx.req, ctx.res, ctx.params, ctx.query, (input) =>
+        spec.handler({ ...input, account: ctx.account, key: ctx.key, session: ctx.session }),
+      ),
   };
 }
 
 /** Like defineRoute, for a route that needs no token. */
-export function definePublicRoute<P extends z.ZodObject = None, Q extends z.ZodObject = None, B extends z.ZodType = z.ZodUndefined, R extends z.ZodType = z.ZodVoid>(
-  spec: PublicRouteSpec<P, Q, B, R>,
-): PublicRoute {
+export function definePublicRoute<
+  P extends z.ZodObject = None,
+  Q extends z.ZodObject = None,
+  B extends z.ZodType = z.ZodUndefined,
+  R extends z.ZodType = z.ZodVoid,
+>(spec: PublicRouteSpec<P, Q, B, R>): PublicRoute {
   return {
     method: spec.method,
     path: spec.path,
@@ -107,7 +130,8 @@ async function run<P extends z.ZodObject, Q extends z.ZodObject, B extends z.Zod
   const result = await handler({ params, query, body, req, res });
   const status = result instanceof Reply ? result.status : spec.status;
   const value = result instanceof Reply ? result.body : result;
-  const doc = result instanceof Reply ? spec.alternates?.[status] : { description: '', schema: spec.response, contentType: spec.contentType };
+  const doc =
+    result instanceof Reply ? spec.alternates?.[status] : { description: '', schema: spec.response, contentType: spec.contentType };
   // A broken response is a server bug: a plain Error, logged and answered 500 by the front door.
   if (!doc) throw new Error(`${spec.method} ${spec.path} answered undocumented status ${status}`);
   if (!doc.schema) return sendEmpty(res, status);
@@ -117,7 +141,8 @@ async function run<P extends z.ZodObject, Q extends z.ZodObject, B extends z.Zod
     const where = checked.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.code}`).join('; ');
     throw new Error(`${spec.method} ${spec.path} response does not match its schema (${where})`);
   }
-  if (doc.contentType && !doc.contentType.startsWith('application/json')) return sendText(res, status, doc.contentType, String(checked.data));
+  if (doc.contentType && !doc.contentType.startsWith('application/json'))
+    return sendText(res, status, doc.contentType, String(checked.data));
   sendJson(res, status, checked.data);
 }
 

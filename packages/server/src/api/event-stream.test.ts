@@ -15,7 +15,9 @@ describe('EventStream over HTTP/2', () => {
   const streams: EventStream[] = [];
   before(async () => {
     server = http2.createServer((_req, res) => {
-      streams.push(new EventStream(res, { maxQueued: 10, keepAliveMs: 60_000, droppedData: (count) => JSON.stringify({ dropped: count }) }));
+      streams.push(
+        new EventStream(res, { maxQueued: 10, keepAliveMs: 60_000, droppedData: (count) => JSON.stringify({ dropped: count }) }),
+      );
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
@@ -45,7 +47,11 @@ describe('EventStream over HTTP/2', () => {
     await client.until(() => client.count() + dropped >= total, 'the queued events');
     assert.equal(client.count() + dropped, total);
     const ids = client.named().map((e) => Number(e.id));
-    assert.deepEqual(ids, [...ids].sort((a, b) => a - b), 'in order, gaps only where events were dropped');
+    assert.deepEqual(
+      ids,
+      [...ids].sort((a, b) => a - b),
+      'in order, gaps only where events were dropped',
+    );
     client.close();
     await new Promise<void>((resolve) => stream.whenClosed(resolve));
     assert.ok(stream.closed);

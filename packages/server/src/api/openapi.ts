@@ -18,7 +18,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'invalid or unknown path parameter, query parameter or body field; the message names it',
   401: 'missing, malformed or revoked token (or session cookie); on /auth/signin a wrong email or password',
   403: 'refused: see the error code (csrf_failed, signup_closed, invalid_credentials)',
-  404: 'no such resource on this account (another account\'s ids answer the same)',
+  404: "no such resource on this account (another account's ids answer the same)",
   405: 'method not allowed on this path (see the Allow header)',
   409: 'conflict with the current state; the message says how to resolve it',
   413: 'request body too large',

@@ -69,12 +69,14 @@ export type AnyRoute = Route | PublicRoute;
 
 /** The outcome of matching a request against the route table. */
 export type RouteMatch<R> =
-  | { kind: 'found'; route: R; params: Record<string, string> }
-  | { kind: 'method-not-allowed'; allowed: string[] }
-  | { kind: 'not-found' };
+  { kind: 'found'; route: R; params: Record<string, string> } | { kind: 'method-not-allowed'; allowed: string[] } | { kind: 'not-found' };
 
 /** Matches method and path (exact segments, `:param` captures one non-empty segment). */
-export function matchRoute<R extends { method: string; path: string }>(routes: readonly R[], method: string, pathname: string): RouteMatch<R> {
+export function matchRoute<R extends { method: string; path: string }>(
+  routes: readonly R[],
+  method: string,
+  pathname: string,
+): RouteMatch<R> {
   const segments = pathname.split('/').filter(Boolean);
   const allowed: string[] = [];
   for (const route of routes) {

@@ -35,7 +35,10 @@ describe('dashboard sign-in routes', () => {
     assert.equal(res.status, 201, res.text);
     return { email: address, cookie: cookieOf(res.headers), csrf: (res.body as { csrfToken: string }).csrfToken };
   }
-  const asBrowser = (browser: Browser, extra: Record<string, string> = {}) => ({ token: null, headers: { cookie: browser.cookie, ...extra } });
+  const asBrowser = (browser: Browser, extra: Record<string, string> = {}) => ({
+    token: null,
+    headers: { cookie: browser.cookie, ...extra },
+  });
 
   it('sign-up sets a host-only HttpOnly Lax cookie (no Secure over plain HTTP) and answers the account', async () => {
     const address = email();
@@ -58,7 +61,10 @@ describe('dashboard sign-in routes', () => {
     const bad = await api.call('POST', '/auth/signup', { token: null, body: { email: 'not an email', password: 'long enough' } });
     assert.equal(bad.status, 400);
     assert.equal((bad.body as { error: string }).error, 'invalid_request');
-    const taken = await api.call('POST', '/auth/signup', { token: null, body: { email: api.a.account.email.toUpperCase(), password: 'long enough' } });
+    const taken = await api.call('POST', '/auth/signup', {
+      token: null,
+      body: { email: api.a.account.email.toUpperCase(), password: 'long enough' },
+    });
     assert.deepEqual([taken.status, taken.body], [409, { error: 'email_taken', message: 'an account with this email already exists' }]);
   });
 
@@ -87,16 +93,25 @@ describe('dashboard sign-in routes', () => {
     const refused = { error: 'csrf_failed', message: CSRF_MESSAGE };
     const bare = await api.call('POST', '/v1/keys', { ...asBrowser(browser), body: { description: 'x' } });
     assert.deepEqual([bare.status, bare.body], [403, refused]);
-    const wrong = await api.call('POST', '/v1/keys', { ...asBrowser(browser, { 'x-csrf-token': `${browser.csrf}x` }), body: { description: 'x' } });
+    const wrong = await api.call('POST', '/v1/keys', {
+      ...asBrowser(browser, { 'x-csrf-token': `${browser.csrf}x` }),
+      body: { description: 'x' },
+    });
     assert.equal(wrong.status, 403);
     const foreign = await api.call('POST', '/v1/keys', {
       ...asBrowser(browser, { 'x-csrf-token': browser.csrf, origin: 'http://evil.svc.test' }),
       body: { description: 'x' },
     });
     assert.deepEqual([foreign.status, foreign.body], [403, refused]);
-    const sameOrigin = await api.call('POST', '/v1/keys', { ...asBrowser(browser, { 'x-csrf-token': browser.csrf, origin: api.url }), body: { description: 'ok' } });
+    const sameOrigin = await api.call('POST', '/v1/keys', {
+      ...asBrowser(browser, { 'x-csrf-token': browser.csrf, origin: api.url }),
+      body: { description: 'ok' },
+    });
     assert.equal(sameOrigin.status, 201);
-    const noOrigin = await api.call('POST', '/v1/keys', { ...asBrowser(browser, { 'x-csrf-token': browser.csrf }), body: { description: 'ok' } });
+    const noOrigin = await api.call('POST', '/v1/keys', {
+      ...asBrowser(browser, { 'x-csrf-token': browser.csrf }),
+      body: { description: 'ok' },
+    });
     assert.equal(noOrigin.status, 201);
     const bearer = await api.call('POST', '/v1/keys', { body: { description: 'bearer' }, headers: { origin: 'http://evil.svc.test' } });
     assert.equal(bearer.status, 201);
@@ -123,7 +138,10 @@ describe('dashboard sign-in routes', () => {
       error: 'link_invalid',
       message: 'this sign-in link is invalid or has expired; run `svc-server account link --email E` for a new one',
     });
-    const signIn = await api.call('POST', '/auth/signin', { token: null, body: { email: api.a.account.email, password: 'ann sets a password' } });
+    const signIn = await api.call('POST', '/auth/signin', {
+      token: null,
+      body: { email: api.a.account.email, password: 'ann sets a password' },
+    });
     assert.equal(signIn.status, 200);
   });
 
@@ -136,7 +154,10 @@ describe('dashboard sign-in routes', () => {
       body: { currentPassword: 'not it at all', newPassword: 'second password' },
     });
     assert.deepEqual([wrong.status, wrong.body], [403, { error: 'invalid_credentials', message: 'current password is wrong' }]);
-    const missing = await api.call('POST', '/v1/me/password', { ...asBrowser(first, { 'x-csrf-token': first.csrf }), body: { newPassword: 'second password' } });
+    const missing = await api.call('POST', '/v1/me/password', {
+      ...asBrowser(first, { 'x-csrf-token': first.csrf }),
+      body: { newPassword: 'second password' },
+    });
     assert.equal(missing.status, 403);
     const changed = await api.call('POST', '/v1/me/password', {
       ...asBrowser(first, { 'x-csrf-token': first.csrf }),
@@ -148,7 +169,9 @@ describe('dashboard sign-in routes', () => {
   });
 
   it('the auth routes are in the OpenAPI document as public operations', async () => {
-    const doc = (await api.call('GET', '/v1/openapi.json', { token: null })).body as { paths: Record<string, Record<string, { security?: unknown[] }>> };
+    const doc = (await api.call('GET', '/v1/openapi.json', { token: null })).body as {
+      paths: Record<string, Record<string, { security?: unknown[] }>>;
+    };
     for (const path of ['/auth/session', '/auth/signup', '/auth/signin', '/auth/signout', '/auth/link']) {
       const op = Object.values(doc.paths[path] ?? {})[0];
       assert.deepEqual(op?.security, [], path);
@@ -176,7 +199,10 @@ describe('failed sign-in limits', () => {
 
   it('sign-in: right password signs in, wrong one is 401, and the limit answers 429 with Retry-After', async () => {
     const { email: address } = await signUp(email(), 'the right password');
-    const ok = await api.call('POST', '/auth/signin', { token: null, body: { email: address.toUpperCase(), password: 'the right password' } });
+    const ok = await api.call('POST', '/auth/signin', {
+      token: null,
+      body: { email: address.toUpperCase(), password: 'the right password' },
+    });
     assert.equal(ok.status, 200);
     cookieOf(ok.headers);
     for (let i = 0; i < 3; i++) {
@@ -188,10 +214,10 @@ describe('failed sign-in limits', () => {
     assert.deepEqual(blocked.body, { error: 'too_many_attempts', message: 'too many failed sign-ins; try again in 1 minute' });
     assert.ok(Number(blocked.headers.get('retry-after')) > 0);
     // Unknown emails count against the client IP: 2 more failures reach its limit of 5.
-    for (let i = 0; i < 2; i++) assert.equal((await api.call('POST', '/auth/signin', { token: null, body: { email: email(), password: 'whatever1' } })).status, 401);
+    for (let i = 0; i < 2; i++)
+      assert.equal((await api.call('POST', '/auth/signin', { token: null, body: { email: email(), password: 'whatever1' } })).status, 401);
     assert.equal((await api.call('POST', '/auth/signin', { token: null, body: { email: email(), password: 'whatever1' } })).status, 429);
   });
-
 });
 
 describe('dashboard sign-in with SVC_SIGNUP=closed', () => {
@@ -205,7 +231,10 @@ describe('dashboard sign-in with SVC_SIGNUP=closed', () => {
 
   it('refuses sign-up with 403 signup_closed and says so in /auth/session', async () => {
     const res = await api.call('POST', '/auth/signup', { token: null, body: { email: 'new@example.com', password: 'long enough' } });
-    assert.deepEqual([res.status, res.body], [403, { error: 'signup_closed', message: 'sign-up is closed on this server; ask its operator for an account' }]);
+    assert.deepEqual(
+      [res.status, res.body],
+      [403, { error: 'signup_closed', message: 'sign-up is closed on this server; ask its operator for an account' }],
+    );
     assert.deepEqual((await api.call('GET', '/auth/session', { token: null })).body, { signedIn: false, signup: 'closed' });
   });
 });

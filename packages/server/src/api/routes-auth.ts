@@ -44,7 +44,11 @@ export function refuseWhileBlocked(limiter: SignInLimiter, email: string, ip: st
   if (waitMs <= 0) return;
   res.setHeader('retry-after', String(Math.ceil(waitMs / 1000)));
   const minutes = Math.ceil(waitMs / 60_000);
-  throw new ApiError(429, ApiErrorCode.TOO_MANY_ATTEMPTS, `too many failed sign-ins; try again in ${minutes} minute${minutes === 1 ? '' : 's'}`);
+  throw new ApiError(
+    429,
+    ApiErrorCode.TOO_MANY_ATTEMPTS,
+    `too many failed sign-ins; try again in ${minutes} minute${minutes === 1 ? '' : 's'}`,
+  );
 }
 
 function checkPassword(password: string): void {
@@ -68,7 +72,13 @@ export function authRoutes(deps: AuthRouteDeps): PublicRoute[] {
         const signedIn = await deps.sessions.resolve(readCookie(req.headers.cookie, SESSION_COOKIE));
         if (!signedIn) return { signedIn: false as const, signup: deps.signup };
         const hasPassword = (await deps.store.accounts.passwordHash(signedIn.account.id)) !== undefined;
-        return { signedIn: true as const, signup: deps.signup, account: accountView(signedIn.account), csrfToken: signedIn.session.csrfToken, hasPassword };
+        return {
+          signedIn: true as const,
+          signup: deps.signup,
+          account: accountView(signedIn.account),
+          csrfToken: signedIn.session.csrfToken,
+          hasPassword,
+        };
       },
     }),
     definePublicRoute({
@@ -76,7 +86,8 @@ export function authRoutes(deps: AuthRouteDeps): PublicRoute[] {
       path: '/auth/signup',
       tag: 'sign-in',
       summary: 'Create an account with a password and sign in',
-      description: 'The account starts without agent tokens: create one with POST /v1/keys. Refused with 403 signup_closed when SVC_SIGNUP=closed.',
+      description:
+        'The account starts without agent tokens: create one with POST /v1/keys. Refused with 403 signup_closed when SVC_SIGNUP=closed.',
       body: SignUpBody,
       status: 201,
       response: SignedIn,
@@ -131,7 +142,8 @@ export function authRoutes(deps: AuthRouteDeps): PublicRoute[] {
       path: '/auth/signout',
       tag: 'sign-in',
       summary: 'Sign this browser out',
-      description: 'Needs the session cookie and X-CSRF-Token. Deletes the session and expires the cookie; without a valid session it only expires the cookie.',
+      description:
+        'Needs the session cookie and X-CSRF-Token. Deletes the session and expires the cookie; without a valid session it only expires the cookie.',
       status: 204,
       responseDescription: 'signed out',
       errors: [403],

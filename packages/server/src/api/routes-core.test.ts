@@ -11,7 +11,15 @@ describe('account and tunnel routes', () => {
   after(() => api.close());
 
   const bind = (accountId: string, hostname: string) =>
-    api.store.tunnels.upsertOnline({ accountId, hostname, pinned: true, localAddr: 'localhost:3000', agentVersion: '0.1.0', agentIp: '127.0.0.1', nodeId: 'n1' });
+    api.store.tunnels.upsertOnline({
+      accountId,
+      hostname,
+      pinned: true,
+      localAddr: 'localhost:3000',
+      agentVersion: '0.1.0',
+      agentIp: '127.0.0.1',
+      nodeId: 'n1',
+    });
 
   it('GET /v1/me answers exactly id, email, name and plan', async () => {
     const res = await api.call('GET', '/v1/me');

@@ -81,12 +81,15 @@ describe('domain routes', () => {
     const refused = results.find((r) => r.status === 403)!;
     assert.deepEqual(refused.body, { error: 'domain_limit', message: domainLimitMessage('free', 2, 2) });
     assert.match(domainLimitMessage('free', 2, 2), /allows 2 custom domains/);
-    const usage = (await api.call('GET', '/v1/usage', { token: api.a.token })).body as { used: { domains: number }; limits: { domains: number } };
+    const usage = (await api.call('GET', '/v1/usage', { token: api.a.token })).body as {
+      used: { domains: number };
+      limits: { domains: number };
+    };
     assert.equal(usage.used.domains, 2);
     assert.equal(usage.limits.domains, 2);
   });
 
-  it('lists the account\'s domains newest first, and shows one by id', async () => {
+  it("lists the account's domains newest first, and shows one by id", async () => {
     const host = fresh('list');
     const created = Domain.parse((await add(host)).body);
     const list = DomainList.parse((await api.call('GET', '/v1/domains', { token: api.b.token })).body);
@@ -97,7 +100,11 @@ describe('domain routes', () => {
 
   it("answers 404 for another account's domain on every /:id route, and leaves it alone", async () => {
     const created = Domain.parse((await add(fresh('mine'))).body);
-    for (const [method, path] of [['GET', ''], ['DELETE', ''], ['POST', '/verify']] as const) {
+    for (const [method, path] of [
+      ['GET', ''],
+      ['DELETE', ''],
+      ['POST', '/verify'],
+    ] as const) {
       const res = await api.call(method, `/v1/domains/${created.id}${path}`, { token: api.a.token });
       assert.equal(res.status, 404, `${method} ${path}`);
       assert.ok(!res.text.includes(created.id));
@@ -124,7 +131,9 @@ if (requireTools('domain verification against pebble-challtestsrv', ['pebble-cha
     let api!: ApiFixture;
     before(async () => {
       dns = await startChallTestSrv();
-      api = await startApiFixture({ domains: { dnsServers: [dns.dnsServer], edgeTarget: { ips: ['203.0.113.7'] }, verifyTimeoutMs: 3000 } });
+      api = await startApiFixture({
+        domains: { dnsServers: [dns.dnsServer], edgeTarget: { ips: ['203.0.113.7'] }, verifyTimeoutMs: 3000 },
+      });
     });
     after(async () => {
       await api?.close();

@@ -58,7 +58,10 @@ export function domainRoutes(deps: DomainRouteDeps): Route[] {
   const { domains } = deps.store;
   const timeoutMs = deps.verifyTimeoutMs ?? VERIFY_TIMEOUT_MS;
   const target = deps.edgeTarget === undefined ? null : targetView(deps.edgeTarget);
-  const view = (domain: DomainRecord): z.input<typeof Domain> => ({ ...(domainView(domain) as Omit<z.input<typeof Domain>, 'target'>), target });
+  const view = (domain: DomainRecord): z.input<typeof Domain> => ({
+    ...(domainView(domain) as Omit<z.input<typeof Domain>, 'target'>),
+    target,
+  });
   // Adds of one account run one at a time (per node), so parallel adds cannot pass the limit together.
   const queues = new Map<string, Promise<unknown>>();
   function serialized<T>(accountId: string, task: () => Promise<T>): Promise<T> {
@@ -108,7 +111,11 @@ export function domainRoutes(deps: DomainRouteDeps): Route[] {
         return serialized(account.id, async () => {
           const existing = (await domains.listForAccount(account.id)).find((d) => d.host === host);
           if (existing) {
-            throw new ApiError(409, DomainErrorCode.DOMAIN_EXISTS, `${host} is already added to this account (id ${existing.id}); verify it with POST /v1/domains/${existing.id}/verify.`);
+            throw new ApiError(
+              409,
+              DomainErrorCode.DOMAIN_EXISTS,
+              `${host} is already added to this account (id ${existing.id}); verify it with POST /v1/domains/${existing.id}/verify.`,
+            );
           }
           const covering = await domains.verifiedHostCovering(host);
           if (covering !== undefined && covering.accountId !== account.id) throw taken(host);
@@ -118,7 +125,8 @@ export function domainRoutes(deps: DomainRouteDeps): Route[] {
           try {
             return view(await domains.create({ accountId: account.id, host, txtValue: newTxtValue() }));
           } catch (err) {
-            if (err instanceof StoreConflictError) throw new ApiError(409, DomainErrorCode.DOMAIN_EXISTS, `${host} is already added to this account.`);
+            if (err instanceof StoreConflictError)
+              throw new ApiError(409, DomainErrorCode.DOMAIN_EXISTS, `${host} is already added to this account.`);
             throw err;
           }
         });
@@ -160,10 +168,10 @@ export function domainRoutes(deps: DomainRouteDeps): Route[] {
       tag: 'domains',
       summary: 'Check the TXT record now',
       description:
-        'Looks `_svcrouter.<host>` up through the server\'s resolvers (SVC_DNS_SERVERS). Answers 200 whether or not the record is right: ' +
+        "Looks `_svcrouter.<host>` up through the server's resolvers (SVC_DNS_SERVERS). Answers 200 whether or not the record is right: " +
         '`state` says where the domain stands and `verification` says what was found ({ok:false, code, message} names the exact problem: ' +
         'no record, doubled zone suffix, extra whitespace, cut-off value, another value, DNS timeout or error). ' +
-        '`routing` is a preflight no other tunnel service gives: whether the host\'s CNAME/A records already point at the edge. ' +
+        "`routing` is a preflight no other tunnel service gives: whether the host's CNAME/A records already point at the edge. " +
         'It is information only and never blocks verification. 409 domain_taken: another account verified the host first.',
       params: IdParams,
       status: 200,

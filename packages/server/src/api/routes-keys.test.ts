@@ -85,11 +85,13 @@ describe('key routes', () => {
 
   it('revokes the last active key once the account has a password (it can still sign in)', async () => {
     const bKeys = KeyList.parse((await api.call('GET', '/v1/keys', { token: api.b.token })).body).keys;
-    assert.equal((await api.call('POST', '/v1/me/password', { token: api.b.token, body: { newPassword: 'bob has a password' } })).status, 204);
+    assert.equal(
+      (await api.call('POST', '/v1/me/password', { token: api.b.token, body: { newPassword: 'bob has a password' } })).status,
+      204,
+    );
     assert.equal((await api.call('DELETE', `/v1/keys/${bKeys[0]!.id}`, { token: api.b.token })).status, 204);
     assert.equal((await api.call('GET', '/v1/me', { token: api.b.token })).status, 401);
   });
-
 });
 
 describe('key revocation under concurrency', () => {
@@ -107,11 +109,13 @@ describe('key revocation under concurrency', () => {
       }),
       // Every call acts as account b through b's first active key, so both parallel calls
       // reach the handler whatever the other one did.
-      authenticate: (store, { b }) => async () => {
-        if (bothArrived && ++arrivals === 2) release();
-        const [key] = await store.keys.listForAccount(b.account.id);
-        return key && { account: b.account, key };
-      },
+      authenticate:
+        (store, { b }) =>
+        async () => {
+          if (bothArrived && ++arrivals === 2) release();
+          const [key] = await store.keys.listForAccount(b.account.id);
+          return key && { account: b.account, key };
+        },
     });
   });
   after(() => api.close());

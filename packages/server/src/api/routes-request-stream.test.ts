@@ -47,7 +47,9 @@ describe('GET /v1/requests/stream', () => {
   });
 
   async function stream(query = '', token: string | null = api.a.token): Promise<SseClient> {
-    const client = await SseClient.open(`${api.url}/v1/requests/stream${query}`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+    const client = await SseClient.open(`${api.url}/v1/requests/stream${query}`, {
+      headers: token ? { authorization: `Bearer ${token}` } : {},
+    });
     open.push(client);
     return client;
   }
@@ -60,7 +62,11 @@ describe('GET /v1/requests/stream', () => {
   it('answers 401 without a token and 400 naming a bad filter', async () => {
     const anonymous = await stream('', null);
     assert.equal(anonymous.status, 401);
-    for (const [query, field] of [['?status=6xx', 'status'], ['?since=yesterday', 'since'], ['?limit=5', 'limit']] as const) {
+    for (const [query, field] of [
+      ['?status=6xx', 'status'],
+      ['?since=yesterday', 'since'],
+      ['?limit=5', 'limit'],
+    ] as const) {
       const res = await api.call('GET', `/v1/requests/stream${query}`);
       assert.equal(res.status, 400, query);
       assert.match((res.body as { message: string }).message, new RegExp(`"${field}"`));
@@ -76,8 +82,14 @@ describe('GET /v1/requests/stream', () => {
     await client.until((events) => requestIds(events).length >= 6, 'six records');
     const listed = RequestPage.parse((await api.call('GET', '/v1/requests?limit=6')).body).requests.reverse();
     const received = client.named();
-    assert.deepEqual(received.map((e) => JSON.parse(e.data!)), listed.sort((x, y) => (x.path < y.path ? -1 : 1)));
-    assert.deepEqual(received.map((e) => e.id), received.map((e) => (JSON.parse(e.data!) as { id: string }).id));
+    assert.deepEqual(
+      received.map((e) => JSON.parse(e.data!)),
+      listed.sort((x, y) => (x.path < y.path ? -1 : 1)),
+    );
+    assert.deepEqual(
+      received.map((e) => e.id),
+      received.map((e) => (JSON.parse(e.data!) as { id: string }).id),
+    );
     assert.ok(!client.text.includes('/b-secret'));
   });
 
@@ -91,7 +103,10 @@ describe('GET /v1/requests/stream', () => {
     ];
     const clients = await Promise.all(cases.map(([query]) => stream(query)));
     const batch = Array.from({ length: 12 }, (_, i) =>
-      record(api.a.account.id, 2000 + i, { host: i % 4 === 0 ? 'other.localhost' : 'live.localhost', tunnelId: i % 5 === 0 ? 'tun_other' : 'tun_live' }),
+      record(api.a.account.id, 2000 + i, {
+        host: i % 4 === 0 ? 'other.localhost' : 'live.localhost',
+        tunnelId: i % 5 === 0 ? 'tun_other' : 'tun_live',
+      }),
     );
     // A last record every stream takes, so each knows when the batch is over.
     const last = record(api.a.account.id, 2100, { host: 'other.localhost', tunnelId: 'tun_other', status: 204, method: 'POST' });
@@ -101,13 +116,20 @@ describe('GET /v1/requests/stream', () => {
       const expected = [...batch.filter(keep), last].map((r) => r.path);
       if (!keep(last)) expected.pop();
       await client.until((events) => requestIds(events).length >= expected.length, query);
-      assert.deepEqual(client.named().map((e) => (JSON.parse(e.data!) as { path: string }).path), expected, query);
+      assert.deepEqual(
+        client.named().map((e) => (JSON.parse(e.data!) as { path: string }).path),
+        expected,
+        query,
+      );
     }
   });
 
   it('with since, sends stored records oldest first, then live ones, none twice across the seam', async () => {
     const since = T0 + 3000;
-    await store([record(api.a.account.id, 2990, { path: '/too-old' }), ...Array.from({ length: 3 }, (_, i) => record(api.a.account.id, 3000 + i, { path: `/stored/${i}` }))]);
+    await store([
+      record(api.a.account.id, 2990, { path: '/too-old' }),
+      ...Array.from({ length: 3 }, (_, i) => record(api.a.account.id, 3000 + i, { path: `/stored/${i}` })),
+    ]);
     let openGate!: () => void;
     gate = new Promise((resolve) => (openGate = resolve));
     const client = await stream(`?since=${new Date(since).toISOString()}`);
@@ -137,7 +159,9 @@ describe('GET /v1/requests/stream', () => {
     // by publishing no more than its queue holds before it has read them.
     const step = 10;
     for (let i = 0; i < total; i += step) {
-      const batch = Array.from({ length: step }, (_, k) => record(api.a.account.id, 5000 + i + k, { host: 'flood.localhost', path: `/flood/${i + k}/${'x'.repeat(200)}` }));
+      const batch = Array.from({ length: step }, (_, k) =>
+        record(api.a.account.id, 5000 + i + k, { host: 'flood.localhost', path: `/flood/${i + k}/${'x'.repeat(200)}` }),
+      );
       api.liveRequests.publish(batch, { idAt: (k) => `req_flood_${i + k}` });
       await fast.until(() => fast.count() >= i + step, 'the fast stream to keep up');
     }

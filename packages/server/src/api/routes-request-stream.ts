@@ -61,7 +61,11 @@ export function requestStreamRoutes(deps: RequestStreamDeps): Route[] {
   ];
 }
 
-async function streamRequests(ctx: RouteContext, deps: RequestStreamDeps, limits: { maxQueued: number; keepAliveMs: number }): Promise<void> {
+async function streamRequests(
+  ctx: RouteContext,
+  deps: RequestStreamDeps,
+  limits: { maxQueued: number; keepAliveMs: number },
+): Promise<void> {
   const accountId = ctx.account.id;
   const filter = storeFilter(parsePart(RequestStreamQuery, queryObject(ctx.query), 'query parameter'));
   const stream = new EventStream(ctx.res, { ...limits, droppedData });
@@ -94,7 +98,12 @@ async function streamRequests(ctx: RouteContext, deps: RequestStreamDeps, limits
 }
 
 /** The account's stored records matching `filter`, newest first, every page of them (stops early if the client left). */
-async function storedSince(deps: RequestStreamDeps, accountId: string, filter: Omit<RequestQuery, 'limit'>, stream: EventStream): Promise<RequestRecord[]> {
+async function storedSince(
+  deps: RequestStreamDeps,
+  accountId: string,
+  filter: Omit<RequestQuery, 'limit'>,
+  stream: EventStream,
+): Promise<RequestRecord[]> {
   const all: RequestRecord[] = [];
   let before: RequestQuery['before'];
   while (!stream.closed) {

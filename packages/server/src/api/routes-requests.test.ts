@@ -58,7 +58,10 @@ describe('GET /v1/requests', () => {
 
   it('returns the exact record fields with integer numbers and an ISO timestamp', async () => {
     const [first] = (await page('?limit=1')).requests;
-    assert.deepEqual(Object.keys(first!).sort(), ['bytes', 'durationMs', 'host', 'id', 'ip', 'method', 'path', 'proto', 'status', 'timestamp', 'tunnelId', 'userAgent'].sort());
+    assert.deepEqual(
+      Object.keys(first!).sort(),
+      ['bytes', 'durationMs', 'host', 'id', 'ip', 'method', 'path', 'proto', 'status', 'timestamp', 'tunnelId', 'userAgent'].sort(),
+    );
     assert.equal(first!.durationMs, 13);
     assert.equal(first!.timestamp, new Date(T0 + 11_000).toISOString());
   });
@@ -73,7 +76,11 @@ describe('GET /v1/requests', () => {
     const all = (await page('?limit=1000')).requests;
     const check = async (query: string, keep: (r: (typeof all)[number]) => boolean) => {
       const got = (await page(query)).requests.map((r) => r.id);
-      assert.deepEqual(got, all.filter(keep).map((r) => r.id), query);
+      assert.deepEqual(
+        got,
+        all.filter(keep).map((r) => r.id),
+        query,
+      );
       assert.ok(got.length > 0 && got.length < all.length, `${query} should select some records`);
     };
     await check('?host=FOUR.localhost', (r) => r.host === 'four.localhost');
@@ -90,7 +97,10 @@ describe('GET /v1/requests', () => {
 
   it("never returns another account's records", async () => {
     const result = await page('?limit=1000&host=four.localhost', api.b.token);
-    assert.deepEqual(result.requests.map((r) => r.path), ['/b-secret']);
+    assert.deepEqual(
+      result.requests.map((r) => r.path),
+      ['/b-secret'],
+    );
     const mine = await page('?limit=1000');
     assert.ok(!mine.requests.some((r) => r.path === '/b-secret'));
   });
@@ -150,7 +160,12 @@ describe('request cursors', () => {
     const cursor = { timestamp: 1_736_942_400_000, id: 'req_0194665d4c00abcdef0123456789' };
     assert.deepEqual(decodeCursor(encodeCursor(cursor)), cursor);
     assert.match(encodeCursor(cursor), /^[A-Za-z0-9_-]+$/);
-    for (const bad of ['', '!!!', Buffer.from('[]').toString('base64url'), Buffer.from('{"timestamp":1,"id":"x","more":1}').toString('base64url')]) {
+    for (const bad of [
+      '',
+      '!!!',
+      Buffer.from('[]').toString('base64url'),
+      Buffer.from('{"timestamp":1,"id":"x","more":1}').toString('base64url'),
+    ]) {
       assert.equal(decodeCursor(bad), undefined, bad);
     }
   });

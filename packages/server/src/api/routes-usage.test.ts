@@ -8,9 +8,18 @@ describe('usage routes', () => {
   let api: ApiFixture;
   before(async () => {
     api = await startApiFixture();
-    const day = (d: string, bytes: number) => ({ accountId: api.a.account.id, month: d.slice(0, 7), day: d, bytes, requests: 2, peakTunnels: 1 });
+    const day = (d: string, bytes: number) => ({
+      accountId: api.a.account.id,
+      month: d.slice(0, 7),
+      day: d,
+      bytes,
+      requests: 2,
+      peakTunnels: 1,
+    });
     await api.store.usage.applyDeltas([day('2025-01-30', 100), day('2025-02-01', 300), day('2025-01-31', 200)]);
-    await api.store.usage.applyDeltas([{ accountId: api.b.account.id, month: '2025-01', day: '2025-01-31', bytes: 999, requests: 9, peakTunnels: 9 }]);
+    await api.store.usage.applyDeltas([
+      { accountId: api.b.account.id, month: '2025-01', day: '2025-01-31', bytes: 999, requests: 9, peakTunnels: 9 },
+    ]);
   });
   after(() => api.close());
 
@@ -43,7 +52,10 @@ describe('usage routes', () => {
 
   it('limits history to from..to inclusive', async () => {
     const { days } = UsageHistory.parse((await api.call('GET', '/v1/usage/history?from=2025-01-31&to=2025-01-31')).body);
-    assert.deepEqual(days.map((d) => d.date), ['2025-01-31']);
+    assert.deepEqual(
+      days.map((d) => d.date),
+      ['2025-01-31'],
+    );
   });
 
   for (const [query, field] of [

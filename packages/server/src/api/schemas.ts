@@ -45,10 +45,14 @@ export const UnauthorizedBody = named(
 );
 
 /** Path parameters of the `/:id` routes. */
-export const IdParams = z.strictObject({ id: z.string().describe('resource id; unknown and other accounts\' ids answer 404 alike') });
+export const IdParams = z.strictObject({ id: z.string().describe("resource id; unknown and other accounts' ids answer 404 alike") });
 
 /** GET /v1/me. */
-export const Account = named('Account', 'The account the token belongs to.', z.strictObject({ id: z.string(), email: z.string(), name: z.string(), plan }));
+export const Account = named(
+  'Account',
+  'The account the token belongs to.',
+  z.strictObject({ id: z.string(), email: z.string(), name: z.string(), plan }),
+);
 
 const Amounts = z.strictObject({ domains: count, tunnels: count, bandwidthBytes: count });
 /** GET /v1/usage. */
@@ -133,7 +137,11 @@ const requestFilters = {
     .regex(/^[1-5]([0-9]{2}|[xX]{2})$/, 'must be an HTTP status such as 404 or a status class such as 4xx')
     .optional()
     .describe('only this HTTP status (404) or status class (4xx)'),
-  method: z.string().regex(/^[A-Za-z]{1,20}$/).optional().describe('only this HTTP method (case-insensitive)'),
+  method: z
+    .string()
+    .regex(/^[A-Za-z]{1,20}$/)
+    .optional()
+    .describe('only this HTTP method (case-insensitive)'),
   since: queryTimestamp.optional().describe('at or after this time'),
 };
 
@@ -232,7 +240,9 @@ export const Domain = named(
   z.strictObject({
     id: z.string(),
     host: z.string().describe('lower-case ASCII (an IDN is stored as punycode)'),
-    state: z.enum(['pending', 'verified']).describe('pending: added, TXT record not verified yet; verified: ownership proven, tunnels may bind'),
+    state: z
+      .enum(['pending', 'verified'])
+      .describe('pending: added, TXT record not verified yet; verified: ownership proven, tunnels may bind'),
     verified: z.boolean().describe('state === "verified"'),
     txtRecord: z
       .strictObject({ type: z.literal('TXT'), name: z.string().describe('_svcrouter.<host>'), value: z.string().describe('svc-verify-…') })
@@ -242,7 +252,9 @@ export const Domain = named(
     createdAt: timestamp,
     certificate: z
       .strictObject({
-        state: z.enum(['none', 'pending', 'issued', 'failed']).describe('none: not requested yet (the first HTTPS request orders it); pending: ordering; issued; failed: see error'),
+        state: z
+          .enum(['none', 'pending', 'issued', 'failed'])
+          .describe('none: not requested yet (the first HTTPS request orders it); pending: ordering; issued; failed: see error'),
         error: z.string().nullable().describe('why the latest order (or renewal) failed'),
         expiresAt: timestamp.nullable(),
       })
@@ -260,7 +272,9 @@ export const NewDomainBody = named(
 /** The TXT check of POST /v1/domains/:id/verify. */
 export const DomainVerification = named(
   'DomainVerification',
-  `Outcome of the TXT lookup. code (null when ok): ${Object.entries(TXT_FAILURE_CODES).map(([c, m]) => `${c}: ${m}`).join('; ')}.`,
+  `Outcome of the TXT lookup. code (null when ok): ${Object.entries(TXT_FAILURE_CODES)
+    .map(([c, m]) => `${c}: ${m}`)
+    .join('; ')}.`,
   z.strictObject({ ok: z.boolean(), code: txtFailureCode.nullable(), message: z.string().describe('what was found and what to do') }),
 );
 /** The routing preflight of POST /v1/domains/:id/verify. */
@@ -269,7 +283,9 @@ export const DomainRouting = named(
   'Informational DNS preflight: whether the host already points at the edge. It never blocks verification.',
   z.strictObject({
     pointsAtEdge: z.boolean(),
-    found: z.strictObject({ cname: z.array(z.string()), a: z.array(z.string()) }).describe("the host's CNAME and A records as resolved now"),
+    found: z
+      .strictObject({ cname: z.array(z.string()), a: z.array(z.string()) })
+      .describe("the host's CNAME and A records as resolved now"),
     expected: EdgeTarget,
     message: z.string(),
   }),
@@ -292,11 +308,15 @@ export const SignUpBody = named(
   z.strictObject({ email: z.string().max(254), password, name: z.string().max(100).optional() }),
 );
 /** Body of POST /auth/signin. */
-export const SignInBody = named('SignIn', 'Body of POST /auth/signin.', z.strictObject({ email: z.string().max(254), password: z.string().max(1024) }));
+export const SignInBody = named(
+  'SignIn',
+  'Body of POST /auth/signin.',
+  z.strictObject({ email: z.string().max(254), password: z.string().max(1024) }),
+);
 /** Body of POST /auth/link. */
 export const LinkBody = named(
   'SignInLink',
-  'Body of POST /auth/link: the one-time token from the link\'s fragment and the new password.',
+  "Body of POST /auth/link: the one-time token from the link's fragment and the new password.",
   z.strictObject({ token: z.string().max(100).describe('svl_…'), password }),
 );
 /** Answer of a successful sign-up, sign-in or link; the session cookie comes in Set-Cookie. */

@@ -30,7 +30,11 @@ export interface ApiFixture {
   a: FixtureAccount;
   b: FixtureAccount;
   /** Calls the API; `token: null` sends no Authorization header. */
-  call(method: string, path: string, options?: { token?: string | null; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; body: unknown; text: string; headers: Headers }>;
+  call(
+    method: string,
+    path: string,
+    options?: { token?: string | null; body?: unknown; headers?: Record<string, string> },
+  ): Promise<{ status: number; body: unknown; text: string; headers: Headers }>;
   /** Fake edge state: live tunnels (id → account id), dropped key sessions, released tunnels. */
   live: Map<string, string>;
   dropped: Array<{ keyId: string; message: string }>;

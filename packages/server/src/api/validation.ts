@@ -56,9 +56,7 @@ function friendlyMessage(issue: z.core.$ZodRawIssue): string | undefined {
       if (issue.expected === 'object' && (issue.path?.length ?? 0) === 0) return 'must be a JSON object';
       return `must be ${TYPE_NAMES[issue.expected] ?? `of type ${issue.expected}`}`;
     case 'too_big':
-      return issue.origin === 'string'
-        ? `must be at most ${issue.maximum} characters`
-        : `must be at most ${issue.maximum}`;
+      return issue.origin === 'string' ? `must be at most ${issue.maximum} characters` : `must be at most ${issue.maximum}`;
     case 'too_small':
       return issue.origin === 'string'
         ? `must be at least ${issue.minimum} character${issue.minimum === 1 ? '' : 's'}`

@@ -49,7 +49,17 @@ describe('createAccountWithToken', () => {
     assert.equal(account.name, 'local');
   });
 
-  for (const email of ['', 'plain', '@example.com', 'a@', 'a b@example.com', ' a@example.com', 'a@@example.com', '"a"@example.com', 'a@example..com']) {
+  for (const email of [
+    '',
+    'plain',
+    '@example.com',
+    'a@',
+    'a b@example.com',
+    ' a@example.com',
+    'a@@example.com',
+    '"a"@example.com',
+    'a@example..com',
+  ]) {
     it(`rejects the email ${JSON.stringify(email)} and stores nothing`, async () => {
       const initial = await store.accounts.count();
       await assert.rejects(createAccountWithToken(store, { email }), AccountInputError);

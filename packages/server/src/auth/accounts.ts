@@ -48,10 +48,7 @@ export async function createAccount(store: Pick<Store, 'accounts'>, input: NewAc
  * never stored. Throws AccountInputError on bad input and StoreConflictError
  * when the email is taken.
  */
-export async function createAccountWithToken(
-  store: Store,
-  input: NewAccountInput,
-): Promise<{ account: Account; token: string }> {
+export async function createAccountWithToken(store: Store, input: NewAccountInput): Promise<{ account: Account; token: string }> {
   const account = await createAccount(store, input);
   const { token, prefix, hash } = generateToken();
   // Two writes, no transaction (the Store exposes none). The insert can only

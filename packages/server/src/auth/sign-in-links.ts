@@ -11,7 +11,11 @@ export const LINK_LIFETIME_MS = 30 * 60 * 1000;
 export const WELCOME_PATH = '/welcome';
 
 /** A fresh one-time link token for the account; only its hash is stored. */
-export async function createSignInLink(store: Pick<Store, 'signInLinks'>, accountId: string, now: () => number = Date.now): Promise<string> {
+export async function createSignInLink(
+  store: Pick<Store, 'signInLinks'>,
+  accountId: string,
+  now: () => number = Date.now,
+): Promise<string> {
   const { token, hash } = newSecret(LINK_TOKEN_PREFIX);
   const at = now();
   await store.signInLinks.create({ tokenHash: hash, accountId, expiresAt: at + LINK_LIFETIME_MS });
@@ -20,7 +24,11 @@ export async function createSignInLink(store: Pick<Store, 'signInLinks'>, accoun
 }
 
 /** The account id of a valid link, marking it used; undefined when malformed, unknown, used or expired. */
-export async function consumeSignInLink(store: Pick<Store, 'signInLinks'>, token: string, now: () => number = Date.now): Promise<string | undefined> {
+export async function consumeSignInLink(
+  store: Pick<Store, 'signInLinks'>,
+  token: string,
+  now: () => number = Date.now,
+): Promise<string | undefined> {
   if (!isSecretShape(token, LINK_TOKEN_PREFIX)) return undefined;
   return store.signInLinks.consume(hashToken(token), now());
 }

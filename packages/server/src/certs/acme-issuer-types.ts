@@ -1,13 +1,13 @@
-import type { Logger } from "pino";
-import type { Store } from "../store/index.js";
-import type { AcmeOrderer, AcmePolling } from "./acme-order.js";
-import type { PemCertificate } from "./dev-ca.js";
+import type { Logger } from 'pino';
+import type { Store } from '../store/index.js';
+import type { AcmeOrderer, AcmePolling } from './acme-order.js';
+import type { PemCertificate } from './dev-ca.js';
 
 // The issuer's options and surface; the behaviour is in acme-issuer.ts.
 
 /** What the issuer needs; main.ts fills it from ServerConfig. */
 export interface AcmeIssuerOptions {
-  store: Pick<Store, "domains" | "certificates" | "acme">;
+  store: Pick<Store, 'domains' | 'certificates' | 'acme'>;
   /** SVC_ACME_DIRECTORY. */
   directoryUrl: string;
   /** SVC_ACME_EMAIL; undefined registers the account without a contact. */

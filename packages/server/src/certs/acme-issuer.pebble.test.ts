@@ -1,19 +1,19 @@
-import assert from "node:assert/strict";
-import { randomBytes, X509Certificate } from "node:crypto";
-import { once } from "node:events";
-import { mkdtemp, rm } from "node:fs/promises";
-import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
-import { connect, createServer } from "node:tls";
-import { openStore, type Store } from "../store/index.js";
-import { startChallTestSrv, type ChallTestSrv } from "../test-support/dns.js";
-import { startHttp01Server, startPebble, trustInAcmeClient, type Pebble } from "../test-support/pebble.js";
-import { requireTools } from "../test-support/tools.js";
-import { createAcmeIssuer, type AcmeIssuer, type AcmeIssuerOptions } from "./acme-issuer.js";
-import { loadOrCreateDevCa, type DevCa } from "./dev-ca.js";
-import { createSniResolver } from "./sni-resolver.js";
+import assert from 'node:assert/strict';
+import { randomBytes, X509Certificate } from 'node:crypto';
+import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { connect, createServer } from 'node:tls';
+import { openStore, type Store } from '../store/index.js';
+import { startChallTestSrv, type ChallTestSrv } from '../test-support/dns.js';
+import { startHttp01Server, startPebble, trustInAcmeClient, type Pebble } from '../test-support/pebble.js';
+import { requireTools } from '../test-support/tools.js';
+import { createAcmeIssuer, type AcmeIssuer, type AcmeIssuerOptions } from './acme-issuer.js';
+import { loadOrCreateDevCa, type DevCa } from './dev-ca.js';
+import { createSniResolver } from './sni-resolver.js';
 
 // The issuer against a real Pebble with real HTTP-01 validation: Pebble resolves
 // each test host through pebble-challtestsrv (A → 127.0.0.1) and fetches the
@@ -21,8 +21,8 @@ import { createSniResolver } from "./sni-resolver.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-if (requireTools("ACME issuance against Pebble", ["pebble", "pebble-challtestsrv", "openssl"], "pebble openssl")) {
-  describe("acme issuer with Pebble", () => {
+if (requireTools('ACME issuance against Pebble', ['pebble', 'pebble-challtestsrv', 'openssl'], 'pebble openssl')) {
+  describe('acme issuer with Pebble', () => {
     let dns!: ChallTestSrv;
     let pebble!: Pebble;
     let store!: Store;
@@ -33,14 +33,14 @@ if (requireTools("ACME issuance against Pebble", ["pebble", "pebble-challtestsrv
     const issuers: AcmeIssuer[] = [];
 
     before(async () => {
-      dir = await mkdtemp(join(tmpdir(), "svc-acme-"));
+      dir = await mkdtemp(join(tmpdir(), 'svc-acme-'));
       dns = await startChallTestSrv();
       // Every issuer of this suite may have placed the challenge being fetched.
       http01 = await startHttp01Server((token) => issuers.map((i) => i.challengeResponse(token)).find((a) => a !== undefined));
       pebble = await startPebble({ dnsServer: dns.dnsServer, httpPort: http01.port });
       untrust = trustInAcmeClient(pebble.listenerCaPem);
-      store = await openStore({ dataDir: join(dir, "data") });
-      devCa = await loadOrCreateDevCa(join(dir, "data"));
+      store = await openStore({ dataDir: join(dir, 'data') });
+      devCa = await loadOrCreateDevCa(join(dir, 'data'));
     });
     after(async () => {
       await Promise.all(issuers.map((i) => i.close()));
@@ -56,8 +56,8 @@ if (requireTools("ACME issuance against Pebble", ["pebble", "pebble-challtestsrv
       const issuer = createAcmeIssuer({
         store,
         directoryUrl: pebble.directoryUrl,
-        email: "ops@svc.test",
-        sharedDomain: "localhost",
+        email: 'ops@svc.test',
+        sharedDomain: 'localhost',
         // Pebble with PEBBLE_VA_NOSLEEP answers within milliseconds; acme-client's 5 s default poll would dominate.
         polling: { minMs: 20, maxMs: 200, attempts: 30 },
         ...over,
@@ -67,10 +67,10 @@ if (requireTools("ACME issuance against Pebble", ["pebble", "pebble-challtestsrv
     }
 
     /** A verified domain whose host resolves to the challenge server for Pebble. */
-    async function verifiedHost(address = "127.0.0.1"): Promise<string> {
-      const host = `app-${randomBytes(4).toString("hex")}.example.test`;
-      const account = await store.accounts.create({ email: `${host}@svc.test`, name: "Owner", plan: "pro" });
-      const domain = await store.domains.create({ accountId: account.id, host, txtValue: "svc-verify-x" });
+    async function verifiedHost(address = '127.0.0.1'): Promise<string> {
+      const host = `app-${randomBytes(4).toString('hex')}.example.test`;
+      const account = await store.accounts.create({ email: `${host}@svc.test`, name: 'Owner', plan: 'pro' });
+      const domain = await store.domains.create({ accountId: account.id, host, txtValue: 'svc-verify-x' });
       await store.domains.markVerified(domain.id);
       await dns.addA(host, [address]);
       return host;
@@ -78,14 +78,19 @@ if (requireTools("ACME issuance against Pebble", ["pebble", "pebble-challtestsrv
 
     /** Serves `host` through createSniResolver and handshakes trusting only Pebble's root. */
     async function handshake(issuer: AcmeIssuer, host: string): Promise<{ authorized: boolean; san: string | undefined }> {
-      const resolver = createSniResolver({ sharedDomain: "localhost", devCa, isServedHost: issuer.isServedHost, onDemand: issuer.onDemand });
+      const resolver = createSniResolver({
+        sharedDomain: 'localhost',
+        devCa,
+        isServedHost: issuer.isServedHost,
+        onDemand: issuer.onDemand,
+      });
       const server = createServer({ SNICallback: resolver.SNICallback, ...toKeyPair(await resolver.defaultCertificate()) }, (s) => s.end());
-      server.listen(0, "127.0.0.1");
-      await once(server, "listening");
+      server.listen(0, '127.0.0.1');
+      await once(server, 'listening');
       try {
         const { port } = server.address() as AddressInfo;
-        const socket = connect({ host: "127.0.0.1", port, servername: host, ca: await pebble.rootPem() });
-        await once(socket, "secureConnect");
+        const socket = connect({ host: '127.0.0.1', port, servername: host, ca: await pebble.rootPem() });
+        await once(socket, 'secureConnect');
         const result = { authorized: socket.authorized, san: socket.getPeerCertificate().subjectaltname };
         socket.destroy();
         return result;
@@ -103,13 +108,13 @@ if (requireTools("ACME issuance against Pebble", ["pebble", "pebble-challtestsrv
       assert.ok(stored !== undefined);
       assert.equal(stored.expiresAt, Date.parse(new X509Certificate(stored.certPem).validTo));
       const [domain] = await store.domains.byHost(host);
-      assert.equal(domain?.certState, "issued");
+      assert.equal(domain?.certState, 'issued');
       assert.equal(domain?.certExpiresAt, stored.expiresAt);
       const account = await store.acme.get(pebble.directoryUrl);
-      assert.match(account?.url ?? "", /^https:\/\/127\.0\.0\.1:\d+\//);
+      assert.match(account?.url ?? '', /^https:\/\/127\.0\.0\.1:\d+\//);
     });
 
-    it("100 parallel onDemand calls for a new host place exactly one order", async () => {
+    it('100 parallel onDemand calls for a new host place exactly one order', async () => {
       const host = await verifiedHost();
       const issuer = newIssuer();
       const certs = await Promise.all(Array.from({ length: 100 }, () => issuer.onDemand(host)));
@@ -118,20 +123,20 @@ if (requireTools("ACME issuance against Pebble", ["pebble", "pebble-challtestsrv
       assert.ok(certs[0] !== undefined);
     });
 
-    it("an unverified or unknown host gets no order", async () => {
-      const account = await store.accounts.create({ email: `p-${randomBytes(4).toString("hex")}@svc.test`, name: "P", plan: "free" });
-      const pending = `pending-${randomBytes(4).toString("hex")}.example.test`;
-      await store.domains.create({ accountId: account.id, host: pending, txtValue: "svc-verify-y" });
-      await dns.addA(pending, ["127.0.0.1"]);
+    it('an unverified or unknown host gets no order', async () => {
+      const account = await store.accounts.create({ email: `p-${randomBytes(4).toString('hex')}@svc.test`, name: 'P', plan: 'free' });
+      const pending = `pending-${randomBytes(4).toString('hex')}.example.test`;
+      await store.domains.create({ accountId: account.id, host: pending, txtValue: 'svc-verify-y' });
+      await dns.addA(pending, ['127.0.0.1']);
       const issuer = newIssuer();
-      for (const name of [pending, `x.${pending}`, "unknown.example.test"]) {
+      for (const name of [pending, `x.${pending}`, 'unknown.example.test']) {
         assert.equal(await issuer.isServedHost(name), false);
         assert.equal(await issuer.onDemand(name), undefined);
       }
       assert.equal(issuer.stats().ordersStarted, 0);
     });
 
-    it("a second issuer over the same store serves the stored certificate without ordering", async () => {
+    it('a second issuer over the same store serves the stored certificate without ordering', async () => {
       const host = await verifiedHost();
       const first = await newIssuer().onDemand(host);
       const second = newIssuer();
@@ -139,20 +144,20 @@ if (requireTools("ACME issuance against Pebble", ["pebble", "pebble-challtestsrv
       assert.equal(second.stats().ordersStarted, 0);
     });
 
-    it("a failed validation marks the domain failed with the reason, and backoff prevents an immediate re-order", async () => {
+    it('a failed validation marks the domain failed with the reason, and backoff prevents an immediate re-order', async () => {
       // 127.0.0.2 is loopback too, but the challenge server listens on 127.0.0.1 only: connection refused.
-      const host = await verifiedHost("127.0.0.2");
+      const host = await verifiedHost('127.0.0.2');
       const issuer = newIssuer();
       assert.equal(await issuer.onDemand(host), undefined);
       const [domain] = await store.domains.byHost(host);
-      assert.equal(domain?.certState, "failed");
-      assert.match(domain?.certError ?? "", /127\.0\.0\.2|connection refused/i);
+      assert.equal(domain?.certState, 'failed');
+      assert.match(domain?.certError ?? '', /127\.0\.0\.2|connection refused/i);
       assert.equal(await issuer.onDemand(host), undefined);
       assert.deepEqual(issuer.stats(), { ordersStarted: 1, issued: 0, failed: 1 });
       assert.equal(await store.certificates.get(host), undefined);
     });
 
-    it("renewDue re-orders a stored certificate that expires within 30 days", async () => {
+    it('renewDue re-orders a stored certificate that expires within 30 days', async () => {
       const host = await verifiedHost();
       const old = await devCa.issueLeaf(host); // stands in for an ageing certificate
       await store.certificates.put({ host, ...old, expiresAt: Date.now() + 10 * DAY_MS, issuedAt: Date.now() - 80 * DAY_MS });

@@ -1,18 +1,18 @@
-import type { Domain, StoredCertificate } from "../store/index.js";
-import type { PemCertificate } from "./dev-ca.js";
-import { isValidHostname, normalizeHostname } from "../hostname/index.js";
-import { OrderLimiter } from "./acme-limiter.js";
-import type { AcmeIssuer, AcmeIssuerOptions, IssuerStats, RenewalReport } from "./acme-issuer-types.js";
-import { createAcmeOrderer, describeOrderError } from "./acme-order.js";
+import type { Domain, StoredCertificate } from '../store/index.js';
+import type { PemCertificate } from './dev-ca.js';
+import { isValidHostname, normalizeHostname } from '../hostname/index.js';
+import { OrderLimiter } from './acme-limiter.js';
+import type { AcmeIssuer, AcmeIssuerOptions, IssuerStats, RenewalReport } from './acme-issuer-types.js';
+import { createAcmeOrderer, describeOrderError } from './acme-order.js';
 
-export type { AcmeIssuer, AcmeIssuerOptions, IssuerStats, RenewalReport } from "./acme-issuer-types.js";
+export type { AcmeIssuer, AcmeIssuerOptions, IssuerStats, RenewalReport } from './acme-issuer-types.js';
 
 /** Certificates expiring within this are re-ordered by the renewal loop. */
 export const RENEW_BEFORE_EXPIRY_MS = 30 * 24 * 60 * 60 * 1000;
 /** Certificates (PEM) kept in memory; beyond it the least recently used is read from the store again. */
 export const MAX_REMEMBERED_CERTIFICATES = 1000;
 
-type OrderOutcome = { status: "issued"; pem: PemCertificate } | { status: "failed" } | { status: "deferred" };
+type OrderOutcome = { status: 'issued'; pem: PemCertificate } | { status: 'failed' } | { status: 'deferred' };
 
 /**
  * Creates the on-demand ACME issuer of one edge node.
@@ -86,8 +86,8 @@ export function createAcmeIssuer(options: AcmeIssuerOptions): AcmeIssuer {
     if (running !== undefined) return running;
     const permit = limiter.tryStart(host);
     if (!permit.ok) {
-      logger?.info({ host, reason: permit.reason, retryAt: new Date(permit.retryAt).toISOString() }, "acme order deferred");
-      return Promise.resolve({ status: "deferred" });
+      logger?.info({ host, reason: permit.reason, retryAt: new Date(permit.retryAt).toISOString() }, 'acme order deferred');
+      return Promise.resolve({ status: 'deferred' });
     }
     // Registered synchronously, before the first await, so every caller after this one joins it.
     const flight = runOrder(host, domain).finally(() => orders.delete(host));
@@ -101,26 +101,26 @@ export function createAcmeIssuer(options: AcmeIssuerOptions): AcmeIssuer {
     try {
       previous = await store.certificates.get(host);
       // A renewal keeps showing `issued`: the old certificate still serves meanwhile.
-      if (!(previous !== undefined && previous.expiresAt > now())) await store.domains.setCertState(domain.host, "pending");
+      if (!(previous !== undefined && previous.expiresAt > now())) await store.domains.setCertState(domain.host, 'pending');
       const cert = await order(host);
       await store.certificates.put({ host, ...cert, issuedAt: now() });
-      await store.domains.setCertState(domain.host, "issued", undefined, cert.expiresAt);
+      await store.domains.setCertState(domain.host, 'issued', undefined, cert.expiresAt);
       limiter.succeeded(host);
       stats.issued += 1;
       const pem = { certPem: cert.certPem, keyPem: cert.keyPem };
       remember(host, pem, cert.expiresAt);
-      logger?.info({ host, expiresAt: new Date(cert.expiresAt).toISOString() }, "acme certificate issued");
-      return { status: "issued", pem };
+      logger?.info({ host, expiresAt: new Date(cert.expiresAt).toISOString() }, 'acme certificate issued');
+      return { status: 'issued', pem };
     } catch (err) {
       const reason = describeOrderError(err);
       const retryAt = limiter.failed(host);
       stats.failed += 1;
-      logger?.warn({ host, reason, retryAt: new Date(retryAt).toISOString() }, "acme order failed");
+      logger?.warn({ host, reason, retryAt: new Date(retryAt).toISOString() }, 'acme order failed');
       const stillServing = previous !== undefined && previous.expiresAt > now();
       await store.domains
-        .setCertState(domain.host, stillServing ? "issued" : "failed", stillServing ? `renewal failed: ${reason}` : reason)
-        .catch((storeErr: unknown) => logger?.error({ err: storeErr, host }, "recording acme failure failed"));
-      return { status: "failed" };
+        .setCertState(domain.host, stillServing ? 'issued' : 'failed', stillServing ? `renewal failed: ${reason}` : reason)
+        .catch((storeErr: unknown) => logger?.error({ err: storeErr, host }, 'recording acme failure failed'));
+      return { status: 'failed' };
     }
   }
 
@@ -141,7 +141,7 @@ export function createAcmeIssuer(options: AcmeIssuerOptions): AcmeIssuer {
       return serve(host, domain, pem, stored.expiresAt);
     }
     const outcome = await issue(host, domain);
-    return outcome.status === "issued" ? outcome.pem : undefined;
+    return outcome.status === 'issued' ? outcome.pem : undefined;
   }
 
   async function renewDue(): Promise<RenewalReport> {
@@ -160,8 +160,8 @@ export function createAcmeIssuer(options: AcmeIssuerOptions): AcmeIssuer {
         continue;
       }
       const outcome = await issue(cert.host, domain);
-      if (outcome.status === "issued") report.renewed += 1;
-      else if (outcome.status === "failed") report.failed += 1;
+      if (outcome.status === 'issued') report.renewed += 1;
+      else if (outcome.status === 'failed') report.failed += 1;
       else report.deferred += 1;
     }
     return report;
@@ -191,8 +191,8 @@ export function createAcmeIssuer(options: AcmeIssuerOptions): AcmeIssuer {
       const pass = (): void => {
         if (renewalPass !== undefined) return;
         renewalPass = renewDue()
-          .then((report) => logger?.info(report, "acme renewal pass"))
-          .catch((err: unknown) => logger?.error({ err }, "acme renewal pass failed"))
+          .then((report) => logger?.info(report, 'acme renewal pass'))
+          .catch((err: unknown) => logger?.error({ err }, 'acme renewal pass failed'))
           .finally(() => (renewalPass = undefined));
       };
       pass();

@@ -8,7 +8,7 @@ export const RETRY_AFTER_FAILURE_MS: readonly number[] = Object.freeze([5 * MINU
 export const MAX_TRACKED_FAILURES = 10_000;
 
 /** Whether an order may start now, and if not, why and from when. */
-export type OrderPermit = { ok: true } | { ok: false; reason: "backoff" | "rate"; retryAt: number };
+export type OrderPermit = { ok: true } | { ok: false; reason: 'backoff' | 'rate'; retryAt: number };
 
 /** Tunables of an OrderLimiter; tests inject a clock. */
 export interface OrderLimiterOptions {
@@ -41,7 +41,7 @@ export class OrderLimiter {
   constructor(options: OrderLimiterOptions = {}) {
     this.#maxPerMinute = Math.max(1, options.maxPerMinute ?? MAX_ORDERS_PER_MINUTE);
     this.#schedule = options.retryAfterFailureMs ?? RETRY_AFTER_FAILURE_MS;
-    if (this.#schedule.length === 0) throw new Error("retryAfterFailureMs needs at least one entry");
+    if (this.#schedule.length === 0) throw new Error('retryAfterFailureMs needs at least one entry');
     this.#now = options.now ?? Date.now;
   }
 
@@ -49,11 +49,11 @@ export class OrderLimiter {
   tryStart(host: string): OrderPermit {
     const now = this.#now();
     const failures = this.#failures.get(host);
-    if (failures !== undefined && now < failures.retryAt) return { ok: false, reason: "backoff", retryAt: failures.retryAt };
+    if (failures !== undefined && now < failures.retryAt) return { ok: false, reason: 'backoff', retryAt: failures.retryAt };
     this.#starts = this.#starts.filter((t) => t > now - MINUTE_MS);
     const oldest = this.#starts[0];
     if (oldest !== undefined && this.#starts.length >= this.#maxPerMinute) {
-      return { ok: false, reason: "rate", retryAt: oldest + MINUTE_MS };
+      return { ok: false, reason: 'rate', retryAt: oldest + MINUTE_MS };
     }
     this.#starts.push(now);
     return { ok: true };

@@ -1,7 +1,7 @@
-import { X509Certificate } from "node:crypto";
-import * as acme from "acme-client";
-import type { AcmeAccountRepo } from "../store/index.js";
-import type { PemCertificate } from "./dev-ca.js";
+import { X509Certificate } from 'node:crypto';
+import * as acme from 'acme-client';
+import type { AcmeAccountRepo } from '../store/index.js';
+import type { PemCertificate } from './dev-ca.js';
 
 /** A certificate fresh from the CA: full chain, its key, and the leaf's notAfter. */
 export interface OrderedCertificate extends PemCertificate {
@@ -63,13 +63,16 @@ export function createAcmeOrderer(options: AcmeOrdererOptions): AcmeOrderer {
       throw err;
     });
     const acmeClient = await client;
-    const [key, csr] = await acme.crypto.createCsr({ commonName: hostname, altNames: [hostname] }, await acme.crypto.createPrivateEcdsaKey());
+    const [key, csr] = await acme.crypto.createCsr(
+      { commonName: hostname, altNames: [hostname] },
+      await acme.crypto.createPrivateEcdsaKey(),
+    );
     const hadUrl = hasAccountUrl(acmeClient);
     const certPem = await acmeClient.auto({
       csr,
       ...(options.email === undefined ? {} : { email: options.email }),
       termsOfServiceAgreed: true,
-      challengePriority: ["http-01"],
+      challengePriority: ['http-01'],
       // acme-client's own pre-check resolves through the system DNS and fetches
       // from this machine; the CA's validation is the one that counts.
       skipChallengeVerification: true,
@@ -78,7 +81,7 @@ export function createAcmeOrderer(options: AcmeOrdererOptions): AcmeOrderer {
     });
     if (!hadUrl) await accounts.setUrl(directoryUrl, acmeClient.getAccountUrl());
     const expiresAt = Date.parse(new X509Certificate(certPem).validTo);
-    if (Number.isNaN(expiresAt)) throw new Error("the CA returned a certificate with an unreadable notAfter");
+    if (Number.isNaN(expiresAt)) throw new Error('the CA returned a certificate with an unreadable notAfter');
     return { certPem, keyPem: key.toString(), expiresAt };
   };
 }
@@ -95,6 +98,6 @@ function hasAccountUrl(client: acme.Client): boolean {
 /** A short, single-line reason for a failed order, fit for domains.cert_error and the API. */
 export function describeOrderError(err: unknown): string {
   const message = err instanceof Error ? err.message : String(err);
-  const line = message.replace(/\s+/g, " ").trim() || "unknown error";
+  const line = message.replace(/\s+/g, ' ').trim() || 'unknown error';
   return line.length > 300 ? `${line.slice(0, 297)}...` : line;
 }

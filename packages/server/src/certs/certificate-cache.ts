@@ -1,4 +1,4 @@
-import type { SecureContext } from "node:tls";
+import type { SecureContext } from 'node:tls';
 
 /** Default cap on cached hostnames: about 10,000 contexts of a few KiB each. */
 export const MAX_CACHED_CERTIFICATES = 10_000;

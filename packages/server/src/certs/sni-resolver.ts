@@ -1,10 +1,10 @@
-import { X509Certificate } from "node:crypto";
-import { isIP } from "node:net";
-import { createSecureContext, type SecureContext } from "node:tls";
-import type { Logger } from "pino";
-import { CertificateCache, type CachedCertificate } from "./certificate-cache.js";
-import type { DevCa, PemCertificate } from "./dev-ca.js";
-import { isValidHostname, normalizeHostname } from "../hostname/index.js";
+import { X509Certificate } from 'node:crypto';
+import { isIP } from 'node:net';
+import { createSecureContext, type SecureContext } from 'node:tls';
+import type { Logger } from 'pino';
+import { CertificateCache, type CachedCertificate } from './certificate-cache.js';
+import type { DevCa, PemCertificate } from './dev-ca.js';
+import { isValidHostname, normalizeHostname } from '../hostname/index.js';
 
 /** What the edge knows when it builds its TLS listener. */
 export interface SniResolverOptions {
@@ -64,7 +64,7 @@ export function createSniResolver(options: SniResolverOptions): SniResolver {
   const sharedDomain = normalizeHostname(options.sharedDomain);
   if (!isValidHostname(sharedDomain)) throw new Error(`invalid shared domain ${JSON.stringify(options.sharedDomain)}`);
   if (options.staticCert === undefined && devCa === undefined) {
-    throw new Error("shared-domain certificates need either staticCert or devCa");
+    throw new Error('shared-domain certificates need either staticCert or devCa');
   }
   const cache = options.cache ?? new CertificateCache();
   // Built once at boot, so a bad SVC_TLS_CERT/KEY fails start-up rather than a handshake.
@@ -77,7 +77,7 @@ export function createSniResolver(options: SniResolverOptions): SniResolver {
     if (host === sharedDomain) return true;
     if (!host.endsWith(`.${sharedDomain}`)) return false;
     const label = host.slice(0, -(sharedDomain.length + 1));
-    return !label.includes(".");
+    return !label.includes('.');
   }
 
   async function resolve(host: string): Promise<SecureContext | undefined> {
@@ -96,7 +96,7 @@ export function createSniResolver(options: SniResolverOptions): SniResolver {
 
   function contextFor(servername: string): Promise<SecureContext | undefined> {
     const host = normalizeHostname(servername);
-    if (host === "" || isIP(host) !== 0) {
+    if (host === '' || isIP(host) !== 0) {
       return options.defaultContext !== undefined ? Promise.resolve(options.defaultContext) : resolve(sharedDomain);
     }
     if (!isValidHostname(host)) return Promise.resolve(undefined);
@@ -108,11 +108,11 @@ export function createSniResolver(options: SniResolverOptions): SniResolver {
     contextFor(servername).then(
       (context) => {
         if (context !== undefined) return cb(null, context);
-        logger?.debug({ servername: servername.slice(0, 253) }, "tls servername not served");
-        cb(new Error("no certificate for this servername"));
+        logger?.debug({ servername: servername.slice(0, 253) }, 'tls servername not served');
+        cb(new Error('no certificate for this servername'));
       },
       (err: unknown) => {
-        logger?.warn({ err, servername }, "tls certificate lookup failed");
+        logger?.warn({ err, servername }, 'tls certificate lookup failed');
         cb(err instanceof Error ? err : new Error(String(err)));
       },
     );
@@ -120,7 +120,7 @@ export function createSniResolver(options: SniResolverOptions): SniResolver {
 
   async function defaultCertificate(): Promise<PemCertificate> {
     if (options.staticCert !== undefined) return options.staticCert;
-    if (devCa === undefined) throw new Error("unreachable: checked at creation");
+    if (devCa === undefined) throw new Error('unreachable: checked at creation');
     return devCa.issueLeaf(sharedDomain);
   }
 
@@ -132,6 +132,6 @@ function toCachedCertificate(pem: PemCertificate): CachedCertificate {
   const context = createSecureContext({ cert: pem.certPem, key: pem.keyPem });
   // Node's X509Certificate reads the first certificate of a chain: the leaf.
   const notAfter = new Date(new X509Certificate(pem.certPem).validTo);
-  if (Number.isNaN(notAfter.getTime())) throw new Error("certificate has an unreadable notAfter");
+  if (Number.isNaN(notAfter.getTime())) throw new Error('certificate has an unreadable notAfter');
   return { context, notAfter };
 }

@@ -82,7 +82,10 @@ describe('svc-server account', () => {
       stdout: '',
       stderr: 'svc-server account password: password must be at least 8 characters\n',
     });
-    assert.equal((await run(['password', '--email', 'change@example.com'], '')).stderr, 'svc-server account password: no password given (stdin ended before a line)\n');
+    assert.equal(
+      (await run(['password', '--email', 'change@example.com'], '')).stderr,
+      'svc-server account password: no password given (stdin ended before a line)\n',
+    );
     const unknown = await run(['password', '--email', 'nobody@example.com'], 'long enough pw\n');
     assert.deepEqual([unknown.code, unknown.stderr], [1, 'svc-server account password: no account with email nobody@example.com\n']);
   });
@@ -103,6 +106,9 @@ describe('svc-server account', () => {
   it('unknown actions and switches print the usage', async () => {
     assert.equal((await run(['delete', '--email', 'x@example.com'])).code, 2);
     assert.match((await run(['nope'])).stderr, /account password --email E/);
-    assert.equal((await run(['link', '--email', 'x@example.com', '--password-stdin'])).stderr, 'svc-server account link: unknown option --password-stdin\n');
+    assert.equal(
+      (await run(['link', '--email', 'x@example.com', '--password-stdin'])).stderr,
+      'svc-server account link: unknown option --password-stdin\n',
+    );
   });
 });

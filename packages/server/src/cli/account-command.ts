@@ -63,7 +63,9 @@ export async function runAccountCommand(args: string[], config: ServerConfig, io
     if (action === 'create') {
       const { account, token } = await createAccountWithToken(store, { email: flags.email, name: flags.name, plan: plan as Plan });
       if (password !== undefined) await setAccountPassword(store, account.id, password);
-      io.stdout.write(`Created account ${account.email} (${account.id}, plan ${account.plan})${password === undefined ? '' : ' with a dashboard password'}.\n`);
+      io.stdout.write(
+        `Created account ${account.email} (${account.id}, plan ${account.plan})${password === undefined ? '' : ' with a dashboard password'}.\n`,
+      );
       io.stdout.write(`Agent token (shown once, store it now):\n${token}\n`);
       return 0;
     }

@@ -7,7 +7,12 @@ export function apexHttpUrl(sharedDomain: string, httpPort: number): string {
 }
 
 /** Makes a one-time sign-in link for the account and prints it with how long it works. */
-export async function printSignInLink(store: Pick<Store, 'signInLinks'>, accountId: string, apexUrl: string, out: NodeJS.WritableStream): Promise<void> {
+export async function printSignInLink(
+  store: Pick<Store, 'signInLinks'>,
+  accountId: string,
+  apexUrl: string,
+  out: NodeJS.WritableStream,
+): Promise<void> {
   const token = await createSignInLink(store, accountId);
   out.write(`Open this one-time link to set a password and sign in to the dashboard:\n`);
   out.write(`  ${signInLinkUrl(apexUrl, token)}\n`);

@@ -27,14 +27,18 @@ export async function printWelcome(server: WelcomeServer, config: ServerConfig, 
   out.write(`svcRouter edge is up\n`);
   out.write(`  dashboard  ${apexHttp}/\n`);
   out.write(`  REST API   ${apexHttp}/v1   (also ${apexHttps}/v1)\n`);
-  out.write(`  tunnels    https://<name>.${config.sharedDomain}:${server.httpsPort} and http://<name>.${config.sharedDomain}:${server.httpPort}\n`);
+  out.write(
+    `  tunnels    https://<name>.${config.sharedDomain}:${server.httpsPort} and http://<name>.${config.sharedDomain}:${server.httpPort}\n`,
+  );
   out.write(`  data       ${config.dataDir}\n`);
   if (server.devCa) {
     out.write(`  dev CA     ${server.devCa.certPath}\n`);
     out.write(`             trust it to avoid certificate warnings, e.g.:\n`);
     out.write(`               curl --cacert ${server.devCa.certPath} https://<name>.${config.sharedDomain}:${server.httpsPort}/\n`);
     out.write(`               NODE_EXTRA_CA_CERTS=${server.devCa.certPath} node …\n`);
-    out.write(`               Debian/Ubuntu: sudo cp ${server.devCa.certPath} /usr/local/share/ca-certificates/svcrouter-dev.crt && sudo update-ca-certificates\n`);
+    out.write(
+      `               Debian/Ubuntu: sudo cp ${server.devCa.certPath} /usr/local/share/ca-certificates/svcrouter-dev.crt && sudo update-ca-certificates\n`,
+    );
   }
   if ((await server.store.accounts.count()) === 0) {
     const { account, token } = await createAccountWithToken(server.store, { email: LOCAL_ACCOUNT_EMAIL, name: 'local', plan: 'free' });

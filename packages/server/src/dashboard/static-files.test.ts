@@ -95,7 +95,14 @@ describe('dashboard static files', () => {
   });
 
   it('never serves a file outside the assets folder, however the path is spelled', async () => {
-    for (const attempt of ['/assets/../../secret.txt', '/assets/..%2F..%2Fsecret.txt', '/assets/%2e%2e/%2e%2e/secret.txt', '/assets/nested', '/assets/.%2e', '/assets/%E0%A4%A']) {
+    for (const attempt of [
+      '/assets/../../secret.txt',
+      '/assets/..%2F..%2Fsecret.txt',
+      '/assets/%2e%2e/%2e%2e/secret.txt',
+      '/assets/nested',
+      '/assets/.%2e',
+      '/assets/%E0%A4%A',
+    ]) {
       const res = await get(server.url, attempt);
       assert.equal(res.status, 404, attempt);
       assert.doesNotMatch(res.body, /outside the dist folder/, attempt);

@@ -80,7 +80,13 @@ async function serveAsset(res: Response, assetsDir: string, pathname: string): P
   const name = safeDecode(pathname.slice('/assets/'.length));
   const body = name !== undefined && ASSET_NAME.test(name) ? await readIfFile(path.join(assetsDir, name)) : undefined;
   if (!body || name === undefined) {
-    send(res, 404, 'application/json; charset=utf-8', 'no-store', JSON.stringify({ error: 'not_found', message: `no dashboard file at ${pathname}` }));
+    send(
+      res,
+      404,
+      'application/json; charset=utf-8',
+      'no-store',
+      JSON.stringify({ error: 'not_found', message: `no dashboard file at ${pathname}` }),
+    );
     return;
   }
   send(res, 200, CONTENT_TYPES[path.extname(name)] ?? 'application/octet-stream', ASSET_CACHE_CONTROL, body);

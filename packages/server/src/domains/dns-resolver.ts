@@ -15,11 +15,7 @@ export function createDnsResolver(servers: readonly string[], attemptTimeoutMs =
 }
 
 /** Outcome of one lookup with a deadline: answers, none (NXDOMAIN/NODATA), a timeout, or another DNS error. */
-export type LookupResult<T> =
-  | { kind: 'found'; records: T[] }
-  | { kind: 'none' }
-  | { kind: 'timeout' }
-  | { kind: 'error'; code: string };
+export type LookupResult<T> = { kind: 'found'; records: T[] } | { kind: 'none' } | { kind: 'timeout' } | { kind: 'error'; code: string };
 
 const NONE_CODES = new Set(['ENODATA', 'ENOTFOUND']);
 

@@ -70,7 +70,11 @@ describe('checkDomainBinding', () => {
   });
 
   it('refuses invalid hosts, shared-domain names and bad subdomains with a reason', async () => {
-    for (const [domain, sub] of [['127.0.0.1', undefined], ['x.localhost', undefined], ['app.one.test', 'bad_label']] as const) {
+    for (const [domain, sub] of [
+      ['127.0.0.1', undefined],
+      ['x.localhost', undefined],
+      ['app.one.test', 'bad_label'],
+    ] as const) {
       const decision = await check(a, domain, sub);
       assert.ok(!decision.ok, domain);
       assert.ok(decision.message.length > 20);

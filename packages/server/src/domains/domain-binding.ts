@@ -76,7 +76,11 @@ export async function checkDomainBinding(
 }
 
 /** Whether `hostname` is covered by a domain verified on this account (a reconnecting agent's reclaim). */
-export async function ownsCustomHost(domains: Pick<DomainRepo, 'verifiedHostCovering'>, accountId: string, hostname: string): Promise<boolean> {
+export async function ownsCustomHost(
+  domains: Pick<DomainRepo, 'verifiedHostCovering'>,
+  accountId: string,
+  hostname: string,
+): Promise<boolean> {
   return (await domains.verifiedHostCovering(hostname.toLowerCase()))?.accountId === accountId;
 }
 

@@ -49,5 +49,8 @@ export async function cascadeDomainRemoval(deps: DomainRemovalDeps, domain: Doma
     deps.served.delete(name);
     if (await store.certificates.delete(name)) forgotten++;
   }
-  deps.log.info({ domainId: domain.id, host: domain.host, closedTunnels: closed, forgottenCertificates: forgotten }, 'custom domain removed');
+  deps.log.info(
+    { domainId: domain.id, host: domain.host, closedTunnels: closed, forgottenCertificates: forgotten },
+    'custom domain removed',
+  );
 }

@@ -3,13 +3,7 @@ import { domainToASCII, domainToUnicode } from 'node:url';
 import { isDnsLabel, MAX_HOSTNAME_LENGTH } from '../hostname/index.js';
 
 /** Why a user-supplied host was refused. */
-export type HostErrorCode =
-  | 'host_empty'
-  | 'host_invalid'
-  | 'host_ip'
-  | 'host_single_label'
-  | 'host_shared_domain'
-  | 'host_too_long';
+export type HostErrorCode = 'host_empty' | 'host_invalid' | 'host_ip' | 'host_single_label' | 'host_shared_domain' | 'host_too_long';
 
 /** A normalised host, or why it was refused (with a sentence for the user). */
 export type HostCheck = { ok: true; host: string } | { ok: false; code: HostErrorCode; message: string };
@@ -54,10 +48,7 @@ export function normalizeCustomHost(input: string, sharedDomain: string): HostCh
   }
   const shared = sharedDomain.toLowerCase().replace(/\.$/, '');
   if (host === shared || host.endsWith(`.${shared}`) || shared.endsWith(`.${host}`)) {
-    return refuse(
-      'host_shared_domain',
-      `${host} is part of the shared domain ${shared}; tunnels get names there without adding a domain.`,
-    );
+    return refuse('host_shared_domain', `${host} is part of the shared domain ${shared}; tunnels get names there without adding a domain.`);
   }
   return { ok: true, host };
 }

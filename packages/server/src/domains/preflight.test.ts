@@ -64,7 +64,7 @@ if (requireTools('preflight against pebble-challtestsrv', ['pebble-challtestsrv'
       });
     });
 
-    it('an apex A record matching the edge hostname\'s own A record points at the edge', async () => {
+    it("an apex A record matching the edge hostname's own A record points at the edge", async () => {
       const host = freshHost();
       const edge = `edge-${freshHost()}`;
       await dns.addA(edge, ['203.0.113.9']);

@@ -35,7 +35,10 @@ export interface PreflightOptions {
  * Returns undefined for an empty or malformed value.
  */
 export function parseEdgeTarget(raw: string): EdgeTarget | undefined {
-  const entries = raw.split(',').map((s) => s.trim().toLowerCase().replace(/\.$/, '')).filter((s) => s !== '');
+  const entries = raw
+    .split(',')
+    .map((s) => s.trim().toLowerCase().replace(/\.$/, ''))
+    .filter((s) => s !== '');
   const ips = entries.filter((e) => isIP(e) === 4);
   const names = entries.filter((e) => isIP(e) === 0);
   if (entries.length === 0 || names.length > 1 || ips.length + names.length !== entries.length) return undefined;

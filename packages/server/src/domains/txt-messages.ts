@@ -4,13 +4,7 @@
 
 /** Why a TXT verification failed. */
 export type TxtFailureCode =
-  | 'txt_not_found'
-  | 'txt_doubled_suffix'
-  | 'txt_whitespace'
-  | 'txt_truncated'
-  | 'txt_wrong_value'
-  | 'dns_timeout'
-  | 'dns_error';
+  'txt_not_found' | 'txt_doubled_suffix' | 'txt_whitespace' | 'txt_truncated' | 'txt_wrong_value' | 'dns_timeout' | 'dns_error';
 
 /** Appended to every failure message. */
 export const PROPAGATION_NOTE =

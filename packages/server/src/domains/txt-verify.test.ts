@@ -132,7 +132,10 @@ if (requireTools('chunked TXT verification against dnsmasq', ['dnsmasq'], 'dnsma
       try {
         const resolver = createDnsResolver([server.dnsServer]);
         // The premise of the test: the record really arrives in two chunks.
-        assert.deepEqual((await resolver.resolveTxt(txtRecordName(host))).map((r) => r.length), [2]);
+        assert.deepEqual(
+          (await resolver.resolveTxt(txtRecordName(host))).map((r) => r.length),
+          [2],
+        );
         assert.deepEqual(await verifyTxt({ host, expected: value, resolver, timeoutMs: TIMEOUT_MS }), { ok: true });
       } finally {
         await server.close();

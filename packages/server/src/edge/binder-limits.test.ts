@@ -40,7 +40,14 @@ describe('Binder plan limits', () => {
     });
   }
   const sessionOf = (accountId: string) =>
-    ({ accountId, agentVersion: 'test', agentIp: '127.0.0.1', isClosed: false, bindings: new Map(), release: () => undefined }) as unknown as EdgeSession;
+    ({
+      accountId,
+      agentVersion: 'test',
+      agentIp: '127.0.0.1',
+      isClosed: false,
+      bindings: new Map(),
+      release: () => undefined,
+    }) as unknown as EdgeSession;
   const bindRequest = (requestId: number) => ({ type: 'bind' as const, requestId, local: 'localhost:3000' });
 
   it(`50 concurrent binds against a limit of ${LIMIT} give exactly ${LIMIT} tunnels`, async () => {

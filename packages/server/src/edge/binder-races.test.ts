@@ -77,7 +77,13 @@ describe('Binder orderings', () => {
     return { binder, router };
   }
   const bind = (subdomain: string, requestId = 1) => ({ type: 'bind' as const, requestId, local: 'localhost:3000', subdomain });
-  const reclaim = (hostname: string, subdomain: string) => ({ type: 'bind' as const, requestId: 2, local: 'localhost:3000', hostname, subdomain });
+  const reclaim = (hostname: string, subdomain: string) => ({
+    type: 'bind' as const,
+    requestId: 2,
+    local: 'localhost:3000',
+    hostname,
+    subdomain,
+  });
   const account = (email: string) => store.accounts.create({ email, name: 'n', plan: 'free' });
 
   it('an old session ending while its reconnect rewrites the row leaves the row online', async () => {

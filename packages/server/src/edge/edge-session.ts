@@ -1,12 +1,5 @@
 import type { Logger } from 'pino';
-import {
-  ErrorCode,
-  type Mux,
-  SvcError,
-  type AgentMessage,
-  type EdgeMessage,
-  type ErrorCodeValue,
-} from '@svcrouter/protocol';
+import { ErrorCode, type Mux, SvcError, type AgentMessage, type EdgeMessage, type ErrorCodeValue } from '@svcrouter/protocol';
 
 /** A live binding: a public hostname served by one tunnel on one agent session. */
 export interface Binding {
@@ -70,7 +63,13 @@ export class EdgeSession {
             const text = `${binding.hostname} was released before the bind completed`;
             return this.send({ type: 'bindError', requestId: message.requestId, code: ErrorCode.TUNNEL_RELEASED, message: text });
           }
-          this.send({ type: 'bound', requestId: message.requestId, tunnelId: binding.tunnelId, hostname: binding.hostname, url: binding.url });
+          this.send({
+            type: 'bound',
+            requestId: message.requestId,
+            tunnelId: binding.tunnelId,
+            hostname: binding.hostname,
+            url: binding.url,
+          });
         },
         (error: unknown) => {
           const failure = error instanceof SvcError ? error : new SvcError(ErrorCode.INTERNAL, 'the edge could not bind the tunnel');

@@ -242,7 +242,14 @@ export class Edge implements LeanHandler {
 
   private newExchange(req: VisitorRequest, host: string, absolute: AbsoluteTarget | undefined): Exchange {
     const userAgent = req.headers['user-agent'];
-    return newExchange(host, req.method ?? 'GET', absolute?.path ?? req.url ?? '/', clientIp(req), typeof userAgent === 'string' ? userAgent : '', `HTTP/${req.httpVersion}`);
+    return newExchange(
+      host,
+      req.method ?? 'GET',
+      absolute?.path ?? req.url ?? '/',
+      clientIp(req),
+      typeof userAgent === 'string' ? userAgent : '',
+      `HTTP/${req.httpVersion}`,
+    );
   }
 
   /**

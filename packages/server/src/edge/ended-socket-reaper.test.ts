@@ -14,7 +14,14 @@ interface FakeSocket {
 }
 
 function fakeSocket(state: Partial<FakeSocket>): FakeSocket {
-  const socket: FakeSocket = { writableEnded: false, writableFinished: false, writableLength: 0, destroyed: false, destroy: () => (socket.destroyed = true), ...state };
+  const socket: FakeSocket = {
+    writableEnded: false,
+    writableFinished: false,
+    writableLength: 0,
+    destroyed: false,
+    destroy: () => (socket.destroyed = true),
+    ...state,
+  };
   return socket;
 }
 

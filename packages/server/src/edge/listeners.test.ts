@@ -75,7 +75,8 @@ describe('listener timeouts', () => {
 
   it('closes an idle HTTP/2 session', HANG, async () => {
     const session = http2.connect(`https://${HOSTNAME}:${listeners.httpsPort}`, {
-      createConnection: () => tls.connect({ host: '127.0.0.1', port: listeners.httpsPort, servername: HOSTNAME, ca: caPem, ALPNProtocols: ['h2'] }),
+      createConnection: () =>
+        tls.connect({ host: '127.0.0.1', port: listeners.httpsPort, servername: HOSTNAME, ca: caPem, ALPNProtocols: ['h2'] }),
     });
     session.on('error', () => undefined);
     const stream = session.request({ ':path': '/' });

@@ -28,7 +28,11 @@ function page(status: number, title: string, detail: string): EdgePage {
 
 /** 404: no agent is bound to this hostname (as ngrok answers). */
 export function offlinePage(host: string): EdgePage {
-  return page(404, Messages.TUNNEL_OFFLINE, `No agent is connected for ${host}. Start one with \`svc http <port>\`, or check the hostname.`);
+  return page(
+    404,
+    Messages.TUNNEL_OFFLINE,
+    `No agent is connected for ${host}. Start one with \`svc http <port>\`, or check the hostname.`,
+  );
 }
 
 /** 502: the agent is there but could not reach the local service. */
@@ -43,7 +47,11 @@ export function upstreamErrorPage(host: string, reason: string): EdgePage {
 
 /** 429: the account's monthly transfer quota is used up. */
 export function bandwidthPage(): EdgePage {
-  return page(429, Messages.BANDWIDTH_LIMIT, 'This tunnel\'s account has used its monthly transfer quota. It resets at the start of next month (UTC).');
+  return page(
+    429,
+    Messages.BANDWIDTH_LIMIT,
+    "This tunnel's account has used its monthly transfer quota. It resets at the start of next month (UTC).",
+  );
 }
 
 /** 400: a request the edge cannot route (no Host). */

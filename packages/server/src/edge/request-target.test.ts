@@ -10,7 +10,15 @@ test('an absolute-form target gives its authority and its path as sent', () => {
 
 test('anything but origin-form or an absolute http(s) URL is no target the edge forwards', () => {
   assert.equal(isOriginForm('//other:6379/'), true, 'scheme-relative is a path on the wire');
-  for (const target of ['*', 'b.example:443', 'ftp://b.example/', 'http://user@b.example/', 'http:///x', 'http://b.example/#frag', 'echo']) {
+  for (const target of [
+    '*',
+    'b.example:443',
+    'ftp://b.example/',
+    'http://user@b.example/',
+    'http:///x',
+    'http://b.example/#frag',
+    'echo',
+  ]) {
     assert.equal(isOriginForm(target) || parseAbsoluteTarget(target) !== undefined, false, target);
   }
 });
@@ -26,5 +34,8 @@ test('two Host headers, a Host that disagrees with :authority, or no host at all
   for (const raw of [['Host', 'a', 'Host', 'b'], ['Host', 'a', 'host', 'a'], [':authority', 'a', 'host', 'b'], [], ['Host', '']]) {
     assert.ok(routingAuthority(raw, undefined) instanceof AuthorityRefusal, JSON.stringify(raw));
   }
-  assert.ok(routingAuthority(['Host', 'a', 'Host', 'b'], { authority: 'c', path: '/' }) instanceof AuthorityRefusal, 'duplicates even with an absolute target');
+  assert.ok(
+    routingAuthority(['Host', 'a', 'Host', 'b'], { authority: 'c', path: '/' }) instanceof AuthorityRefusal,
+    'duplicates even with an absolute target',
+  );
 });

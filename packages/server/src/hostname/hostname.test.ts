@@ -15,7 +15,19 @@ test('isValidHostname accepts DNS hostnames a certificate can name', () => {
 
 test('isValidHostname rejects IPs, bad labels and names over 253 characters', () => {
   const long = `${'a'.repeat(60)}.`.repeat(5) + 'localhost'; // 314 characters
-  for (const name of ['', '127.0.0.1', '::1', 'a_b.localhost', '-a.localhost', 'a-.localhost', 'a..localhost', '*.localhost', 'a b', `${'a'.repeat(64)}.x`, long]) {
+  for (const name of [
+    '',
+    '127.0.0.1',
+    '::1',
+    'a_b.localhost',
+    '-a.localhost',
+    'a-.localhost',
+    'a..localhost',
+    '*.localhost',
+    'a b',
+    `${'a'.repeat(64)}.x`,
+    long,
+  ]) {
     assert.equal(isValidHostname(name), false, name);
   }
 });

@@ -26,7 +26,8 @@ describe('Inspector', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  const newAccount = () => store.accounts.create({ email: `i-${Math.random().toString(36).slice(2)}@example.com`, name: 'I', plan: 'free' });
+  const newAccount = () =>
+    store.accounts.create({ email: `i-${Math.random().toString(36).slice(2)}@example.com`, name: 'I', plan: 'free' });
   const captured = (over: Partial<CapturedRequest> = {}): CapturedRequest => ({
     timestamp: T0,
     method: 'GET',
@@ -67,7 +68,10 @@ describe('Inspector', () => {
     assert.deepEqual(batches, [500, 500, 200]);
     assert.deepEqual(inspector.stats(), { queueDepth: 0, dropped: 0, written: 1200, streamSubscribers: 0 });
     const newest = await store.requests.list(a.id, { limit: 2 });
-    assert.deepEqual(newest.map((r) => r.path), ['/1199', '/1198']);
+    assert.deepEqual(
+      newest.map((r) => r.path),
+      ['/1199', '/1198'],
+    );
   });
 
   it('drops captures beyond maxQueue and counts them, without blocking', async () => {
@@ -99,7 +103,13 @@ describe('Inspector', () => {
     const a = await newAccount();
     const host = `pinned-${Math.random().toString(36).slice(2, 8)}.localhost`;
     const tunnel = await store.tunnels.upsertOnline({
-      accountId: a.id, hostname: host, pinned: true, localAddr: 'localhost:3000', agentVersion: '0', agentIp: '127.0.0.1', nodeId: 'n',
+      accountId: a.id,
+      hostname: host,
+      pinned: true,
+      localAddr: 'localhost:3000',
+      agentVersion: '0',
+      agentIp: '127.0.0.1',
+      nodeId: 'n',
     });
     await store.tunnels.setOffline(tunnel.id);
     const { inspector } = setup();
@@ -121,7 +131,10 @@ describe('Inspector', () => {
     await inspector.flush();
     advance(3 * DAY_MS + 1);
     await inspector.prune();
-    assert.deepEqual((await store.requests.list(a.id, { limit: 10 })).map((r) => r.path), ['/new']);
+    assert.deepEqual(
+      (await store.requests.list(a.id, { limit: 10 })).map((r) => r.path),
+      ['/new'],
+    );
   });
 
   it('retention keeps only the newest maxPerAccount records per account', async () => {
@@ -132,16 +145,25 @@ describe('Inspector', () => {
     inspector.capture(captured({ accountId: b.id, path: '/b' }));
     await inspector.flush();
     await inspector.prune();
-    assert.deepEqual((await store.requests.list(a.id, { limit: 10 })).map((r) => r.path), ['/a4', '/a3', '/a2']);
+    assert.deepEqual(
+      (await store.requests.list(a.id, { limit: 10 })).map((r) => r.path),
+      ['/a4', '/a3', '/a2'],
+    );
     assert.equal((await store.requests.list(b.id, { limit: 10 })).length, 1);
   });
 
-  it('publishes each committed record to its account\'s subscribers, exactly as list returns it', async () => {
+  it("publishes each committed record to its account's subscribers, exactly as list returns it", async () => {
     const a = await newAccount();
     const b = await newAccount();
     const host = `live-${Math.random().toString(36).slice(2, 8)}.localhost`;
     const tunnel = await store.tunnels.upsertOnline({
-      accountId: a.id, hostname: host, pinned: true, localAddr: 'localhost:3000', agentVersion: '0', agentIp: '127.0.0.1', nodeId: 'n',
+      accountId: a.id,
+      hostname: host,
+      pinned: true,
+      localAddr: 'localhost:3000',
+      agentVersion: '0',
+      agentIp: '127.0.0.1',
+      nodeId: 'n',
     });
     const { inspector, fault } = setup();
     const seenByA: RequestRecord[] = [];
@@ -157,7 +179,11 @@ describe('Inspector', () => {
     inspector.capture(captured({ accountId: b.id, path: '/b' }));
     await inspector.flush();
     const listed = await store.requests.list(a.id, { limit: 10 });
-    assert.deepEqual(seenByA.map((r) => r.path), ['/known-owner', '/owner-resolved'], 'in capture order');
+    assert.deepEqual(
+      seenByA.map((r) => r.path),
+      ['/known-owner', '/owner-resolved'],
+      'in capture order',
+    );
     const newestFirst = [...seenByA].sort((x, y) => (x.id < y.id ? 1 : -1));
     assert.deepEqual(newestFirst, listed, 'same ids, owners and stored values');
     assert.equal(seenByA[1]?.tunnelId, tunnel.id);

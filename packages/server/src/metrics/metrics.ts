@@ -45,12 +45,30 @@ export function createMetrics(sources: MetricsSources): Metrics {
   registry.collect('svc_agent_sessions', 'Agent sessions connected to this node.', 'gauge', sources.liveSessions);
   registry.collect('svc_tunnels', 'Tunnels live on this node.', 'gauge', sources.liveTunnels);
   const requests = registry.counter('svc_requests_total', 'Visitor requests to tunnel hostnames, by status class.');
-  const transfer = registry.counter('svc_transfer_bytes_total', 'Body bytes through the edge: in = visitor to origin, out = origin to visitor.');
+  const transfer = registry.counter(
+    'svc_transfer_bytes_total',
+    'Body bytes through the edge: in = visitor to origin, out = origin to visitor.',
+  );
   registry.collect('svc_inspector_queue_depth', 'Inspector records waiting to be written.', 'gauge', () => sources.inspector().queueDepth);
-  registry.collect('svc_inspector_dropped_total', 'Inspector records dropped (queue full or store write failed).', 'counter', () => sources.inspector().dropped);
+  registry.collect(
+    'svc_inspector_dropped_total',
+    'Inspector records dropped (queue full or store write failed).',
+    'counter',
+    () => sources.inspector().dropped,
+  );
   registry.collect('svc_inspector_written_total', 'Inspector records written to the store.', 'counter', () => sources.inspector().written);
-  registry.collect('svc_inspector_stream_subscribers', 'Open live request streams (GET /v1/requests/stream).', 'gauge', () => sources.inspector().streamSubscribers);
-  registry.collect('svc_usage_flush_lag_seconds', 'Seconds since the usage meter last flushed to the store successfully.', 'gauge', () => sources.usageFlushLagMs() / 1000);
+  registry.collect(
+    'svc_inspector_stream_subscribers',
+    'Open live request streams (GET /v1/requests/stream).',
+    'gauge',
+    () => sources.inspector().streamSubscribers,
+  );
+  registry.collect(
+    'svc_usage_flush_lag_seconds',
+    'Seconds since the usage meter last flushed to the store successfully.',
+    'gauge',
+    () => sources.usageFlushLagMs() / 1000,
+  );
   if (sources.openStreams) {
     registry.collect('svc_streams_open', 'Streams open on the agent sessions of this node.', 'gauge', () => sources.openStreams?.() ?? 0);
   }

@@ -33,21 +33,12 @@ export function createAccountRepo(db: Kysely<Database>, now: () => number): Acco
     },
 
     async byEmail(email) {
-      const row = await db
-        .selectFrom('accounts')
-        .selectAll()
-        .where('email', '=', email.toLowerCase())
-        .executeTakeFirst();
+      const row = await db.selectFrom('accounts').selectAll().where('email', '=', email.toLowerCase()).executeTakeFirst();
       return row && accountFromRow(row);
     },
 
     async setPlan(id, plan) {
-      const row = await db
-        .updateTable('accounts')
-        .set({ plan })
-        .where('id', '=', id)
-        .returningAll()
-        .executeTakeFirst();
+      const row = await db.updateTable('accounts').set({ plan }).where('id', '=', id).returningAll().executeTakeFirst();
       return row && accountFromRow(row);
     },
 

@@ -78,12 +78,7 @@ export function createDomainRepo(db: Kysely<Database>, now: () => number): Domai
     },
 
     async byId(accountId, id) {
-      const row = await db
-        .selectFrom('domains')
-        .selectAll()
-        .where('id', '=', id)
-        .where('account_id', '=', accountId)
-        .executeTakeFirst();
+      const row = await db.selectFrom('domains').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
       return row && domainFromRow(row);
     },
 
@@ -100,12 +95,7 @@ export function createDomainRepo(db: Kysely<Database>, now: () => number): Domai
     },
 
     async delete(accountId, id) {
-      const row = await db
-        .deleteFrom('domains')
-        .where('id', '=', id)
-        .where('account_id', '=', accountId)
-        .returningAll()
-        .executeTakeFirst();
+      const row = await db.deleteFrom('domains').where('id', '=', id).where('account_id', '=', accountId).returningAll().executeTakeFirst();
       return row && domainFromRow(row);
     },
 
@@ -162,12 +152,7 @@ export function createDomainRepo(db: Kysely<Database>, now: () => number): Domai
     async verifiedHostCovering(hostname) {
       const candidates = coveringCandidates(hostname);
       if (candidates.length === 0) return undefined;
-      const rows = await db
-        .selectFrom('domains')
-        .selectAll()
-        .where('state', '=', 'verified')
-        .where('host', 'in', candidates)
-        .execute();
+      const rows = await db.selectFrom('domains').selectAll().where('state', '=', 'verified').where('host', 'in', candidates).execute();
       // At most one verified row per host (unique index), so longest host = most specific parent.
       const best = rows.sort((a, b) => b.host.length - a.host.length)[0];
       return best && domainFromRow(best);

@@ -13,8 +13,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 export function runDomainContract(store: () => Store, newAccount: () => Promise<Account>): void {
   const unique = (): string => randomBytes(5).toString('hex');
   const host = (): string => `d-${unique()}.example.com`;
-  const addDomain = (accountId: string, h = host()) =>
-    store().domains.create({ accountId, host: h, txtValue: `svc-verify-${unique()}` });
+  const addDomain = (accountId: string, h = host()) => store().domains.create({ accountId, host: h, txtValue: `svc-verify-${unique()}` });
 
   describe('domains', () => {
     it('create returns a pending domain with no certificate yet', async () => {
@@ -59,7 +58,10 @@ export function runDomainContract(store: () => Store, newAccount: () => Promise<
       const d2 = await addDomain(a.id);
       await addDomain(b.id);
       await store().domains.markVerified(d1.id);
-      assert.deepEqual((await store().domains.listForAccount(a.id)).map((d) => d.id), [d2.id, d1.id]);
+      assert.deepEqual(
+        (await store().domains.listForAccount(a.id)).map((d) => d.id),
+        [d2.id, d1.id],
+      );
       assert.equal(await store().domains.countForAccount(a.id), 2);
     });
 

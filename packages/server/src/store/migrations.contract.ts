@@ -9,7 +9,11 @@ import type { Database } from './schema.js';
  * pages: records written under 003's layout must all come through, readable and prunable as
  * before through the engine's repo (`repoFor`). `db` is an empty database (or schema).
  */
-export async function checkRequestsMigration(db: Kysely<Database>, repoFor: (db: Kysely<Database>) => RequestRepo, schema?: string): Promise<void> {
+export async function checkRequestsMigration(
+  db: Kysely<Database>,
+  repoFor: (db: Kysely<Database>) => RequestRepo,
+  schema?: string,
+): Promise<void> {
   await migrateTo(db, '003_domains_and_certificates', schema);
   const old = Array.from({ length: 5 }, (_, i) => ({
     id: `req_${(1000 + i).toString(16).padStart(12, '0')}${'0'.repeat(15)}${i}`,
@@ -31,14 +35,37 @@ export async function checkRequestsMigration(db: Kysely<Database>, repoFor: (db:
   await migrateToLatest(db, schema);
   const repo = repoFor(db);
   const a = await repo.list('acc_migrated_a', { limit: 10 });
-  assert.deepEqual(a.map((r) => r.path), ['/old/2', '/old/1', '/old/0']);
+  assert.deepEqual(
+    a.map((r) => r.path),
+    ['/old/2', '/old/1', '/old/0'],
+  );
   assert.deepEqual(a[2], {
-    id: old[0]!.id, accountId: 'acc_migrated_a', tunnelId: undefined, timestamp: 1000, method: 'GET', path: '/old/0',
-    status: 200, durationMs: 0, bytes: 0, ip: '198.51.100.7', userAgent: 'old-agent', proto: 'HTTP/1.1', host: 'old.localhost',
+    id: old[0]!.id,
+    accountId: 'acc_migrated_a',
+    tunnelId: undefined,
+    timestamp: 1000,
+    method: 'GET',
+    path: '/old/0',
+    status: 200,
+    durationMs: 0,
+    bytes: 0,
+    ip: '198.51.100.7',
+    userAgent: 'old-agent',
+    proto: 'HTTP/1.1',
+    host: 'old.localhost',
   });
-  assert.deepEqual((await repo.list('acc_migrated_b', { limit: 10 })).map((r) => r.path), ['/old/4', '/old/3']);
+  assert.deepEqual(
+    (await repo.list('acc_migrated_b', { limit: 10 })).map((r) => r.path),
+    ['/old/4', '/old/3'],
+  );
   // Retention finds both accounts by the new key (neither is in `accounts`).
   assert.equal(await repo.prune({ olderThanMs: 1002, maxPerAccount: 1 }), 3);
-  assert.deepEqual((await repo.list('acc_migrated_a', { limit: 10 })).map((r) => r.path), ['/old/2']);
-  assert.deepEqual((await repo.list('acc_migrated_b', { limit: 10 })).map((r) => r.path), ['/old/4']);
+  assert.deepEqual(
+    (await repo.list('acc_migrated_a', { limit: 10 })).map((r) => r.path),
+    ['/old/2'],
+  );
+  assert.deepEqual(
+    (await repo.list('acc_migrated_b', { limit: 10 })).map((r) => r.path),
+    ['/old/4'],
+  );
 }

@@ -17,7 +17,10 @@ describe('migrations (SQLite)', () => {
     const { raw, db } = memoryDatabase();
     try {
       await checkRequestsMigration(db, (migrated) => createPagedRequestRepo(migrated));
-      const tables = raw.prepare("select name from sqlite_master where type = 'table' and name like 'request%' order by name").pluck().all();
+      const tables = raw
+        .prepare("select name from sqlite_master where type = 'table' and name like 'request%' order by name")
+        .pluck()
+        .all();
       assert.deepEqual(tables, ['request_pages']);
     } finally {
       await db.destroy();
@@ -45,7 +48,11 @@ describe('migrations (SQLite)', () => {
       });
       // More rows than one conversion statement, so 005 makes several pages per account.
       const rows = Array.from({ length: 700 }, (_, i) => row(i));
-      for (let i = 0; i < rows.length; i += 100) await db.insertInto('requests').values(rows.slice(i, i + 100)).execute();
+      for (let i = 0; i < rows.length; i += 100)
+        await db
+          .insertInto('requests')
+          .values(rows.slice(i, i + 100))
+          .execute();
       await migrateTo(db, '005_request_pages');
       assert.equal(raw.prepare('select count(*) from request_pages').pluck().get(), 4, 'two pages of at most 256 rows per account');
       await migrateTo(db, '004_requests_clustered');
@@ -58,8 +65,12 @@ describe('migrations (SQLite)', () => {
 
   it('006 adds the sign-in tables and the nullable password column, and its down removes them again', async () => {
     const { raw, db } = memoryDatabase();
-    const signInTables = () => raw.prepare("select name from sqlite_master where type = 'table' and name in ('dashboard_sessions', 'sign_in_links') order by name").pluck().all();
-    const accountColumns = () => raw.prepare('select name from pragma_table_info(\'accounts\')').pluck().all();
+    const signInTables = () =>
+      raw
+        .prepare("select name from sqlite_master where type = 'table' and name in ('dashboard_sessions', 'sign_in_links') order by name")
+        .pluck()
+        .all();
+    const accountColumns = () => raw.prepare("select name from pragma_table_info('accounts')").pluck().all();
     try {
       await migrateTo(db, '005_request_pages');
       // An account as 005 left it: no password column yet.

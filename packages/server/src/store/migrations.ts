@@ -129,7 +129,10 @@ const MIGRATIONS: readonly NamedMigration[] = [
         .addColumn('verified_at', 'bigint')
         .addColumn('created_at', 'bigint', (c) => c.notNull())
         .addColumn('cert_state', 'text', (c) =>
-          c.notNull().defaultTo('none').check(sql`cert_state in ('none', 'pending', 'issued', 'failed')`),
+          c
+            .notNull()
+            .defaultTo('none')
+            .check(sql`cert_state in ('none', 'pending', 'issued', 'failed')`),
         )
         .addColumn('cert_error', 'text')
         .addColumn('cert_expires_at', 'bigint')
@@ -192,10 +195,18 @@ const MIGRATIONS: readonly NamedMigration[] = [
     },
     async down(db: Kysely<any>) {
       await createRequestsTable(db, 'requests_by_id', 'by-id').execute();
-      await db.insertInto('requests_by_id').columns(REQUEST_COLUMN_NAMES).expression(db.selectFrom('requests').select(REQUEST_COLUMN_NAMES)).execute();
+      await db
+        .insertInto('requests_by_id')
+        .columns(REQUEST_COLUMN_NAMES)
+        .expression(db.selectFrom('requests').select(REQUEST_COLUMN_NAMES))
+        .execute();
       await db.schema.dropTable('requests').execute();
       await db.schema.alterTable('requests_by_id').renameTo('requests').execute();
-      await db.schema.createIndex('requests_account_time_idx').on('requests').columns(['account_id', 'timestamp desc', 'id desc']).execute();
+      await db.schema
+        .createIndex('requests_account_time_idx')
+        .on('requests')
+        .columns(['account_id', 'timestamp desc', 'id desc'])
+        .execute();
       await db.schema.createIndex('requests_timestamp_idx').on('requests').column('timestamp').execute();
     },
   },
@@ -225,8 +236,16 @@ const MIGRATIONS: readonly NamedMigration[] = [
         .execute();
       // Readers walk an account's pages newest first; retention finds the pages straddling a
       // time by either end. Both indexes cover what their walks read.
-      await db.schema.createIndex('request_pages_newest_idx').on('request_pages').columns(['account_id', 'newest_ts', 'newest_id', 'oldest_ts']).execute();
-      await db.schema.createIndex('request_pages_oldest_idx').on('request_pages').columns(['account_id', 'oldest_ts', 'record_count']).execute();
+      await db.schema
+        .createIndex('request_pages_newest_idx')
+        .on('request_pages')
+        .columns(['account_id', 'newest_ts', 'newest_id', 'oldest_ts'])
+        .execute();
+      await db.schema
+        .createIndex('request_pages_oldest_idx')
+        .on('request_pages')
+        .columns(['account_id', 'oldest_ts', 'record_count'])
+        .execute();
       await convertRowsToPages(db);
       await db.schema.dropTable('requests').execute();
     },
@@ -235,10 +254,20 @@ const MIGRATIONS: readonly NamedMigration[] = [
       await createRequestsTable(db, 'requests', 'clustered').execute();
       let after = 0;
       for (;;) {
-        const page = await db.selectFrom('request_pages').selectAll().where('page_id', '>', after).orderBy('page_id').limit(1).executeTakeFirst();
+        const page = await db
+          .selectFrom('request_pages')
+          .selectAll()
+          .where('page_id', '>', after)
+          .orderBy('page_id')
+          .limit(1)
+          .executeTakeFirst();
         if (!page) break;
         const rows = new DecodedPage(page as StoredPage).records().map((record) => toRow(record, record.id));
-        for (let i = 0; i < rows.length; i += CONVERT_ROWS) await db.insertInto('requests').values(rows.slice(i, i + CONVERT_ROWS)).execute();
+        for (let i = 0; i < rows.length; i += CONVERT_ROWS)
+          await db
+            .insertInto('requests')
+            .values(rows.slice(i, i + CONVERT_ROWS))
+            .execute();
         after = page.page_id;
       }
       await db.schema.dropTable('request_pages').execute();
@@ -292,13 +321,19 @@ async function convertRowsToPages(db: Kysely<any>): Promise<void> {
   for (;;) {
     let query = db.selectFrom('requests').selectAll();
     const from = after;
-    if (from) query = query.where((eb) => eb(eb.refTuple('account_id', 'timestamp', 'id'), '>', eb.tuple(from.account_id, from.timestamp, from.id)));
+    if (from)
+      query = query.where((eb) =>
+        eb(eb.refTuple('account_id', 'timestamp', 'id'), '>', eb.tuple(from.account_id, from.timestamp, from.id)),
+      );
     const rows = await query.orderBy('account_id').orderBy('timestamp').orderBy('id').limit(CONVERT_ROWS).execute();
     const records = rows.map((row) => fromRow(row as RequestsTable));
-    for (let start = 0; start < records.length; ) {
+    for (let start = 0; start < records.length;) {
       let end = start + 1;
       while (end < records.length && records[end]!.accountId === records[start]!.accountId) end++;
-      await db.insertInto('request_pages').values(pageFromRecords(records.slice(start, end))).execute();
+      await db
+        .insertInto('request_pages')
+        .values(pageFromRecords(records.slice(start, end)))
+        .execute();
       start = end;
     }
     if (rows.length < CONVERT_ROWS) return;
@@ -308,7 +343,19 @@ async function convertRowsToPages(db: Kysely<any>): Promise<void> {
 
 /** The columns of `requests` as migration 004 found and left them (not today's schema type). */
 const REQUEST_COLUMN_NAMES = [
-  'id', 'account_id', 'tunnel_id', 'timestamp', 'method', 'path', 'status', 'duration_ms', 'bytes', 'ip', 'user_agent', 'proto', 'host',
+  'id',
+  'account_id',
+  'tunnel_id',
+  'timestamp',
+  'method',
+  'path',
+  'status',
+  'duration_ms',
+  'bytes',
+  'ip',
+  'user_agent',
+  'proto',
+  'host',
 ];
 
 /** The `requests` table of migration 002 ('by-id') or 004 ('clustered'), under `name`. */

@@ -89,7 +89,11 @@ function runPostgresSuites(url: string): void {
         const { rows } = await admin((c) =>
           c.query<{ indexname: string }>('select indexname from pg_indexes where schemaname = $1 and tablename = $2', [schema, 'requests']),
         );
-        assert.deepEqual(rows.map((r) => r.indexname), ['requests_clustered_pk'], 'only the new key indexes the table');
+        assert.deepEqual(
+          rows.map((r) => r.indexname),
+          ['requests_clustered_pk'],
+          'only the new key indexes the table',
+        );
       } finally {
         await db.destroy();
       }
@@ -97,13 +101,9 @@ function runPostgresSuites(url: string): void {
 
     it('several nodes opening one fresh database at once migrate it once', async () => {
       const scopedUrl = await freshSchemaUrl();
-      const stores: Store[] = await Promise.all(
-        [1, 2, 3].map(() => openStore({ databaseUrl: scopedUrl, dataDir: tmpdir() })),
-      );
+      const stores: Store[] = await Promise.all([1, 2, 3].map(() => openStore({ databaseUrl: scopedUrl, dataDir: tmpdir() })));
       try {
-        await Promise.all(
-          stores.map((s, i) => s.accounts.create({ email: `node${i}@example.com`, name: `n${i}`, plan: 'free' })),
-        );
+        await Promise.all(stores.map((s, i) => s.accounts.create({ email: `node${i}@example.com`, name: `n${i}`, plan: 'free' })));
         for (const s of stores) assert.equal(await s.accounts.count(), 3);
       } finally {
         await Promise.all(stores.map((s) => s.close()));

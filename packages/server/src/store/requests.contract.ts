@@ -92,14 +92,21 @@ export function runRequestsContract(store: () => Store, newAccount: () => Promis
         const last = page[page.length - 1]!;
         before = { timestamp: last.timestamp, id: last.id };
       }
-      assert.deepEqual(seen, all.map((r) => r.id));
+      assert.deepEqual(
+        seen,
+        all.map((r) => r.id),
+      );
       assert.equal(new Set(seen).size, stamps.length);
     });
 
     it('insertBatch names the ids its records are stored under, as list returns them', async () => {
       const a = await newAccount();
       const b = await newAccount();
-      const batch = [record(a.id, { timestamp: T0 + 1.6, path: '/a' }), record(b.id, { path: '/b' }), record(a.id, { timestamp: T0 + 1, path: '/c' })];
+      const batch = [
+        record(a.id, { timestamp: T0 + 1.6, path: '/a' }),
+        record(b.id, { path: '/b' }),
+        record(a.id, { timestamp: T0 + 1, path: '/c' }),
+      ];
       const ids = await store().requests.insertBatch(batch);
       const listed = [...(await store().requests.list(a.id, { limit: 10 })), ...(await store().requests.list(b.id, { limit: 10 }))];
       const idOfPath = new Map(listed.map((r) => [r.path, r.id]));
@@ -142,8 +149,14 @@ export function runRequestsContract(store: () => Store, newAccount: () => Promis
       ]);
       const deleted = await store().requests.prune({ olderThanMs: 3000, maxPerAccount: 1_000_000 });
       assert.equal(deleted, 2);
-      assert.deepEqual((await store().requests.list(a.id, { limit: 10 })).map((r) => r.timestamp), [3000]);
-      assert.deepEqual((await store().requests.list(b.id, { limit: 10 })).map((r) => r.timestamp), [4000]);
+      assert.deepEqual(
+        (await store().requests.list(a.id, { limit: 10 })).map((r) => r.timestamp),
+        [3000],
+      );
+      assert.deepEqual(
+        (await store().requests.list(b.id, { limit: 10 })).map((r) => r.timestamp),
+        [4000],
+      );
     });
 
     it('prune deletes more rows than one chunk, and keeps the newest', async () => {

@@ -60,7 +60,8 @@ export function runSignInContract(store: () => Store, newAccount: () => Promise<
       const b = await newAccount();
       const expiresAt = Date.now() + HOUR_MS;
       const [keep, drop1, drop2, other] = [hash(), hash(), hash(), hash()];
-      for (const tokenHash of [keep, drop1, drop2]) await store().sessions.create({ tokenHash, accountId: a.id, csrfToken: 'c', expiresAt });
+      for (const tokenHash of [keep, drop1, drop2])
+        await store().sessions.create({ tokenHash, accountId: a.id, csrfToken: 'c', expiresAt });
       await store().sessions.create({ tokenHash: other, accountId: b.id, csrfToken: 'c', expiresAt });
       assert.equal(await store().sessions.deleteForAccount(a.id, keep), 2);
       assert.ok(await store().sessions.byTokenHash(keep, 0));
@@ -105,7 +106,10 @@ export function runSignInContract(store: () => Store, newAccount: () => Promise<
       const tokenHash = hash();
       await store().signInLinks.create({ tokenHash, accountId: a.id, expiresAt: 10_000 });
       const results = await Promise.all([1, 2, 3].map(() => store().signInLinks.consume(tokenHash, 5000)));
-      assert.deepEqual(results.filter((r) => r !== undefined), [a.id]);
+      assert.deepEqual(
+        results.filter((r) => r !== undefined),
+        [a.id],
+      );
     });
 
     it('deleteExpired removes expired links only', async () => {

@@ -71,7 +71,10 @@ describe('StatementCachingDatabase', () => {
       const successor = db.prepare(INSERT);
       assert.notEqual(successor, evicted);
       successor.run([2, 'two']);
-      assert.deepEqual(db.prepare(SELECT_ALL).all([]), [{ k: 1, v: 'one' }, { k: 2, v: 'two' }]);
+      assert.deepEqual(db.prepare(SELECT_ALL).all([]), [
+        { k: 1, v: 'one' },
+        { k: 2, v: 'two' },
+      ]);
     } finally {
       db.close();
     }

@@ -37,7 +37,8 @@ export class StatementCachingDatabase {
     private readonly raw: BetterSqlite3.Database,
     private readonly capacity = DEFAULT_STATEMENT_CACHE_SIZE,
   ) {
-    if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`statement cache capacity must be a positive integer, got ${capacity}`);
+    if (!Number.isInteger(capacity) || capacity < 1)
+      throw new RangeError(`statement cache capacity must be a positive integer, got ${capacity}`);
   }
 
   /** The cached statement for this SQL, else a newly prepared (and cached) one. */

@@ -24,8 +24,7 @@ export function runStoreContract(name: string, open: (now: () => number) => Prom
     const now = (): number => (clock += TICK_MS);
     let store!: Store;
     const unique = (): string => randomBytes(5).toString('hex');
-    const newAccount = (plan: 'free' | 'pro' = 'free') =>
-      store.accounts.create({ email: `u-${unique()}@example.com`, name: 'User', plan });
+    const newAccount = (plan: 'free' | 'pro' = 'free') => store.accounts.create({ email: `u-${unique()}@example.com`, name: 'User', plan });
     const newKey = (accountId: string, description = 'laptop') =>
       store.keys.insert({ accountId, description, prefix: 'svc_abcdefgh', tokenHash: randomBytes(32).toString('hex') });
     const binding = (accountId: string, over: Partial<TunnelBinding> = {}): TunnelBinding => ({
@@ -59,10 +58,7 @@ export function runStoreContract(name: string, open: (now: () => number) => Prom
 
       it('create with a taken email throws StoreConflictError, whatever the case', async () => {
         const a = await newAccount();
-        await assert.rejects(
-          store.accounts.create({ email: a.email.toUpperCase(), name: 'Dup', plan: 'free' }),
-          StoreConflictError,
-        );
+        await assert.rejects(store.accounts.create({ email: a.email.toUpperCase(), name: 'Dup', plan: 'free' }), StoreConflictError);
       });
 
       it('byEmail finds the account case-insensitively', async () => {
@@ -203,7 +199,7 @@ export function runStoreContract(name: string, open: (now: () => number) => Prom
         assert.ok(again.updatedAt > first.updatedAt);
       });
 
-      it('upsertOnline takes over another account\'s offline hostname with a fresh row', async () => {
+      it("upsertOnline takes over another account's offline hostname with a fresh row", async () => {
         const a = await newAccount();
         const b = await newAccount();
         const old = await store.tunnels.upsertOnline(binding(a.id));
@@ -251,7 +247,7 @@ export function runStoreContract(name: string, open: (now: () => number) => Prom
         assert.equal(await store.tunnels.byHostname(`nope-${unique()}.localhost`), undefined);
       });
 
-      it('listForAccount lists the account\'s tunnels only, newest first, offline included', async () => {
+      it("listForAccount lists the account's tunnels only, newest first, offline included", async () => {
         const a = await newAccount();
         const b = await newAccount();
         const t1 = await store.tunnels.upsertOnline(binding(a.id));
@@ -265,7 +261,7 @@ export function runStoreContract(name: string, open: (now: () => number) => Prom
         );
       });
 
-      it('delete removes and returns the account\'s own tunnel, freeing the hostname', async () => {
+      it("delete removes and returns the account's own tunnel, freeing the hostname", async () => {
         const a = await newAccount();
         const t = await store.tunnels.upsertOnline(binding(a.id));
         const deleted = await store.tunnels.delete(a.id, t.id);
@@ -274,7 +270,7 @@ export function runStoreContract(name: string, open: (now: () => number) => Prom
         assert.equal(await store.tunnels.delete(a.id, t.id), undefined);
       });
 
-      it('delete of another account\'s tunnel returns undefined and keeps it', async () => {
+      it("delete of another account's tunnel returns undefined and keeps it", async () => {
         const a = await newAccount();
         const b = await newAccount();
         const t = await store.tunnels.upsertOnline(binding(a.id));
@@ -282,7 +278,7 @@ export function runStoreContract(name: string, open: (now: () => number) => Prom
         assert.equal((await store.tunnels.byId(a.id, t.id))?.id, t.id);
       });
 
-      it('countOnline counts only the account\'s online tunnels', async () => {
+      it("countOnline counts only the account's online tunnels", async () => {
         const a = await newAccount();
         const b = await newAccount();
         const t1 = await store.tunnels.upsertOnline(binding(a.id));
@@ -293,7 +289,7 @@ export function runStoreContract(name: string, open: (now: () => number) => Prom
         assert.equal(await store.tunnels.countOnline(b.id), 1);
       });
 
-      it('markAllOfflineForNode takes that node\'s tunnels offline and no others', async () => {
+      it("markAllOfflineForNode takes that node's tunnels offline and no others", async () => {
         const a = await newAccount();
         const node = `node-${unique()}`;
         const mine1 = await store.tunnels.upsertOnline(binding(a.id, { nodeId: node }));
@@ -322,9 +318,21 @@ export function runStoreContract(name: string, open: (now: () => number) => Prom
       });
     });
 
-    runDomainContract(() => store, () => newAccount());
-    runRequestsContract(() => store, () => newAccount());
-    runUsageContract(() => store, () => newAccount());
-    runSignInContract(() => store, () => newAccount());
+    runDomainContract(
+      () => store,
+      () => newAccount(),
+    );
+    runRequestsContract(
+      () => store,
+      () => newAccount(),
+    );
+    runUsageContract(
+      () => store,
+      () => newAccount(),
+    );
+    runSignInContract(
+      () => store,
+      () => newAccount(),
+    );
   });
 }

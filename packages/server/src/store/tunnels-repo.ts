@@ -13,11 +13,7 @@ const UPSERT_ATTEMPTS = 5;
 /** The tunnels repo over a Kysely database (either engine). */
 export function createTunnelRepo(db: Kysely<Database>, now: () => number): TunnelRepo {
   async function byHostname(hostname: string): Promise<Tunnel | undefined> {
-    const row = await db
-      .selectFrom('tunnels')
-      .selectAll()
-      .where('hostname', '=', hostname.toLowerCase())
-      .executeTakeFirst();
+    const row = await db.selectFrom('tunnels').selectAll().where('hostname', '=', hostname.toLowerCase()).executeTakeFirst();
     return row && tunnelFromRow(row);
   }
 
@@ -81,12 +77,7 @@ export function createTunnelRepo(db: Kysely<Database>, now: () => number): Tunne
     },
 
     async byId(accountId, id) {
-      const row = await db
-        .selectFrom('tunnels')
-        .selectAll()
-        .where('id', '=', id)
-        .where('account_id', '=', accountId)
-        .executeTakeFirst();
+      const row = await db.selectFrom('tunnels').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
       return row && tunnelFromRow(row);
     },
 
@@ -102,12 +93,7 @@ export function createTunnelRepo(db: Kysely<Database>, now: () => number): Tunne
     },
 
     async delete(accountId, id) {
-      const row = await db
-        .deleteFrom('tunnels')
-        .where('id', '=', id)
-        .where('account_id', '=', accountId)
-        .returningAll()
-        .executeTakeFirst();
+      const row = await db.deleteFrom('tunnels').where('id', '=', id).where('account_id', '=', accountId).returningAll().executeTakeFirst();
       return row && tunnelFromRow(row);
     },
 

@@ -81,7 +81,10 @@ export function createUsageRepo(db: Kysely<Database>, now: () => number): UsageR
             .onConflict((oc) => oc.column('id').doNothing())
             .executeTakeFirst();
           if (Number(claimed.numInsertedOrUpdatedRows ?? 0n) === 0) return readTotals(trx, monthly);
-          await trx.deleteFrom('usage_flushes').where('applied_at', '<', now() - FLUSH_ID_RETENTION_MS).execute();
+          await trx
+            .deleteFrom('usage_flushes')
+            .where('applied_at', '<', now() - FLUSH_ID_RETENTION_MS)
+            .execute();
         }
         for (const rows of chunks(daily)) {
           await trx

@@ -58,7 +58,12 @@ export async function startChallTestSrv(): Promise<ChallTestSrv> {
     if (!res.ok) throw new Error(`challtestsrv ${path}: HTTP ${res.status} ${await res.text()}`);
   }
   // Its servers start in goroutines after the log line: wait until both answer.
-  await pollUntil('challtestsrv management', () => post('/clear-txt', { host: 'ready.svc-test.invalid.' }).then(() => true, () => false));
+  await pollUntil('challtestsrv management', () =>
+    post('/clear-txt', { host: 'ready.svc-test.invalid.' }).then(
+      () => true,
+      () => false,
+    ),
+  );
   await pollUntil('challtestsrv dns', () => answersDns(dnsServer));
   return {
     dnsServer,

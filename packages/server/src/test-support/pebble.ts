@@ -94,7 +94,11 @@ export async function startPebble(options: PebbleOptions): Promise<Pebble> {
     const args = ['-config', configPath, '-dnsserver', options.dnsServer];
     const proc = await startProcess(binary, args, (out) => out.includes('ACME directory available'), env);
     const directoryUrl = `https://127.0.0.1:${port}/dir`;
-    const answers = (url: string) => httpsGet(url, cert.certPem).then((r) => r.status === 200, () => false);
+    const answers = (url: string) =>
+      httpsGet(url, cert.certPem).then(
+        (r) => r.status === 200,
+        () => false,
+      );
     // The log line comes just before Pebble starts serving.
     await pollUntil('pebble directory', () => answers(directoryUrl));
     return {
@@ -131,9 +135,7 @@ export function trustInAcmeClient(caPem: string): () => void {
 }
 
 /** An HTTP server on a free loopback port answering `/.well-known/acme-challenge/<token>` from `respond`. */
-export async function startHttp01Server(
-  respond: (token: string) => string | undefined,
-): Promise<{ port: number; close(): Promise<void> }> {
+export async function startHttp01Server(respond: (token: string) => string | undefined): Promise<{ port: number; close(): Promise<void> }> {
   // Stands in for the edge's plain-HTTP listener.
   const server: Server = createServer((req, res) => {
     const token = acmeChallengeToken(req.url ?? '');

@@ -64,7 +64,9 @@ export class SseClient {
       });
     }
     return new Promise((resolve, reject) => {
-      const req = http.get(target, { headers }, (res) => resolve(new SseClient(res.statusCode ?? 0, res.headers, res, () => req.destroy())));
+      const req = http.get(target, { headers }, (res) =>
+        resolve(new SseClient(res.statusCode ?? 0, res.headers, res, () => req.destroy())),
+      );
       req.on('error', reject);
     });
   }

@@ -185,9 +185,7 @@ describe('UsageMeter', () => {
     await sampled.flush();
     live = 5;
     await sampled.stop();
-    assert.deepEqual(await store.usage.history(id, { from: '2025-04-02' }), [
-      { day: '2025-04-02', bytes: 0, requests: 2, peakTunnels: 5 },
-    ]);
+    assert.deepEqual(await store.usage.history(id, { from: '2025-04-02' }), [{ day: '2025-04-02', bytes: 0, requests: 2, peakTunnels: 5 }]);
     await meter.stop();
   });
 

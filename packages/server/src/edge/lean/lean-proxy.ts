@@ -1,4 +1,11 @@
-import { ResetCode, isResponseHead, type CallbackStream, type CallbackStreamHandler, type ResponseHead, type StreamResetError } from '@svcrouter/protocol';
+import {
+  ResetCode,
+  isResponseHead,
+  type CallbackStream,
+  type CallbackStreamHandler,
+  type ResponseHead,
+  type StreamResetError,
+} from '@svcrouter/protocol';
 import { offlinePage, unreachablePage, upstreamErrorPage } from '../pages.js';
 import { requestHead, responseHeaders, type ByteMeter, type Exchange, type ExchangeObserver } from '../proxy.js';
 import type { Binding } from '../router.js';

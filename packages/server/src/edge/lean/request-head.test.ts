@@ -63,7 +63,7 @@ test("hands everything outside the lean shape to Node's parser", () => {
     'a Content-Length that is not a plain zero': 'GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 00\r\n\r\n',
     'an upgrade': 'GET / HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n',
     'Connection: upgrade without Upgrade': 'GET / HTTP/1.1\r\nHost: a\r\nConnection: upgrade\r\n\r\n',
-    'Expect': 'PUT / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\n\r\n',
+    Expect: 'PUT / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\n\r\n',
     'HTTP/1.0': 'GET / HTTP/1.0\r\nHost: a\r\n\r\n',
     'HTTP/2 preface': 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n',
     'an absolute-form target': 'GET http://a/ HTTP/1.1\r\nHost: a\r\n\r\n',

@@ -4,11 +4,22 @@ import { offlinePage } from '../pages.js';
 import { BodyFraming, pageResponse, visitorResponseHead } from './response-head.js';
 
 test('keeps the origin Content-Length and its headers in order, adding a Date when it sent none', () => {
-  const head = visitorResponseHead(200, ['Content-Type', 'text/plain', 'Content-Length', '100', 'Set-Cookie', 'a=1', 'Set-Cookie', 'b=2'], 'GET', true)!;
+  const head = visitorResponseHead(
+    200,
+    ['Content-Type', 'text/plain', 'Content-Length', '100', 'Set-Cookie', 'a=1', 'Set-Cookie', 'b=2'],
+    'GET',
+    true,
+  )!;
   assert.equal(head.framing, BodyFraming.LENGTH);
   assert.equal(head.length, 100);
   const lines = head.text.split('\r\n');
-  assert.deepEqual(lines.slice(0, 5), ['HTTP/1.1 200 OK', 'Content-Type: text/plain', 'Content-Length: 100', 'Set-Cookie: a=1', 'Set-Cookie: b=2']);
+  assert.deepEqual(lines.slice(0, 5), [
+    'HTTP/1.1 200 OK',
+    'Content-Type: text/plain',
+    'Content-Length: 100',
+    'Set-Cookie: a=1',
+    'Set-Cookie: b=2',
+  ]);
   assert.match(lines[5]!, /^date: \w{3}, \d{2} \w{3} \d{4} \d{2}:\d{2}:\d{2} GMT$/);
   assert.ok(head.text.endsWith('\r\n\r\n'));
   assert.ok(!/connection:/i.test(head.text), 'HTTP/1.1 keeps the connection open by default');
@@ -23,7 +34,11 @@ test("passes the origin's own Date through instead of adding one", () => {
 test('a body without a length is chunked; HEAD, 204 and 304 have none whatever the headers say', () => {
   assert.equal(visitorResponseHead(200, [], 'GET', true)!.framing, BodyFraming.CHUNKED);
   assert.match(visitorResponseHead(200, [], 'GET', true)!.text, /\r\ntransfer-encoding: chunked\r\n/);
-  for (const [status, method] of [[200, 'HEAD'], [204, 'GET'], [304, 'GET']] as const) {
+  for (const [status, method] of [
+    [200, 'HEAD'],
+    [204, 'GET'],
+    [304, 'GET'],
+  ] as const) {
     const head = visitorResponseHead(status, ['Content-Length', '42'], method, true)!;
     assert.equal(head.framing, BodyFraming.NONE, `${status} ${method}`);
     assert.ok(!head.text.includes('transfer-encoding'));
@@ -44,7 +59,11 @@ test('refuses what Node would refuse: a bad status, a non-token name, a control 
   assert.equal(visitorResponseHead(200, ['X-Nul', 'a\0b'], 'GET', true), undefined);
   assert.equal(visitorResponseHead(200, ['Content-Length', '12abc'], 'GET', true), undefined);
   assert.equal(visitorResponseHead(200, ['Content-Length', '1', 'Content-Length', '2'], 'GET', true), undefined);
-  assert.equal(visitorResponseHead(200, ['Content-Length', '2', 'Content-Length', '2'], 'GET', true)!.length, 2, 'repeated equal lengths are one length');
+  assert.equal(
+    visitorResponseHead(200, ['Content-Length', '2', 'Content-Length', '2'], 'GET', true)!.length,
+    2,
+    'repeated equal lengths are one length',
+  );
 });
 
 test('an edge page is a whole response with its length, and only a head for HEAD', () => {

@@ -102,7 +102,10 @@ test('answers pipelined requests in order, the later ones waiting for the earlie
   });
   const text = 'GET /slow HTTP/1.1\r\nHost: a\r\n\r\nGET /two HTTP/1.1\r\nHost: a\r\n\r\nGET /three HTTP/1.1\r\nHost: a\r\n\r\n';
   const { received } = await exchange(port, text, (got) => got.includes('fast /three'));
-  assert.deepEqual([...received.matchAll(/\r\n\r\n(slow body|fast \/two|fast \/three)/g)].map((m) => m[1]), ['slow body', 'fast /two', 'fast /three']);
+  assert.deepEqual(
+    [...received.matchAll(/\r\n\r\n(slow body|fast \/two|fast \/three)/g)].map((m) => m[1]),
+    ['slow body', 'fast /two', 'fast /three'],
+  );
   assert.equal(pending.length, 3);
 });
 
@@ -111,7 +114,8 @@ test("hands the connection to Node's server at a request boundary, unread bytes 
     answer(served, 'lean');
     return true;
   });
-  const text = 'GET /first HTTP/1.1\r\nHost: a\r\n\r\nPOST /second HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhelloGET /third HTTP/1.1\r\nHost: a\r\n\r\n';
+  const text =
+    'GET /first HTTP/1.1\r\nHost: a\r\n\r\nPOST /second HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhelloGET /third HTTP/1.1\r\nHost: a\r\n\r\n';
   const { received } = await exchange(port, text, (got) => got.includes('node GET /third'));
   assert.equal(count(received, /HTTP\/1\.1 200 OK/g), 3);
   assert.ok(received.indexOf('lean') < received.indexOf('node POST /second hello'));
@@ -141,11 +145,14 @@ test('a head trickled in pieces is finished by Node', async () => {
 test('pauses the visitor once more than a head waits behind a request, and serves it all afterwards', async () => {
   let held!: (served: Served) => void;
   const holding = new Promise<Served>((resolve) => (held = resolve));
-  const { port, sockets } = await leanServer((served) => {
-    if (served.request.target === '/hold') held(served);
-    else answer(served, 'ok');
-    return true;
-  }, { maxHeadBytes: 1024 });
+  const { port, sockets } = await leanServer(
+    (served) => {
+      if (served.request.target === '/hold') held(served);
+      else answer(served, 'ok');
+      return true;
+    },
+    { maxHeadBytes: 1024 },
+  );
   const client = rawClient(port);
   client.socket.write('GET /hold HTTP/1.1\r\nHost: a\r\n\r\n');
   const first = await holding;
@@ -190,11 +197,18 @@ test('a body longer than its Content-Length is cut there and the connection clos
 });
 
 test('Connection: close is honoured after the answer; an idle keep-alive connection closes after keepAliveMs', async () => {
-  const { port } = await leanServer((served) => {
-    answer(served, 'bye');
-    return true;
-  }, { keepAliveMs: 50 });
-  const closing = await exchange(port, 'GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\nGET /ignored HTTP/1.1\r\nHost: a\r\n\r\n', () => false);
+  const { port } = await leanServer(
+    (served) => {
+      answer(served, 'bye');
+      return true;
+    },
+    { keepAliveMs: 50 },
+  );
+  const closing = await exchange(
+    port,
+    'GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\nGET /ignored HTTP/1.1\r\nHost: a\r\n\r\n',
+    () => false,
+  );
   assert.equal(count(closing.received, /HTTP\/1\.1 200 OK/g), 1);
   assert.match(closing.received, /\r\nconnection: close\r\n/);
   const idle = await exchange(port, 'GET / HTTP/1.1\r\nHost: a\r\n\r\n', () => false);
@@ -214,7 +228,9 @@ test('pages are whole responses and keep the connection; a visitor leaving mid-r
     connection.writeBody(Buffer.from('partial'));
     return true;
   });
-  const { received, socket } = await exchange(port, 'GET /page HTTP/1.1\r\nHost: a\r\n\r\nGET /stream HTTP/1.1\r\nHost: a\r\n\r\n', (got) => got.includes('partial'));
+  const { received, socket } = await exchange(port, 'GET /page HTTP/1.1\r\nHost: a\r\n\r\nGET /stream HTTP/1.1\r\nHost: a\r\n\r\n', (got) =>
+    got.includes('partial'),
+  );
   assert.match(received, /^HTTP\/1\.1 404 Not Found\r\n/);
   socket.destroy();
   await visitorGone;
@@ -223,10 +239,13 @@ test('pages are whole responses and keep the connection; a visitor leaving mid-r
 test('a slow answer is not idleness: the keep-alive timer firing mid-request leaves the connection be', async () => {
   let held!: (served: Served) => void;
   const holding = new Promise<Served>((resolve) => (held = resolve));
-  const { port, nextSocket } = await leanServer((served) => {
-    held(served);
-    return true;
-  }, { keepAliveMs: 50 });
+  const { port, nextSocket } = await leanServer(
+    (served) => {
+      held(served);
+      return true;
+    },
+    { keepAliveMs: 50 },
+  );
   const serverSide = nextSocket();
   const client = rawClient(port);
   client.socket.write('GET /slow HTTP/1.1\r\nHost: a\r\n\r\n');

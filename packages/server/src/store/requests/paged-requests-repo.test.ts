@@ -105,7 +105,13 @@ describe('paged inspector records (SQLite in memory)', () => {
     const all = stored('acc_list');
     assert.ok(all.length > 2000, `${all.length} records`);
     const pick = random(2);
-    const queries: RequestQuery[] = [{ limit: 1 }, { limit: 50 }, { limit: 1000 }, { limit: 7, host: 'b.LOCALHOST' }, { limit: 30, tunnelId: 'tun_1', method: 'post' }];
+    const queries: RequestQuery[] = [
+      { limit: 1 },
+      { limit: 50 },
+      { limit: 1000 },
+      { limit: 7, host: 'b.LOCALHOST' },
+      { limit: 30, tunnelId: 'tun_1', method: 'post' },
+    ];
     for (let i = 0; i < 40; i++) {
       const at = all[Math.floor(pick() * all.length)]!;
       queries.push({
@@ -127,7 +133,7 @@ describe('paged inspector records (SQLite in memory)', () => {
     const repo = createPagedRequestRepo(db);
     const all = stored('acc_list');
     const seen: RequestRecord[] = [];
-    for (let page = await repo.list('acc_list', { limit: 97 }); page.length > 0; ) {
+    for (let page = await repo.list('acc_list', { limit: 97 }); page.length > 0;) {
       seen.push(...page);
       const last = page.at(-1)!;
       page = await repo.list('acc_list', { limit: 97, before: { timestamp: last.timestamp, id: last.id } });
@@ -163,7 +169,10 @@ describe('paged inspector records (SQLite in memory)', () => {
     const beforePrune = snapshot();
     const all = stored('acc_age');
     const cutoff = all[Math.floor(all.length / 2)]!.timestamp;
-    const straddling = raw.prepare("select count(*) from request_pages where account_id = 'acc_age' and oldest_ts < ? and newest_ts >= ?").pluck().get(cutoff, cutoff) as number;
+    const straddling = raw
+      .prepare("select count(*) from request_pages where account_id = 'acc_age' and oldest_ts < ? and newest_ts >= ?")
+      .pluck()
+      .get(cutoff, cutoff) as number;
     assert.ok(straddling > 0, 'the cutoff falls inside pages');
     deletes = 0;
     const deleted = await repo.prune({ olderThanMs: cutoff, maxPerAccount: 1_000_000 });

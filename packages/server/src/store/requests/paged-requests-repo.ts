@@ -2,7 +2,16 @@ import { setImmediate as nextLoopTurn } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import { DecodedPage, pagesFromRecords, STORED_PAGE_COLUMNS } from './request-pages.js';
 import { prunePages, PRUNE_CHUNK_PAGES } from './request-pages-retention.js';
-import { clampedLimit, isAfter, statusClassRange, type RequestBatchWriter, type RequestCursor, type RequestQuery, type RequestRecord, type RequestRepo } from './request-records.js';
+import {
+  clampedLimit,
+  isAfter,
+  statusClassRange,
+  type RequestBatchWriter,
+  type RequestCursor,
+  type RequestQuery,
+  type RequestRecord,
+  type RequestRepo,
+} from './request-records.js';
 import { idFromParts, newIdParts } from './request-rows.js';
 import type { Database } from '../schema.js';
 

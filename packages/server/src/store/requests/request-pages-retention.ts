@@ -57,7 +57,11 @@ async function ageCut(db: Kysely<Database>, accountId: string, olderThanMs: numb
 async function capCut(db: Kysely<Database>, accountId: string, cap: number): Promise<RequestCursor | undefined> {
   const span = await db
     .selectFrom('request_pages')
-    .select((eb) => [eb.fn.sum<number>('record_count').as('total'), eb.fn.min<number>('oldest_ts').as('oldest'), eb.fn.max<number>('newest_ts').as('newest')])
+    .select((eb) => [
+      eb.fn.sum<number>('record_count').as('total'),
+      eb.fn.min<number>('oldest_ts').as('oldest'),
+      eb.fn.max<number>('newest_ts').as('newest'),
+    ])
     .where('account_id', '=', accountId)
     .executeTakeFirstOrThrow();
   if (Number(span.total ?? 0) <= cap) return undefined;
@@ -175,7 +179,14 @@ async function deleteThrough(db: Kysely<Database>, accountId: string, cut: Reque
       .limit(chunkPages)
       .execute();
     if (doomed.length === 0) break;
-    await db.deleteFrom('request_pages').where('page_id', 'in', doomed.map((page) => page.page_id)).execute();
+    await db
+      .deleteFrom('request_pages')
+      .where(
+        'page_id',
+        'in',
+        doomed.map((page) => page.page_id),
+      )
+      .execute();
     for (const page of doomed) deleted += page.record_count;
     await nextLoopTurn();
     if (doomed.length < chunkPages) break;
@@ -196,7 +207,11 @@ async function deleteThrough(db: Kysely<Database>, accountId: string, cut: Reque
     if (kept.length === records.length) continue;
     // The page's newest record is after the cut, so at least that one is kept.
     const { oldest_ts, record_count, strings, vals, id_parts } = pageFromRecords(kept);
-    await db.updateTable('request_pages').set({ oldest_ts, record_count, strings, vals, id_parts }).where('page_id', '=', page_id).execute();
+    await db
+      .updateTable('request_pages')
+      .set({ oldest_ts, record_count, strings, vals, id_parts })
+      .where('page_id', '=', page_id)
+      .execute();
     deleted += records.length - kept.length;
     await nextLoopTurn();
   }

@@ -28,15 +28,28 @@ describe('inspector pages', () => {
       record('/a3', { timestamp: 1_750_000_000_009 }),
       record('/a4', { timestamp: 1_750_000_000_002 }),
     ]);
-    assert.deepEqual(pages.map((page) => [page.account_id, page.record_count]), [['acc_pages', 4], ['acc_other', 1]]);
+    assert.deepEqual(
+      pages.map((page) => [page.account_id, page.record_count]),
+      [
+        ['acc_pages', 4],
+        ['acc_other', 1],
+      ],
+    );
     const [mine] = pages;
     const records = new DecodedPage(mine!).records();
-    assert.deepEqual(records.map((r) => r.path), ['/a1', '/a2', '/a3', '/a4'], 'records keep the batch order');
+    assert.deepEqual(
+      records.map((r) => r.path),
+      ['/a1', '/a2', '/a3', '/a4'],
+      'records keep the batch order',
+    );
     assert.equal(mine!.newest_ts, 1_750_000_000_009);
     assert.ok(records[2]!.id > records[1]!.id, 'the later of one millisecond has the larger id');
     assert.equal(mine!.newest_id, records[2]!.id);
     assert.equal(mine!.oldest_ts, 1_750_000_000_002);
-    assert.deepEqual(JSON.parse(pages[1]!.strings).sort(), ['/b1', '192.0.2.1', 'GET', 'HTTP/1.1', 'acc_other', 'pages', 'pages.localhost', 'tun_pages'].sort());
+    assert.deepEqual(
+      JSON.parse(pages[1]!.strings).sort(),
+      ['/b1', '192.0.2.1', 'GET', 'HTTP/1.1', 'acc_other', 'pages', 'pages.localhost', 'tun_pages'].sort(),
+    );
   });
 
   it('read the same from bytes at any offset (a driver may hand back unaligned buffers)', () => {
@@ -58,7 +71,10 @@ describe('inspector pages', () => {
   });
 
   it('refuse a batch with a missing field, and a page of another format', () => {
-    assert.throws(() => pagesFromRecords([record('/ok'), { ...record('/bad'), ip: undefined } as unknown as NewRequestRecord]), /record 1 has no ip/);
+    assert.throws(
+      () => pagesFromRecords([record('/ok'), { ...record('/bad'), ip: undefined } as unknown as NewRequestRecord]),
+      /record 1 has no ip/,
+    );
     assert.throws(() => pagesFromRecords([{ ...record('/bad'), bytes: Number.NaN }]), /record 0 has no numeric bytes/);
     const [page] = pagesFromRecords([record('/v')]);
     assert.throws(() => new DecodedPage({ ...page!, format: 2 }), /format 2 is not readable/);

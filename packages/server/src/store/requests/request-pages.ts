@@ -81,7 +81,8 @@ export function pageFromRecords(records: readonly RequestRecord[]): NewRequestPa
   const idParts = new Uint32Array(2 * records.length);
   for (const [row, { id, timestamp }] of records.entries()) {
     const parts = STORABLE_ID.exec(id);
-    if (!parts || newRequestId(timestamp, parts[1]! + parts[2]!) !== id) throw new Error(`inspector record id ${id} does not match its timestamp ${timestamp}`);
+    if (!parts || newRequestId(timestamp, parts[1]! + parts[2]!) !== id)
+      throw new Error(`inspector record id ${id} does not match its timestamp ${timestamp}`);
     idParts[2 * row] = parseInt(parts[1]!, 16);
     idParts[2 * row + 1] = parseInt(parts[2]!, 16);
   }
@@ -138,7 +139,8 @@ function encodePage(strings: readonly string[], values: Float64Array, idParts: U
     if (ts < newestTs || row === newest) continue;
     const sequence = idParts[2 * row]!;
     const newestSequence = idParts[2 * newest]!;
-    if (ts > newestTs || sequence > newestSequence || (sequence === newestSequence && idParts[2 * row + 1]! > idParts[2 * newest + 1]!)) newest = row;
+    if (ts > newestTs || sequence > newestSequence || (sequence === newestSequence && idParts[2 * row + 1]! > idParts[2 * newest + 1]!))
+      newest = row;
   }
   const newestTs = values[newest * WIDTH + TIMESTAMP]!;
   return {
@@ -154,7 +156,6 @@ function encodePage(strings: readonly string[], values: Float64Array, idParts: U
   };
 }
 
-
 /** A typed array's bytes, without a copy. */
 const bytesOf = (array: Float64Array | Uint32Array): Buffer => Buffer.from(array.buffer, array.byteOffset, array.byteLength);
 
@@ -162,7 +163,10 @@ const bytesOf = (array: Float64Array | Uint32Array): Buffer => Buffer.from(array
  * A typed array over stored bytes. Typed arrays need an offset aligned to their element size,
  * and a driver's Buffer may sit anywhere in its pool: then the bytes are copied.
  */
-function viewOf<T>(bytes: Uint8Array, Type: { new (buffer: ArrayBuffer, offset: number, length: number): T; BYTES_PER_ELEMENT: number }): T {
+function viewOf<T>(
+  bytes: Uint8Array,
+  Type: { new (buffer: ArrayBuffer, offset: number, length: number): T; BYTES_PER_ELEMENT: number },
+): T {
   const size = Type.BYTES_PER_ELEMENT;
   if (bytes.byteOffset % size === 0) return new Type(bytes.buffer as ArrayBuffer, bytes.byteOffset, bytes.byteLength / size);
   return new Type(new Uint8Array(bytes).buffer, 0, bytes.byteLength / size);

@@ -57,13 +57,19 @@ describe('packed inspector records, read back from their pages', () => {
       record('/other', { userAgent: 'acc_rows', ip: '', method: 'GET' }),
     ];
     const packed = packRecords(records);
-    assert.deepEqual([...packed.strings].sort(), ['', '/other', '/same', 'GET', 'HTTP/2.0', 'POST', '203.0.113.9', 'acc_rows', 'curl/8', 'rows.example.com', 'tun_rows'].sort());
+    assert.deepEqual(
+      [...packed.strings].sort(),
+      ['', '/other', '/same', 'GET', 'HTTP/2.0', 'POST', '203.0.113.9', 'acc_rows', 'curl/8', 'rows.example.com', 'tun_rows'].sort(),
+    );
     const rows = unpack(packed);
-    assert.deepEqual(rows.map((row) => [row.tunnelId, row.path, row.ip, row.userAgent, row.method]), [
-      ['tun_rows', '/same', '203.0.113.9', 'curl/8', 'POST'],
-      [undefined, '/same', '203.0.113.9', 'curl/8', 'POST'],
-      ['tun_rows', '/other', '', 'acc_rows', 'GET'],
-    ]);
+    assert.deepEqual(
+      rows.map((row) => [row.tunnelId, row.path, row.ip, row.userAgent, row.method]),
+      [
+        ['tun_rows', '/same', '203.0.113.9', 'curl/8', 'POST'],
+        [undefined, '/same', '203.0.113.9', 'curl/8', 'POST'],
+        ['tun_rows', '/other', '', 'acc_rows', 'GET'],
+      ],
+    );
   });
 
   it('give every record of a batch its own id', () => {

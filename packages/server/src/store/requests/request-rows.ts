@@ -9,8 +9,19 @@ import type { RequestsTable } from '../schema.js';
 
 /** Every column, checked by the compiler: a column added to the table must be listed here. */
 const EVERY_COLUMN: Record<keyof RequestsTable, true> = {
-  id: true, account_id: true, tunnel_id: true, timestamp: true, method: true, path: true, status: true,
-  duration_ms: true, bytes: true, ip: true, user_agent: true, proto: true, host: true,
+  id: true,
+  account_id: true,
+  tunnel_id: true,
+  timestamp: true,
+  method: true,
+  path: true,
+  status: true,
+  duration_ms: true,
+  bytes: true,
+  ip: true,
+  user_agent: true,
+  proto: true,
+  host: true,
 };
 /** Every column of `requests`, in one fixed order (the order compiled INSERTs refer to them by). */
 export const REQUEST_COLUMNS = Object.keys(EVERY_COLUMN) as Array<keyof RequestsTable>;
@@ -83,7 +94,18 @@ export function toRows(records: readonly NewRequestRecord[]): RequestsTable[] {
 
 /** Every column but `id` (the writer assigns ids), in the order packRecords writes them: one packed record. */
 export const PACKED_COLUMNS: ReadonlyArray<keyof RequestsTable> = [
-  'account_id', 'tunnel_id', 'timestamp', 'method', 'path', 'status', 'duration_ms', 'bytes', 'ip', 'user_agent', 'proto', 'host',
+  'account_id',
+  'tunnel_id',
+  'timestamp',
+  'method',
+  'path',
+  'status',
+  'duration_ms',
+  'bytes',
+  'ip',
+  'user_agent',
+  'proto',
+  'host',
 ];
 /** A text column's NULL in `values`. */
 export const NULL_TEXT = -1;

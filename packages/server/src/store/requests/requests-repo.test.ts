@@ -58,7 +58,10 @@ describe('requests repo (rows) retention in chunks (SQLite in memory, at migrati
   it('deletes aged rows and rows past the cap a chunk per statement, yielding between', async () => {
     // 20 aged rows and 30 recent ones, of which the cap keeps 5: 45 rows to delete, the oldest
     // of the account, in 7 statements (six chunks of 7 rows, then 3).
-    await repo.insertBatch([...Array.from({ length: 20 }, (_, i) => record(1000 + i)), ...Array.from({ length: 30 }, (_, i) => record(1_000_000 + i))]);
+    await repo.insertBatch([
+      ...Array.from({ length: 20 }, (_, i) => record(1000 + i)),
+      ...Array.from({ length: 30 }, (_, i) => record(1_000_000 + i)),
+    ]);
     deletes = 0;
     let pruning = true;
     let immediatesWhilePruning = 0;
@@ -88,7 +91,13 @@ describe('requests repo (rows) retention in chunks (SQLite in memory, at migrati
     const newest = (await repo.list(other, { limit: 100 })).map((r) => r.id);
     offsets.length = 0;
     assert.equal(await repo.prune({ olderThanMs: 0, maxPerAccount: 17 }), 23);
-    assert.deepEqual((await repo.list(other, { limit: 100 })).map((r) => r.id), newest.slice(0, 17));
-    assert.ok(offsets.length > 0 && offsets.every((offset) => offset <= CHUNK - 1), `no statement skips more than a chunk: ${offsets.join(', ')}`);
+    assert.deepEqual(
+      (await repo.list(other, { limit: 100 })).map((r) => r.id),
+      newest.slice(0, 17),
+    );
+    assert.ok(
+      offsets.length > 0 && offsets.every((offset) => offset <= CHUNK - 1),
+      `no statement skips more than a chunk: ${offsets.join(', ')}`,
+    );
   });
 });

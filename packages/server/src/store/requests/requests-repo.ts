@@ -28,7 +28,10 @@ interface InsertPlan {
  */
 function compileInsertPlan(db: Kysely<Database>, rows: number): InsertPlan {
   const sentinels = Array.from({ length: rows }, (_, r) => Object.fromEntries(REQUEST_COLUMNS.map((c, k) => [c, `${r}:${k}`])));
-  const compiled = db.insertInto('requests').values(sentinels as unknown as RequestsTable[]).compile();
+  const compiled = db
+    .insertInto('requests')
+    .values(sentinels as unknown as RequestsTable[])
+    .compile();
   const slots = compiled.parameters.map((p): [number, keyof RequestsTable] => {
     const [r, k] = String(p).split(':').map(Number);
     return [r!, REQUEST_COLUMNS[k!]!];
@@ -55,7 +58,8 @@ type RecordKey = RequestCursor;
  * `key` in the table's key instead of filtering every newer row of the account.
  */
 function keyBefore(key: RecordKey, orAt = false) {
-  return (eb: ExpressionBuilder<Database, 'requests'>) => eb(eb.refTuple('timestamp', 'id'), orAt ? '<=' : '<', eb.tuple(key.timestamp, key.id));
+  return (eb: ExpressionBuilder<Database, 'requests'>) =>
+    eb(eb.refTuple('timestamp', 'id'), orAt ? '<=' : '<', eb.tuple(key.timestamp, key.id));
 }
 
 /** Rows of one account at or before `key`: a range of the table's key. */
@@ -80,7 +84,10 @@ async function deleteThrough(db: Kysely<Database>, accountId: string, last: Reco
       .limit(1)
       .offset(rowsPerChunk - 1)
       .executeTakeFirst();
-    const result = await db.deleteFrom('requests').where(atOrBefore(accountId, chunkEnd ?? last)).executeTakeFirst();
+    const result = await db
+      .deleteFrom('requests')
+      .where(atOrBefore(accountId, chunkEnd ?? last))
+      .executeTakeFirst();
     total += Number(result.numDeletedRows);
     if (!chunkEnd) return total;
     await nextLoopTurn();
@@ -160,7 +167,7 @@ export function createRequestRepo(db: Kysely<Database>, options: RequestRepoOpti
       if (rows.length === 0) return ids;
       // One transaction per batch: one fsync for the whole batch, and all or nothing.
       await db.transaction().execute(async (trx) => {
-        for (let i = 0; i < rows.length; ) {
+        for (let i = 0; i < rows.length;) {
           const plan = planFor(chunkRows(rows.length - i));
           const parameters = plan.slots.map(([row, column]) => rows[i + row]![column]);
           await trx.executeQuery(CompiledQuery.raw(plan.sql, parameters));

@@ -40,7 +40,7 @@ function record(path: string, over: Partial<NewRequestRecord> = {}): NewRequestR
 }
 const batch = (name: string, size: number): NewRequestRecord[] => Array.from({ length: size }, (_, i) => record(`/${name}/${i}`));
 /** A record the writer refuses (every record has a method). */
-const refused = (): NewRequestRecord => ({ ...record('/refused'), method: null } as unknown as NewRequestRecord);
+const refused = (): NewRequestRecord => ({ ...record('/refused'), method: null }) as unknown as NewRequestRecord;
 
 interface Fixture {
   /** Reads with its own connection, like the store's main connection. */
@@ -60,7 +60,9 @@ async function fixture(): Promise<Fixture> {
   const reader = new BetterSqlite3(file);
   // Page ids grow with each insert (nothing here deletes), so they give the order batches landed in.
   const records = (): RequestRecord[] =>
-    (reader.prepare('select * from request_pages order by page_id').all() as StoredPage[]).flatMap((page) => new DecodedPage(page).records());
+    (reader.prepare('select * from request_pages order by page_id').all() as StoredPage[]).flatMap((page) =>
+      new DecodedPage(page).records(),
+    );
   const writers: SqliteRequestWriter[] = [];
   after(async () => {
     await Promise.all(writers.map((w) => w.close()));
@@ -98,12 +100,19 @@ describe('SqliteRequestWriter', () => {
     // Posted back to back, without waiting in between.
     await Promise.all(names.map((name) => writer.write(batch(name, 300)).then(() => resolved.push(name))));
     assert.deepEqual(resolved, names);
-    assert.deepEqual(paths(), [...batch('first', 3), ...names.flatMap((name) => batch(name, 300))].map((r) => r.path));
+    assert.deepEqual(
+      paths(),
+      [...batch('first', 3), ...names.flatMap((name) => batch(name, 300))].map((r) => r.path),
+    );
   });
 
   it('stores the records as the repo would: ids from timestamps, lower-cased host, a page per account', async () => {
     const { open, records, reader } = await fixture();
-    await open().write([record('/one', { tunnelId: 'tun_1', durationMs: 2.6 }), record('/two', { accountId: 'acc_other' }), record('/three')]);
+    await open().write([
+      record('/one', { tunnelId: 'tun_1', durationMs: 2.6 }),
+      record('/two', { accountId: 'acc_other' }),
+      record('/three'),
+    ]);
     const [one, three, two] = records();
     assert.match(one!.id, new RegExp(`^req_${T0.toString(16).padStart(12, '0')}[0-9a-f]{16}$`));
     assert.deepEqual({ ...one, id: '' }, { ...record('/one'), id: '', tunnelId: 'tun_1', durationMs: 3, host: 'writer.localhost' });
