@@ -59,4 +59,9 @@ export default defineConfig(
     extends: [js.configs.recommended],
     languageOptions: { globals: globals.node },
   },
+  {
+    // The agent's local inspector page runs in the browser.
+    files: ['packages/agent/inspector-ui/**/*.js'],
+    languageOptions: { globals: globals.browser },
+  },
 );

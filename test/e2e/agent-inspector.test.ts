@@ -13,9 +13,13 @@ async function startInspected(system: ReturnType<typeof serverSuite>): Promise<{
   return { agent, inspector: match[1]! };
 }
 
+/** A JSON body as the tests read it: field by field, checked by the assertions. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any;
+
 /** One request to the inspector with full control of the headers (fetch will not forge Host). */
 function call(base: string, method: string, path: string, headers: http.OutgoingHttpHeaders = {}, body?: string) {
-  return new Promise<{ status: number; headers: http.IncomingHttpHeaders; json: any }>((resolve, reject) => {
+  return new Promise<{ status: number; headers: http.IncomingHttpHeaders; json: Json }>((resolve, reject) => {
     const request = http.request(`${base}${path}`, { method, headers, agent: false }, (response) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));

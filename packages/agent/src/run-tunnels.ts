@@ -1,4 +1,4 @@
-import { ErrorCode, SvcError } from '@svcrouter/protocol';
+import { ErrorCode, type SvcError } from '@svcrouter/protocol';
 import { forwardMany, type Inspector, type LocalTarget, type Tunnel } from '@svcrouter/sdk';
 import { explainFailure, notListeningWarning } from './failure.js';
 import { probeLocal } from './local-probe.js';
