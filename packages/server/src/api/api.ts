@@ -7,7 +7,7 @@ import { ApiError, sendJson, type ApiRequest, type ApiResponse } from './http-io
 import { buildOpenApi, type JsonObject, type OpenApiInfo } from './openapi.js';
 import { authenticateRequest, checkCsrf, type Authenticate, type ResolveSession } from './request-auth.js';
 import { matchRoute, type AnyRoute, type PublicRoute } from './router.js';
-import { isStoreUnavailable, STORE_RETRY_AFTER_SECONDS } from './store-unavailable.js';
+import { isStoreUnavailable, STORE_RETRY_AFTER_SECONDS } from '../store/index.js';
 
 export type { Authenticate, ResolveSession };
 

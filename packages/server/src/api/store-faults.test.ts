@@ -3,7 +3,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
 import { SQLITE_FILE } from '../store/open-store.js';
-import { isStoreUnavailable } from './store-unavailable.js';
+import { isStoreUnavailable } from '../store/index.js';
 import { startApiFixture, type ApiFixture } from './test-support.js';
 
 // A store passing through a fault answers 503 with Retry-After, not 500: first the mapping of

@@ -1,8 +1,8 @@
 /**
  * Failures that mean "the store cannot answer right now", not "this request is wrong": SQLite
  * locked by another writer past its busy timeout or out of disk, PostgreSQL restarting or
- * unreachable. The API answers them 503 with Retry-After, so clients retry instead of treating a
- * passing fault as a bug; anything else stays a 500.
+ * unreachable. The API answers them 503 with Retry-After and the inspector keeps the batch for its
+ * next write, so a passing fault is retried rather than treated as a bug; anything else stays a 500.
  */
 
 /** Seconds a client is asked to wait before retrying. */
