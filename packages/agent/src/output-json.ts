@@ -21,7 +21,7 @@ export function jsonOutput(stdout: NodeJS.WritableStream, stderr: NodeJS.Writabl
       out.hold(
         `${event('request', { tunnel: tunnel.url, method: log.method, path: log.path, status: log.status, durationMs: Math.round(log.durationMs * 10) / 10 })}\n`,
       ),
-    reconnecting: (tunnel, reason) => out.line(event('reconnecting', { tunnel: tunnel.url, reason })),
+    reconnecting: (tunnel, reason, planned) => out.line(event('reconnecting', { tunnel: tunnel.url, reason, planned })),
     reconnected: (tunnel) => out.line(event('reconnected', { ...tunnel })),
     closed: (failure, released) => {
       if (failure) stderr.write(`${formatFailure(failure)}\n`);

@@ -19,8 +19,11 @@ export interface Output {
   /** The tunnels are live; every implementation shows `Forwarding <url> -> <local>` for each. */
   started(tunnels: TunnelView[]): void;
   request(tunnel: TunnelView, log: RequestLog): void;
-  /** The connection to the edge was lost; reported once per episode, whatever the number of attempts. */
-  reconnecting(tunnel: TunnelView, reason: string): void;
+  /**
+   * The connection to the edge was lost, or (`planned`) the edge announced a restart; reported
+   * once per episode, whatever the number of attempts.
+   */
+  reconnecting(tunnel: TunnelView, reason: string, planned: boolean): void;
   reconnected(tunnel: TunnelView): void;
   /** The agent stops: after a failure, after a release by the server (its sentence), or cleanly. */
   closed(failure: Failure | undefined, released?: string): void;
@@ -112,7 +115,11 @@ export function terminalOutput(stdout: NodeJS.WritableStream, stderr: NodeJS.Wri
       for (const tunnel of tunnels) out.line(forwardingLine(tunnel));
     },
     request: (tunnel, log) => out.hold(requestLine(tunnel, log)),
-    reconnecting: (_tunnel, reason) => stderr.write(`Connection to the edge lost (${reason}); reconnecting…\n`),
+    // A restart the edge announced is news, not a failure: stdout, and no "lost".
+    reconnecting: (_tunnel, reason, planned) =>
+      planned
+        ? out.line(`Edge restarting (${reason}); reconnecting…`)
+        : stderr.write(`Connection to the edge lost (${reason}); reconnecting…\n`),
     reconnected: (tunnel) => out.line(`Reconnected: forwarding ${tunnel.url} -> ${tunnel.local}`),
     closed: (failure, released) => {
       out.flush();

@@ -102,8 +102,8 @@ export async function runTunnels(specs: TunnelSpec[], session: SessionSpec, outp
 function watch(tunnel: Tunnel, view: TunnelView, output: Output, reportsSession: boolean): void {
   tunnel.on('request', (log) => output.request(view, log));
   // One line per episode of lost connection, however many dials it takes, and one when back.
-  tunnel.on('reconnecting', ({ attempt, reason }) => {
-    if (attempt === 1 && reportsSession) output.reconnecting(view, reason);
+  tunnel.on('reconnecting', ({ attempt, reason, planned }) => {
+    if (attempt === 1 && reportsSession) output.reconnecting(view, reason, planned);
   });
   tunnel.on('reconnected', (url) => {
     view.url = url;

@@ -22,6 +22,11 @@ export type EdgeMessage =
   | { type: 'bindError'; requestId: number; code: ErrorCodeValue; message: string }
   /** A live tunnel was released by the server (API delete, domain removed, taken over). */
   | { type: 'released'; tunnelId: string; code: ErrorCodeValue; message: string }
+  /**
+   * The edge is shutting down: it takes no new sessions, lets the requests in flight finish, then
+   * closes. Not a failure: the agent reconnects as soon as an edge answers at its URL again.
+   */
+  | { type: 'leaving'; message: string }
   /** The whole session is refused or ended (token revoked…); the socket closes next. */
   | { type: 'fatal'; code: ErrorCodeValue; message: string };
 

@@ -73,11 +73,11 @@ function answer(connection: EdgeConnection, bind: Bind, hostname: string): void 
 /** A tunnel that records what the session tells it, as events. */
 class RecordingTunnel extends EventEmitter implements SessionTunnel {
   readonly bindRequest = { local: 'localhost:3000', hostname: 'sticky.localhost' };
-  readonly reconnecting: Array<{ attempt: number; delayMs: number }> = [];
+  readonly reconnecting: Array<{ attempt: number; delayMs: number; reason: string; planned: boolean }> = [];
   readonly rebound: Bound[] = [];
   handleStream(): void {}
-  onReconnecting(attempt: number, delayMs: number): void {
-    this.reconnecting.push({ attempt, delayMs });
+  onReconnecting(attempt: number, delayMs: number, reason: string, planned: boolean): void {
+    this.reconnecting.push({ attempt, delayMs, reason, planned });
   }
   onRebound(bound: Bound): void {
     this.rebound.push(bound);
@@ -171,6 +171,39 @@ describe('AgentSession reconnects', () => {
     assert.equal(firsts.length, 2);
     // Step 0 waits 125-250 ms, step 1 waits 250-500 ms (equal jitter).
     assert.ok(firsts[0]!.delayMs <= 250 && firsts[1]!.delayMs >= 250, JSON.stringify(firsts));
+  });
+
+  it('an edge that announced it is leaving is redialled as a planned restart, from the first backoff step', async () => {
+    const { edge, tunnel } = await connected();
+    // A loss soon after a reconnect would normally keep climbing the backoff (see above).
+    edge.connections[0]!.socket.destroy();
+    await once(tunnel, 'rebound');
+    const leaving: EdgeMessage = { type: 'leaving', message: 'the edge is restarting' };
+    edge.connections[1]!.mux.sendControl(leaving);
+    edge.connections[1]!.mux.close('server shutting down');
+    await once(tunnel, 'rebound');
+    const [lost, restart] = tunnel.reconnecting.filter((r) => r.attempt === 1);
+    assert.deepEqual([lost!.planned, restart!.planned], [false, true]);
+    assert.equal(restart!.reason, 'the edge is restarting');
+    assert.ok(restart!.delayMs <= 250, JSON.stringify(restart));
+  });
+
+  it('planned restarts keep dialling at least once a second while the edge stays away', async () => {
+    const { edge, tunnel } = await connected();
+    edge.connections[0]!.mux.sendControl({ type: 'leaving', message: 'the edge is restarting' } satisfies EdgeMessage);
+    edge.connections[0]!.mux.close('server shutting down');
+    // An edge still away: each new connection is dropped as soon as it asks for its tunnel.
+    let dials = 0;
+    edge.onBind = (connection, bind) => {
+      if (++dials < 6) connection.socket.destroy();
+      else answer(connection, bind, 'sticky.localhost');
+    };
+    await once(tunnel, 'rebound');
+    assert.ok(tunnel.reconnecting.length >= 6, JSON.stringify(tunnel.reconnecting));
+    assert.ok(
+      tunnel.reconnecting.every((r) => r.delayMs <= 1000),
+      JSON.stringify(tunnel.reconnecting),
+    );
   });
 
   it('close() resolves after the edge has read the unbind sent before it', async () => {

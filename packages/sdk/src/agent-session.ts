@@ -16,7 +16,7 @@ import {
 } from '@svcrouter/protocol';
 import { dialSession, type DialOptions } from './dial.js';
 import { wantsCallbacks } from './origin-proxy.js';
-import { reconnectDelay } from './backoff.js';
+import { PLANNED_RECONNECT_CAP_MS, reconnectDelay } from './backoff.js';
 
 /** How long a clean close waits for the edge to acknowledge (close its side) before giving up. */
 export const CLOSE_ACK_TIMEOUT_MS = 3000;
@@ -45,8 +45,11 @@ export interface SessionTunnel {
   readonly bindRequest: BindRequest;
   /** Serves one visitor stream. */
   handleStream(stream: MuxStream | CallbackStream): void;
-  /** The session is re-dialling; `attempt` counts from 1 in each episode of lost connection. */
-  onReconnecting(attempt: number, delayMs: number, reason: string): void;
+  /**
+   * The session is re-dialling; `attempt` counts from 1 in each episode of lost connection.
+   * `planned`: the edge said it was leaving (a restart), so the loss is no failure.
+   */
+  onReconnecting(attempt: number, delayMs: number, reason: string, planned: boolean): void;
   /** The tunnel is live again after a reconnect. */
   onRebound(bound: Bound): void;
   /** The tunnel ended for good (released by the server, rebind refused, token revoked…). */
@@ -80,6 +83,8 @@ export class AgentSession extends EventEmitter {
   private backoffStep = 0;
   private connectedAt = 0;
   private goawayReason: string | undefined;
+  /** The edge's 'leaving' sentence on the current connection: its loss is a planned restart. */
+  private leavingReason: string | undefined;
 
   constructor(
     private readonly dial: DialOptions,
@@ -112,6 +117,7 @@ export class AgentSession extends EventEmitter {
     this.socket = socket;
     this.connectedAt = Date.now();
     this.goawayReason = undefined;
+    this.leavingReason = undefined;
     mux.on('goaway', (reason: string) => (this.goawayReason = reason || undefined));
     mux.startHeartbeat(HEARTBEAT_INTERVAL_MS, HEARTBEAT_INTERVAL_MS * HEARTBEAT_MISSES);
     mux.once('close', (error?: Error) => this.onDisconnect(mux, error));
@@ -221,6 +227,9 @@ export class AgentSession extends EventEmitter {
         if (this.tunnels.size === 0) void this.close();
         return;
       }
+      case 'leaving':
+        this.leavingReason = typeof message.message === 'string' && message.message !== '' ? message.message : 'the edge is restarting';
+        return;
       case 'fatal':
         this.fail(edgeError(message));
         return;
@@ -251,27 +260,32 @@ export class AgentSession extends EventEmitter {
     // Ids belong to the lost connection; the rebind hands out new ones.
     this.byId.clear();
     this.idOf.clear();
-    if (Date.now() - this.connectedAt >= STABLE_CONNECTION_MS) this.backoffStep = 0;
+    const planned = this.leavingReason !== undefined;
+    // A planned restart says nothing about this agent's connection: start again from the first step.
+    if (planned || Date.now() - this.connectedAt >= STABLE_CONNECTION_MS) this.backoffStep = 0;
     if (this.closing || this.reconnecting || this.tunnels.size === 0) return;
-    const reason = error?.message ?? this.goawayReason ?? 'connection closed';
+    const reason = this.leavingReason ?? error?.message ?? this.goawayReason ?? 'connection closed';
     if (!this.reconnect) {
       this.fail(new SvcError(ErrorCode.SESSION_CLOSED, `connection to the edge lost: ${reason}`));
       return;
     }
-    void this.reconnectLoop(reason);
+    void this.reconnectLoop(reason, planned);
   }
 
   /**
    * One episode of lost connection: dial with backoff until the edge answers, then rebind.
    * Only one loop runs at a time (`reconnecting`); a loss during the rebind goes round again.
    */
-  private async reconnectLoop(firstReason: string): Promise<void> {
+  private async reconnectLoop(firstReason: string, planned: boolean): Promise<void> {
     this.reconnecting = true;
     let reason = firstReason;
     try {
       for (let attempt = 1; !this.closing && this.tunnels.size > 0; attempt++) {
-        const wait = reconnectDelay(this.backoffStep++);
-        for (const tunnel of this.tunnels) tunnel.onReconnecting(attempt, wait, reason);
+        // After a planned restart the edge is expected back soon: dial often enough to be there
+        // as it returns, with the jitter kept so a fleet of agents does not arrive in lock-step.
+        const backoff = reconnectDelay(this.backoffStep++);
+        const wait = planned ? Math.min(backoff, PLANNED_RECONNECT_CAP_MS) : backoff;
+        for (const tunnel of this.tunnels) tunnel.onReconnecting(attempt, wait, reason, planned);
         await delay(wait);
         if (this.closing) return;
         try {

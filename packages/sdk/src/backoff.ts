@@ -2,6 +2,8 @@
 export const RECONNECT_BASE_MS = 250;
 /** Reconnect delays never exceed this. */
 export const RECONNECT_CAP_MS = 15_000;
+/** Reconnect delays after the edge announced a restart: it is expected back within seconds. */
+export const PLANNED_RECONNECT_CAP_MS = 1000;
 
 /**
  * Capped exponential backoff with "equal jitter": half the step is fixed so retries are never

@@ -52,7 +52,7 @@ export const START_ATTEMPTS = 4;
 /** The events of a Tunnel and their arguments, so listeners are typed. */
 export interface TunnelEvents {
   request: [log: RequestLog];
-  reconnecting: [info: { attempt: number; delayMs: number; reason: string }];
+  reconnecting: [info: { attempt: number; delayMs: number; reason: string; planned: boolean }];
   reconnected: [url: string];
   end: [error: SvcError | undefined];
 }
@@ -60,7 +60,8 @@ export interface TunnelEvents {
 /**
  * A live tunnel. Events:
  * - 'request' (RequestLog) after each visitor request completes;
- * - 'reconnecting' ({attempt, delayMs, reason}) when the edge connection was lost;
+ * - 'reconnecting' ({attempt, delayMs, reason, planned}) when the edge connection was lost;
+ *   `planned` when the edge announced it was leaving (a restart), not a failure;
  * - 'reconnected' (url) when the tunnel is live again, under the same hostname;
  * - 'end' (SvcError | undefined) once, when the tunnel is gone for good (undefined after close()).
  */
@@ -121,8 +122,8 @@ export class Tunnel extends EventEmitter<TunnelEvents> implements SessionTunnel 
   }
 
   /** @internal */
-  onReconnecting(attempt: number, delayMs: number, reason: string): void {
-    this.emit('reconnecting', { attempt, delayMs, reason });
+  onReconnecting(attempt: number, delayMs: number, reason: string, planned: boolean): void {
+    this.emit('reconnecting', { attempt, delayMs, reason, planned });
   }
 
   /** @internal */

@@ -76,6 +76,12 @@ export interface ServerConfig {
    * reconnects; 0 turns this off.
    */
   readonly nameGraceMs: number;
+  /**
+   * SVC_DRAIN_MS. Default 30000: on SIGTERM or SIGINT, how long the requests in flight may take to
+   * finish after the listeners stop taking connections and the agents are told the node is
+   * leaving; 0 closes at once.
+   */
+  readonly drainMs: number;
 }
 
 /** Plan limits before SVC_PLANS overrides. */
@@ -100,6 +106,7 @@ export const DEFAULTS = Object.freeze({
   usageFlushMs: 1000,
   signup: 'open' as 'open' | 'closed',
   nameGraceMs: 30_000,
+  drainMs: 30_000,
 });
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -239,6 +246,7 @@ const ENV_SCHEMA = z.object({
   SVC_USAGE_FLUSH_MS: envVar(DEFAULTS.usageFlushMs, integer(100, 60_000)),
   SVC_SIGNUP: envVar(DEFAULTS.signup, oneOf(['open', 'closed'] as const)),
   SVC_NAME_GRACE_MS: envVar(DEFAULTS.nameGraceMs, integer(0, 3_600_000)),
+  SVC_DRAIN_MS: envVar(DEFAULTS.drainMs, integer(0, 600_000)),
 });
 
 /**
@@ -279,6 +287,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd: string 
     usageFlushMs: e.SVC_USAGE_FLUSH_MS,
     signup: e.SVC_SIGNUP,
     nameGraceMs: e.SVC_NAME_GRACE_MS,
+    drainMs: e.SVC_DRAIN_MS,
   });
 }
 

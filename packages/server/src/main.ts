@@ -76,8 +76,8 @@ async function start(config: ServerConfig): Promise<number> {
   await printWelcome(server, config, process.stdout);
   return new Promise<number>((resolve) => {
     const stop = (signal: string): void => {
-      log.info({ signal }, 'shutting down');
-      server.close().then(
+      log.info({ signal, drainMs: config.drainMs }, 'shutting down');
+      server.close({ drainMs: config.drainMs }).then(
         () => resolve(0),
         (error: unknown) => {
           log.error({ err: error }, 'shutdown failed');

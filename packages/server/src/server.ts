@@ -9,6 +9,7 @@ import { createCustomDomains } from './custom-domains.js';
 import { createDashboardHandler } from './dashboard/index.js';
 import { Edge, startListeners, type Exchange } from './edge/index.js';
 import { Inspector, type CapturedRequest } from './inspector/index.js';
+import { drainSessions } from './drain.js';
 import { createMetrics, type Metrics } from './metrics/index.js';
 import { openStore, type Store } from './store/index.js';
 import { UsageMeter } from './usage/index.js';
@@ -30,8 +31,12 @@ export interface RunningServer {
   metrics: Metrics;
   /** Public URL of a tunnel hostname. */
   publicUrl(hostname: string): string;
-  /** Graceful stop: agents are told, listeners closed, usage and inspector flushed, the store closed. */
-  close(): Promise<void>;
+  /**
+   * Graceful stop: listeners take no new connections, agents are told the node is leaving, the
+   * requests in flight get up to `drainMs` (0: none) to finish, then sessions and listeners are
+   * closed, usage and inspector flushed and the store closed.
+   */
+  close(options?: { drainMs?: number }): Promise<void>;
 }
 
 /**
@@ -178,9 +183,14 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
     inspector,
     metrics,
     publicUrl,
-    async close() {
+    async close({ drainMs = 0 } = {}) {
       if (closed) return;
       closed = true;
+      listeners.stopAccepting();
+      if (drainMs > 0) {
+        const drained = await drainSessions(() => edge.sessions, drainMs);
+        log.info(drained, drained.streamsLeft === 0 ? 'requests in flight finished' : 'drain time over; open streams are cut');
+      }
       await edge.close();
       await listeners.close();
       // Destroyed sockets emit 'close' on the next tick; let their exchanges finish first.

@@ -48,6 +48,9 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     SVC_HTTPS_PORT: String(options.httpsPort ?? 0),
     SVC_BIND_HOST: '127.0.0.1',
     SVC_LOG_LEVEL: 'info',
+    // close() sends SIGTERM: a test that leaves a WebSocket open would otherwise wait out the
+    // whole default drain in its teardown. Shutdown tests set their own.
+    SVC_DRAIN_MS: '2000',
     ...options.env,
   };
   const proc = spawnNode(SERVER_BIN, ['start'], env, 'server');

@@ -7,6 +7,7 @@ import { ApiError, sendJson, type ApiRequest, type ApiResponse } from './http-io
 import { buildOpenApi, type JsonObject, type OpenApiInfo } from './openapi.js';
 import { authenticateRequest, checkCsrf, type Authenticate, type ResolveSession } from './request-auth.js';
 import { matchRoute, type AnyRoute, type PublicRoute } from './router.js';
+import { isStoreUnavailable, STORE_RETRY_AFTER_SECONDS } from '../store/index.js';
 
 export type { Authenticate, ResolveSession };
 
@@ -32,7 +33,8 @@ const UNAUTHORIZED = { error: ApiErrorCode.UNAUTHORIZED };
 /**
  * The REST API's front door: public routes, authentication, routing, and the single place
  * where errors become responses. Handlers throw ApiError for expected failures; anything else
- * is logged once here and answered as a plain 500 without details.
+ * is logged once here and answered as a plain 500 without details, or as 503 with Retry-After
+ * when the store is passing through a fault (store-unavailable.ts).
  *
  * Order: a public route answers without credentials; any other /v1 path needs a valid token
  * (or session cookie, under the CSRF rule) before it is routed, so an unauthenticated caller
@@ -88,6 +90,12 @@ export function createApi(deps: ApiDeps): (req: ApiRequest, res: ApiResponse) =>
     }
     if (error instanceof ApiError) {
       sendJson(res, error.status, { error: error.code, message: error.message });
+      return;
+    }
+    if (isStoreUnavailable(error)) {
+      deps.log.warn({ err: error }, 'store unavailable; answered 503');
+      res.setHeader('retry-after', String(STORE_RETRY_AFTER_SECONDS));
+      sendJson(res, 503, { error: ApiErrorCode.UNAVAILABLE, message: 'the store is busy or restarting; retry shortly' });
       return;
     }
     deps.log.error({ err: error }, 'api handler failed');

@@ -43,6 +43,8 @@ export const ApiErrorCode = {
   PAYLOAD_TOO_LARGE: 'payload_too_large',
   /** 415: a body was sent with a content type other than application/json. */
   UNSUPPORTED_MEDIA_TYPE: 'unsupported_media_type',
+  /** 503: the store is locked, full or restarting; retry after the Retry-After seconds. */
+  UNAVAILABLE: 'unavailable',
   /** 500: an unexpected failure; details are logged, never returned. */
   INTERNAL: 'internal',
 } as const;

@@ -26,6 +26,8 @@ export interface FixtureAccount {
 /** The API on a real socket over a real SQLite store; the edge and the meter are fakes. */
 export interface ApiFixture {
   url: string;
+  /** The data dir holding the SQLite file (store fault tests open it from another connection). */
+  dataDir: string;
   store: Store;
   a: FixtureAccount;
   b: FixtureAccount;
@@ -120,6 +122,7 @@ export async function startApiFixture(options: ApiFixtureOptions = {}): Promise<
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     url,
+    dataDir: dir,
     store,
     a,
     b,

@@ -22,6 +22,8 @@ export interface EdgeListeners {
   httpsPort: number;
   /** The plain-HTTP and TLS listeners, whose 'connection' events see every public socket. */
   readonly servers: { readonly plain: net.Server; readonly tls: tls.Server };
+  /** Stops taking connections (new dials are refused); those already open carry on. */
+  stopAccepting(): void;
   close(): Promise<void>;
 }
 
@@ -100,13 +102,18 @@ export async function startListeners(edge: Edge, options: ListenOptions): Promis
   await listen(tlsServer, options.host, options.httpsPort);
   for (const server of [plain, tlsServer] as net.Server[]) server.on('connection', track);
   const reaper = new EndedSocketReaper(sockets, timeouts.endGraceMs);
+  // One close per listener: a second server.close() fails with ERR_SERVER_NOT_RUNNING.
+  let closing: Array<Promise<void>> | undefined;
   return {
     httpPort: (plain.address() as AddressInfo).port,
     httpsPort: (tlsServer.address() as AddressInfo).port,
     servers: { plain, tls: tlsServer },
+    stopAccepting() {
+      closing ??= [plain, tlsServer].map((server) => new Promise<void>((resolve) => server.close(() => resolve())));
+    },
     async close() {
       reaper.stop();
-      const closing = [plain, tlsServer].map((server) => new Promise<void>((resolve) => server.close(() => resolve())));
+      closing ??= [plain, tlsServer].map((server) => new Promise<void>((resolve) => server.close(() => resolve())));
       for (const socket of sockets.snapshot()) socket.destroy();
       secure1.closeAllConnections();
       http1.closeAllConnections();

@@ -46,11 +46,11 @@ describe('Inspector', () => {
   function setup(opts: Partial<InspectorOptions> = {}) {
     let clock = T0;
     const batches: number[] = [];
-    const fault = { fail: false };
+    const fault = { fail: false, error: (): Error => new Error('store unavailable') };
     const requests = {
       ...store.requests,
       async insertBatch(records: readonly NewRequestRecord[]) {
-        if (fault.fail) throw new Error('store unavailable');
+        if (fault.fail) throw fault.error();
         batches.push(records.length);
         return store.requests.insertBatch(records);
       },
@@ -97,6 +97,37 @@ describe('Inspector', () => {
     inspector.capture(captured({ accountId: a.id }));
     await inspector.flush();
     assert.deepEqual(inspector.stats(), { queueDepth: 0, dropped: 2, written: 1, streamSubscribers: 0 });
+  });
+
+  it('a batch met by a locked or restarting store is kept and written once the store is back, nothing dropped', async () => {
+    const a = await newAccount();
+    const { inspector, fault, batches } = setup();
+    fault.error = () => Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
+    inspector.capture(captured({ accountId: a.id, path: '/kept-1' }));
+    inspector.capture(captured({ accountId: a.id, path: '/kept-2' }));
+    fault.fail = true;
+    await inspector.flush();
+    assert.deepEqual(inspector.stats(), { queueDepth: 2, dropped: 0, written: 0, streamSubscribers: 0 });
+    fault.fail = false;
+    await inspector.flush();
+    assert.deepEqual(inspector.stats(), { queueDepth: 0, dropped: 0, written: 2, streamSubscribers: 0 });
+    assert.deepEqual(batches, [2]);
+    const stored = await store.requests.list(a.id, { limit: 10 });
+    assert.deepEqual(stored.map((r) => r.path).sort(), ['/kept-1', '/kept-2']);
+  });
+
+  it('what a kept batch cannot fit back into the bounded queue is dropped and counted', async () => {
+    const a = await newAccount();
+    const { inspector, fault } = setup({ maxQueue: 3, batchSize: 3 });
+    fault.error = () => Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' });
+    for (let i = 0; i < 3; i++) inspector.capture(captured({ accountId: a.id }));
+    fault.fail = true;
+    const writing = inspector.flush();
+    // Captured while the failing write is in flight: they take the room the batch would need.
+    inspector.capture(captured({ accountId: a.id }));
+    inspector.capture(captured({ accountId: a.id }));
+    await writing;
+    assert.deepEqual(inspector.stats(), { queueDepth: 3, dropped: 2, written: 0, streamSubscribers: 0 });
   });
 
   it('finds the owner of an offline pinned hostname; unknown hostnames are not kept', async () => {

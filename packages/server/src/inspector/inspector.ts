@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { NewRequestRecord, Store } from '../store/index.js';
+import { isStoreUnavailable, type NewRequestRecord, type Store } from '../store/index.js';
 import { RequestHub } from './request-hub.js';
 
 /** A request as the edge saw it; the owner may be unknown (a pinned name whose agent is offline). */
@@ -166,6 +166,17 @@ export class Inspector {
         if (this.failing) this.opts.log.info('inspector writes recovered');
         this.failing = false;
       } catch (error) {
+        if (isStoreUnavailable(error)) {
+          // A locked, full or restarting store passes: the batch goes back to the front of the
+          // queue for the next tick, as far as the queue bound allows; what does not fit is counted.
+          const kept = batch.slice(0, Math.max(0, this.maxQueue - this.queue.length));
+          this.queue.unshift(...kept);
+          this.dropped += batch.length - kept.length;
+          if (!this.failing)
+            this.opts.log.warn({ err: error, count: batch.length }, 'inspector store unavailable; batch kept for the next write');
+          this.failing = true;
+          return;
+        }
         this.dropped += batch.length;
         if (!this.failing) this.opts.log.error({ err: error, count: batch.length }, 'inspector batch dropped: store write failed');
         this.failing = true;

@@ -14,6 +14,7 @@ export type {
   TunnelStatus,
 } from './store.js';
 export { PLANS } from './store.js';
+export { isStoreUnavailable, STORE_RETRY_AFTER_SECONDS } from './store-unavailable.js';
 export type {
   AcmeAccount,
   AcmeAccountRepo,
