@@ -3,7 +3,7 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { prng } from './test-support.js';
-import { SEED_INPUTS, decodeTarget, mutate, sessionTarget, signature } from './wire-fuzz.js';
+import { SEED_INPUTS, decodeTarget, mutate, sessionTarget, signature } from './wire-fuzz-test-support.js';
 
 // The wire protocol under mutated input: the kept corpus is replayed on every run, then a
 // seeded mutation run. SVC_FUZZ_ITERATIONS sets its length (a long run: 100000),
