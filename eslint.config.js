@@ -13,7 +13,15 @@ import tseslint from 'typescript-eslint';
 
 export default defineConfig(
   {
-    ignores: ['**/dist/**', '**/node_modules/**', '.ci/cache/**', 'bench/results/**', 'packages/sdk/src/generated/**', 'test-artifacts/**', '**/.bench-results/**'],
+    ignores: [
+      '**/dist/**',
+      '**/node_modules/**',
+      '.ci/cache/**',
+      'bench/results/**',
+      'packages/sdk/src/generated/**',
+      'test-artifacts/**',
+      '**/.bench-results/**',
+    ],
   },
   {
     files: ['packages/*/src/**/*.{ts,tsx}', 'packages/dashboard/vite.config.ts', 'test/**/*.ts', 'bench/src/**/*.ts'],
