@@ -113,7 +113,7 @@ export class Inspector {
   /** Starts the write and retention loops. */
   start(): void {
     if (this.timers.length > 0) return;
-    const write = setInterval(() => this.kick(), this.opts.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS);
+    const write = setInterval(() => void this.kick(), this.opts.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS);
     const prune = setInterval(() => {
       void this.prune().catch((error: unknown) => this.opts.log.error({ err: error }, 'inspector retention failed'));
     }, this.opts.pruneIntervalMs ?? 60_000);
@@ -123,14 +123,11 @@ export class Inspector {
 
   /** Writes everything queued so far (and anything captured meanwhile). */
   async flush(): Promise<void> {
-    // `writing` is read afresh each turn: kick() sets it, and records captured during a write
-    // need another one.
-    for (;;) {
-      const running = this.writing;
-      if (running) await running;
-      else if (this.queue.length > 0) this.kick();
-      else return;
-    }
+    // One write after the one in flight, not a loop until the queue is empty: a batch that meets
+    // an unavailable store goes back to the queue for the timer's next write, and a loop here
+    // would retry it without pause (and never return at shutdown while the store is down).
+    while (this.writing) await this.writing;
+    if (this.queue.length > 0) await this.kick();
   }
 
   /** Deletes records past the age limit or beyond each account's cap. Returns how many. */
@@ -149,11 +146,12 @@ export class Inspector {
     await this.flush();
   }
 
-  private readonly kickBound = (): void => this.kick();
+  private readonly kickBound = (): void => void this.kick();
 
-  private kick(): void {
-    if (this.writing) return;
-    this.writing = this.writeAll().finally(() => (this.writing = undefined));
+  /** Starts a write unless one is in flight; either way, returns the write in flight. */
+  private kick(): Promise<void> {
+    this.writing ??= this.writeAll().finally(() => (this.writing = undefined));
+    return this.writing;
   }
 
   private async writeAll(): Promise<void> {
