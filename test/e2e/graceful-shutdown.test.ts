@@ -66,7 +66,7 @@ describe('graceful shutdown on SIGTERM', () => {
     const inFlight = visit(first, agent.hostname, '/slow');
     await origin.arrived;
     first.proc.child.kill('SIGTERM');
-    await first.proc.waitForLine(/shutting down/);
+    await first.proc.waitForLine(/new connections refused/);
     assert.equal(await dialOutcome(first.httpPort), 'ECONNREFUSED');
     assert.equal(await dialOutcome(first.httpsPort), 'ECONNREFUSED');
 

@@ -187,6 +187,8 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
       if (closed) return;
       closed = true;
       listeners.stopAccepting();
+      // Said once the listening sockets are closed, so whoever reads the log may rely on it.
+      log.info({ drainMs }, 'new connections refused; finishing requests in flight');
       if (drainMs > 0) {
         const drained = await drainSessions(() => edge.sessions, drainMs);
         log.info(drained, drained.streamsLeft === 0 ? 'requests in flight finished' : 'drain time over; open streams are cut');
