@@ -19,7 +19,7 @@ import { sse } from './w-sse.js';
 import { download, transfer, upload } from './w-transfer.js';
 import { manyTunnels } from './w-tunnels.js';
 import { tlsSession } from './w-tls.js';
-import { streamSubscriber } from './w-stream-subscriber.js';
+import { streamSubscriber, subscribe } from './w-stream-subscriber.js';
 import { websocketEcho } from './w-websocket.js';
 import { floorComparison, floorMarkdown } from './w-floor.js';
 
@@ -71,11 +71,13 @@ async function profile(options: BenchOptions, generator: LoadGenerator, dir: str
     agentNodeArgs: ['--cpu-prof', `--cpu-prof-dir=${agentDir}`],
   });
   try {
-    if (options.cpuProfWorkload === 'small-get') {
+    if (options.cpuProfWorkload === 'small-get' || options.cpuProfWorkload === 'small-get-stream') {
+      const subscriber = options.cpuProfWorkload === 'small-get-stream' ? await subscribe(system) : undefined;
       if (sizes.w1WarmupS > 0) await runLoad(generator, smallGetSpec(system, 'tunnel', sizes, sizes.w1WarmupS));
       const run = await tunnelLoad(system, generator, smallGetSpec(system, 'tunnel', sizes, sizes.w1DurationS));
+      await subscriber?.proc.stop('SIGTERM');
       log(
-        `profiled W1: ${run.rps.toFixed(0)} req/s, ${run.requests} requests, edge ${run.edgeCpuS.toFixed(2)} s CPU, agent ${run.agentCpuS.toFixed(2)} s CPU`,
+        `profiled W1${subscriber ? ' with a stream subscriber' : ''}: ${run.rps.toFixed(0)} req/s, ${run.requests} requests, edge ${run.edgeCpuS.toFixed(2)} s CPU, agent ${run.agentCpuS.toFixed(2)} s CPU`,
       );
     } else {
       const move = options.cpuProfWorkload === 'download' ? download : upload;

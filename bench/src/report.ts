@@ -98,6 +98,14 @@ export function buildRows(r: Results, sizes: Sizes): Row[] {
       ratio: r.streamSubscriber.rps.ratio, ratioText: `${r.streamSubscriber.rps.ratio.toFixed(2)}× without`, goal: '≥ 0.95 × without', met: r.streamSubscriber.rps.ratio >= 0.95,
     },
     {
+      id: 'stream_edge_cpu_us_per_req', metric: '… edge CPU per request, µs (without a subscriber in the same pairs)', direct: r.streamSubscriber.edgeCpuUsPerRequest.without,
+      tunnel: r.streamSubscriber.edgeCpuUsPerRequest.with, ratio: null, ratioText: signedUs(r.streamSubscriber.edgeCpuUsPerRequest.with - r.streamSubscriber.edgeCpuUsPerRequest.without), goal: '—', met: null,
+    },
+    {
+      id: 'stream_subscriber_cpu_us_per_req', metric: '… the subscriber process\'s own CPU per request, µs', direct: null,
+      tunnel: r.streamSubscriber.subscriberCpuUsPerRequest, ratio: null, goal: '—', met: null,
+    },
+    {
       id: 'stream_cpu_us_per_req', metric: '… CPU per request, edge + agent, µs (without a subscriber in the same pairs)', direct: r.streamSubscriber.cpuUsPerRequest.without,
       tunnel: r.streamSubscriber.cpuUsPerRequest.with, ratio: null, ratioText: signedUs(r.streamSubscriber.cpuUsPerRequest.with - r.streamSubscriber.cpuUsPerRequest.without), goal: '—', met: null,
     },

@@ -24,6 +24,8 @@ const FIGURES: Array<{ id: string; direct: boolean }> = [
   { id: 'cpu_us_per_req_agent', direct: false },
   { id: 'cpu_us_per_req_kernel', direct: false },
   { id: 'stream_w1_rps', direct: false },
+  { id: 'stream_edge_cpu_us_per_req', direct: true },
+  { id: 'stream_subscriber_cpu_us_per_req', direct: false },
   { id: 'stream_cpu_us_per_req', direct: true },
   { id: 'stream_events', direct: false },
   { id: 'download_mib_s', direct: true },
