@@ -21,6 +21,8 @@ import { manyTunnels } from './w-tunnels.js';
 import { tlsSession } from './w-tls.js';
 import { streamSubscriber, subscribe } from './w-stream-subscriber.js';
 import { websocketEcho } from './w-websocket.js';
+import { h2SmallGet, h2Uploads } from './w-h2.js';
+import { h2loadAvailable } from './h2-clients.js';
 import { floorComparison, floorMarkdown } from './w-floor.js';
 
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
@@ -41,6 +43,10 @@ async function runAll(options: BenchOptions, generator: LoadGenerator): Promise<
     log('bulk transfer');
     const download = await transfer(system, 'download', sizes, log);
     const upload = await transfer(system, 'upload', sizes, log);
+    log('HTTP/2 with TLS: small GET and uploads');
+    const h2Get = (await h2loadAvailable()) ? await h2SmallGet(system, sizes, log) : null;
+    if (!h2Get) log('  h2load is not installed (Debian nghttp2-client): HTTP/2 small GET skipped');
+    const h2Upload = await h2Uploads(system, sizes, log);
     log('server-sent events');
     const sseResult = await sse(system, sizes, log);
     log('WebSocket echo');
@@ -50,7 +56,7 @@ async function runAll(options: BenchOptions, generator: LoadGenerator): Promise<
     const load = meter.stop();
     log(`other processes used ${load.foreignS.toFixed(1)} CPU-s (${load.foreignPercent.toFixed(1)}% of the machine) during the run`);
     return {
-      results: { smallGet: smallGetResult, tls, streamSubscriber: stream, download, upload, sse: sseResult, websocket, tunnels },
+      results: { smallGet: smallGetResult, tls, streamSubscriber: stream, download, upload, h2SmallGet: h2Get, h2Upload, sse: sseResult, websocket, tunnels },
       load,
     };
   } finally {
