@@ -11,7 +11,7 @@ import { serveOrigin } from './origin.js';
  * Windows of the HTTP/2 origin: those the edge announces (edge/limits.ts), so that "direct" is
  * an HTTP/2 server tuned for bulk transfer like the edge, not one held back by 64 KiB defaults.
  */
-const STREAM_WINDOW = 4 * 1024 * 1024;
+const STREAM_WINDOW = 1024 * 1024;
 const CONNECTION_WINDOW = 8 * 1024 * 1024;
 
 /** A throw-away self-signed certificate for x.localhost (clients of the benchmark do not verify it). */

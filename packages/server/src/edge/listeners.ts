@@ -10,6 +10,7 @@ import {
   DEFAULT_LISTENER_TIMEOUTS,
   H2_CONNECTION_WINDOW,
   H2_HEADER_LIST_CAP,
+  H2_MAX_CONCURRENT_STREAMS,
   H2_MAX_HEADER_PAIRS,
   H2_STREAM_WINDOW,
   MAX_HEADER_BYTES,
@@ -73,7 +74,11 @@ export async function startListeners(edge: Edge, options: ListenOptions): Promis
     // Heads above MAX_HEADER_BYTES must arrive whole to be answered 431 (Edge.handleRequest)
     // rather than reset by nghttp2 at its defaults (64 KiB, 128 fields).
     maxHeaderListPairs: H2_MAX_HEADER_PAIRS,
-    settings: { maxHeaderListSize: H2_HEADER_LIST_CAP, initialWindowSize: H2_STREAM_WINDOW },
+    settings: {
+      maxHeaderListSize: H2_HEADER_LIST_CAP,
+      initialWindowSize: H2_STREAM_WINDOW,
+      maxConcurrentStreams: H2_MAX_CONCURRENT_STREAMS,
+    },
   });
   // The connection window is not a setting: it is widened by a WINDOW_UPDATE once the session exists.
   secure2.on('session', (session: http2.ServerHttp2Session) => session.setLocalWindowSize(H2_CONNECTION_WINDOW));
