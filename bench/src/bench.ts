@@ -56,7 +56,18 @@ async function runAll(options: BenchOptions, generator: LoadGenerator): Promise<
     const load = meter.stop();
     log(`other processes used ${load.foreignS.toFixed(1)} CPU-s (${load.foreignPercent.toFixed(1)}% of the machine) during the run`);
     return {
-      results: { smallGet: smallGetResult, tls, streamSubscriber: stream, download, upload, h2SmallGet: h2Get, h2Upload, sse: sseResult, websocket, tunnels },
+      results: {
+        smallGet: smallGetResult,
+        tls,
+        streamSubscriber: stream,
+        download,
+        upload,
+        h2SmallGet: h2Get,
+        h2Upload,
+        sse: sseResult,
+        websocket,
+        tunnels,
+      },
       load,
     };
   } finally {

@@ -106,7 +106,14 @@ export interface H2LoadResult {
  * `connections` sessions of one stream at a time each, as wrk's keep-alive connections in W1.
  */
 export function runH2load(port: number, connections: number, durationS: number): Promise<H2LoadResult> {
-  const args = ['-t1', `-c${connections}`, '-m1', `-D${durationS}`, `--connect-to=127.0.0.1:${port}`, `https://${TUNNEL_HOST}:${port}/small`];
+  const args = [
+    '-t1',
+    `-c${connections}`,
+    '-m1',
+    `-D${durationS}`,
+    `--connect-to=127.0.0.1:${port}`,
+    `https://${TUNNEL_HOST}:${port}/small`,
+  ];
   return new Promise((resolve, reject) => {
     execFile('h2load', args, { encoding: 'utf8' }, (error, stdout, stderr) => {
       if (error) return reject(new Error(`h2load failed: ${error.message}\n${stdout}${stderr}`));

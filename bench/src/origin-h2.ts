@@ -22,7 +22,25 @@ function selfSigned(): { key: Buffer; cert: Buffer } {
     const cert = path.join(dir, 'cert.pem');
     execFileSync(
       'openssl',
-      ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2', '-subj', '/CN=x.localhost', '-addext', 'subjectAltName=DNS:x.localhost', '-keyout', key, '-out', cert],
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        '2',
+        '-subj',
+        '/CN=x.localhost',
+        '-addext',
+        'subjectAltName=DNS:x.localhost',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+      ],
       { stdio: 'ignore', input: '' },
     );
     return { key: readFileSync(key), cert: readFileSync(cert) };

@@ -44,7 +44,8 @@ function open(): Promise<boolean> {
           events += occurrences(chunk, REQUEST_EVENT);
           // Rare (only after a stall): decoded in full.
           if (chunk.includes('event: dropped')) {
-            for (const match of chunk.toString('utf8').matchAll(DROPPED_EVENT)) dropped += (JSON.parse(match[1]!) as { dropped: number }).dropped;
+            for (const match of chunk.toString('utf8').matchAll(DROPPED_EVENT))
+              dropped += (JSON.parse(match[1]!) as { dropped: number }).dropped;
           }
         });
         res.on('error', () => undefined);

@@ -28,7 +28,8 @@ export interface H2UploadResult {
  */
 export async function h2SmallGet(system: BenchSystem, sizes: Sizes, log: (line: string) => void): Promise<H2SmallGetResult> {
   const port = (side: 'direct' | 'tunnel'): number => (side === 'direct' ? system.originH2Port : system.httpsPort);
-  if (sizes.w1WarmupS > 0) for (const side of ['direct', 'tunnel'] as const) await runH2load(port(side), sizes.connections, sizes.w1WarmupS);
+  if (sizes.w1WarmupS > 0)
+    for (const side of ['direct', 'tunnel'] as const) await runH2load(port(side), sizes.connections, sizes.w1WarmupS);
   const pids = [system.server.pid, system.agent.pid];
   const pairs = await matchedPairs<H2LoadResult & { cpuS: number }>(sizes.w1Rounds, async (side) => {
     const cpu0 = cpuOf(pids);
@@ -79,4 +80,3 @@ export async function h2Uploads(system: BenchSystem, sizes: Sizes, log: (line: s
     },
   };
 }
-

@@ -52,7 +52,10 @@ describe('requestEvent', () => {
   it('RequestEvents encodes a published list once and never serves one list the events of another', () => {
     const events = new RequestEvents();
     const first = [base, { ...base, id: 'req_2', path: '/2' }];
-    const second = [{ ...base, id: 'req_3', path: '/3' }, { ...base, id: 'req_4', path: '/4' }];
+    const second = [
+      { ...base, id: 'req_3', path: '/3' },
+      { ...base, id: 'req_4', path: '/4' },
+    ];
     assert.equal(events.at(first, 1), expected(first[1]!));
     assert.equal(events.at(first, 1), expected(first[1]!), 'a second subscriber of the same list');
     assert.equal(events.at(first, 0), expected(first[0]!));
