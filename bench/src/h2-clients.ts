@@ -92,6 +92,9 @@ export function httpsUpload(port: number, bytes: number): Promise<number> {
   });
 }
 
+/** Seconds without any event after which h2load closes a connection. */
+const H2LOAD_IDLE_S = 5;
+
 /** One h2load run. h2load reports no percentiles: the mean request time stands in. */
 export interface H2LoadResult {
   requests: number;
@@ -106,16 +109,20 @@ export interface H2LoadResult {
  * `connections` sessions of one stream at a time each, as wrk's keep-alive connections in W1.
  */
 export function runH2load(port: number, connections: number, durationS: number): Promise<H2LoadResult> {
+  // -N: on a loaded machine h2load 1.52 in duration mode was seen to wait for ever on a few
+  // connections that never saw a response; an idle connection is closed (and counted) instead.
   const args = [
     '-t1',
     `-c${connections}`,
     '-m1',
     `-D${durationS}`,
+    `-N${H2LOAD_IDLE_S}`,
     `--connect-to=127.0.0.1:${port}`,
     `https://${TUNNEL_HOST}:${port}/small`,
   ];
   return new Promise((resolve, reject) => {
-    execFile('h2load', args, { encoding: 'utf8' }, (error, stdout, stderr) => {
+    const timeout = (durationS + 2 * H2LOAD_IDLE_S + 30) * 1000;
+    execFile('h2load', args, { encoding: 'utf8', timeout, killSignal: 'SIGKILL' }, (error, stdout, stderr) => {
       if (error) return reject(new Error(`h2load failed: ${error.message}\n${stdout}${stderr}`));
       try {
         resolve(parseH2load(stdout));
