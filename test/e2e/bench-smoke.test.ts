@@ -174,7 +174,10 @@ describe('the benchmark options', () => {
     assert.equal(parseOptions(['--cpu-prof', '/tmp/p']).cpuProfWorkload, 'small-get');
     assert.equal(parseOptions(['--cpu-prof', '/tmp/p', '--cpu-prof-workload', 'download']).cpuProfWorkload, 'download');
     assert.equal(parseOptions(['--cpu-prof-workload', 'upload']).cpuProfWorkload, 'upload');
-    assert.throws(() => parseOptions(['--cpu-prof-workload', 'sse']), /--cpu-prof-workload must be one of small-get, download, upload/);
+    assert.throws(
+      () => parseOptions(['--cpu-prof-workload', 'sse']),
+      /--cpu-prof-workload must be one of small-get, small-get-stream, download, upload/,
+    );
     assert.throws(() => parseOptions(['--cpu-prof-workload']), /needs a value/);
   });
 
