@@ -35,6 +35,8 @@ export interface ClusterRepo {
   deleteNode(nodeId: string): Promise<void>;
   /** Claims a hostname for a node (a newer claim by another node replaces it). */
   upsertRoute(route: ClusterRoute): Promise<void>;
+  /** The current claim on a hostname, expired or not. */
+  routeFor(hostname: string): Promise<ClusterRoute | undefined>;
   /** Drops a node's claim on a hostname; another node's claim is left alone. True when one was dropped. */
   deleteRoute(hostname: string, nodeId: string): Promise<boolean>;
   /** Extends every lease of a node to `expiresAt`; returns how many it holds in the store. */

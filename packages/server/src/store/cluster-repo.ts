@@ -63,6 +63,11 @@ export function createClusterRepo(db: Kysely<Database>): ClusterRepo {
         .execute();
     },
 
+    async routeFor(hostname) {
+      const row = await db.selectFrom('cluster_routes').selectAll().where('hostname', '=', hostname).executeTakeFirst();
+      return row && routeFromRow(row);
+    },
+
     async deleteRoute(hostname, nodeId) {
       const result = await db.deleteFrom('cluster_routes').where('hostname', '=', hostname).where('node_id', '=', nodeId).executeTakeFirst();
       return Number(result.numDeletedRows) > 0;

@@ -41,6 +41,7 @@ export function runClusterContract(store: () => Store): void {
       const second = { ...first, nodeId: `node-${unique()}`, tunnelId: `tun_${unique()}`, expiresAt: 20_000 };
       await store().cluster.upsertRoute(second);
       assert.deepEqual(await liveFor(first.hostname, 15_000), second);
+      assert.deepEqual(await store().cluster.routeFor(first.hostname), second);
       // The first node's late goodbye does not remove the newer claim.
       assert.equal(await store().cluster.deleteRoute(first.hostname, first.nodeId), false);
       assert.deepEqual(await liveFor(first.hostname, 15_000), second);
