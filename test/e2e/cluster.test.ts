@@ -74,7 +74,10 @@ function clusterSuite(url: string): void {
       agent = await startAgent(a, { token, target: origin.port });
       // The route travels by NOTIFY and the links come up on their own: wait until both entry nodes serve it.
       for (const node of [b, c]) {
-        await until(`${agent.hostname} routed through ${node.url}`, async () => (await visit(node, agent.hostname, '/status/204')).status === 204);
+        await until(
+          `${agent.hostname} routed through ${node.url}`,
+          async () => (await visit(node, agent.hostname, '/status/204')).status === 204,
+        );
       }
     });
 
@@ -202,7 +205,9 @@ function clusterSuite(url: string): void {
     it('DELETE /v1/tunnels/:id on B releases a tunnel held by A: the agent exits, no node serves it', HANG, async () => {
       const pinned = await startAgent(a, { token, target: origin.port, subdomain: 'deleted-elsewhere' });
       await until('C routes the pinned name', async () => (await visit(c, pinned.hostname, '/status/204')).status === 204);
-      const tunnels = (await api(b, 'GET', '/v1/tunnels', { token })).body as { tunnels: Array<{ id: string; host: string; status: string }> };
+      const tunnels = (await api(b, 'GET', '/v1/tunnels', { token })).body as {
+        tunnels: Array<{ id: string; host: string; status: string }>;
+      };
       const tunnel = tunnels.tunnels.find((t) => t.host === pinned.hostname);
       assert.equal(tunnel?.status, 'online');
       assert.equal((await api(b, 'DELETE', `/v1/tunnels/${tunnel.id}`, { token })).status, 204);
@@ -250,6 +255,9 @@ function clusterSuite(url: string): void {
     );
     const { code } = await proc.exited;
     assert.equal(code, 2);
-    assert.match(proc.output, /svc-server: invalid SVC_CLUSTER_SECRET: SVC_NODE_URL is set, so the secret shared by the nodes must be set too/);
+    assert.match(
+      proc.output,
+      /svc-server: invalid SVC_CLUSTER_SECRET: SVC_NODE_URL is set, so the secret shared by the nodes must be set too/,
+    );
   });
 }

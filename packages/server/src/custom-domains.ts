@@ -90,7 +90,8 @@ export function createCustomDomains(
       const local = localBindings(accountId);
       return cluster()?.liveBindings(accountId, local) ?? local;
     },
-    releaseTunnel: (tunnelId: string, reason: string) => cluster()?.releaseTunnel(tunnelId, reason) ?? edge().releaseTunnel(tunnelId, reason),
+    releaseTunnel: (tunnelId: string, reason: string) =>
+      cluster()?.releaseTunnel(tunnelId, reason) ?? edge().releaseTunnel(tunnelId, reason),
     served,
     forgetCertificate(name: string) {
       cache.delete(name);

@@ -57,7 +57,13 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
   let edge: Edge;
   let cluster: Cluster | undefined;
   // Custom domains: ACME certificates on demand, SVC_DOMAIN checks, the /v1/domains routes.
-  const domains = createCustomDomains(config, store, log, () => edge, () => cluster);
+  const domains = createCustomDomains(
+    config,
+    store,
+    log,
+    () => edge,
+    () => cluster,
+  );
   const sni = createSniResolver({
     sharedDomain: config.sharedDomain,
     devCa,
@@ -130,7 +136,8 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
         limitsFor: (plan) => config.plans[plan],
         liveTunnels: (accountId) => (cluster ? cluster.liveTunnels(accountId) : edge.liveTunnels(accountId)),
         meter: { usedBytes: (accountId) => usage.loadUsedBytes(accountId) },
-        dropSessionsOfKey: (keyId, message) => (cluster ? cluster.dropSessionsOfKey(keyId, message) : edge.dropSessionsOfKey(keyId, message)),
+        dropSessionsOfKey: (keyId, message) =>
+          cluster ? cluster.dropSessionsOfKey(keyId, message) : edge.dropSessionsOfKey(keyId, message),
         onRevoked: (event) => log.info(event, 'key revoked'),
         limiter,
         ...domains.routes,

@@ -17,7 +17,12 @@ interface NodeStatus extends ClusterNode {
  * heartbeats renew. A node is `up` while its last heartbeat is younger than a lease; a node that
  * left cleanly is no longer listed.
  */
-export async function runClusterCommand(args: string[], config: ServerConfig, io: Pick<CliIo, 'stdout' | 'stderr'>, now = Date.now): Promise<number> {
+export async function runClusterCommand(
+  args: string[],
+  config: ServerConfig,
+  io: Pick<CliIo, 'stdout' | 'stderr'>,
+  now = Date.now,
+): Promise<number> {
   const [action, ...rest] = args;
   const json = rest.length === 1 && rest[0] === '--json';
   if (action !== 'status' || (rest.length > 0 && !json)) {
@@ -55,7 +60,13 @@ export async function runClusterCommand(args: string[], config: ServerConfig, io
       ]),
     ];
     const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
-    for (const row of rows) io.stdout.write(`${row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()}\n`);
+    for (const row of rows)
+      io.stdout.write(
+        `${row
+          .map((cell, i) => cell.padEnd(widths[i]!))
+          .join('  ')
+          .trimEnd()}\n`,
+      );
     return 0;
   } finally {
     await store.close();

@@ -5,6 +5,8 @@ import pg from 'pg';
 export const CLUSTER_CHANNEL = 'svc_cluster';
 /** Pause before a lost LISTEN connection is opened again. */
 const RECONNECT_MS = 1_000;
+/** Messages kept while the connection is down, sent once it is back; older ones beyond this are dropped. */
+const MAX_PENDING = 1_000;
 
 /** What nodes tell each other at once (NOTIFY); the tables stay the truth. */
 export type ClusterMessage =
@@ -36,6 +38,11 @@ export class ClusterBus {
   private client: pg.Client | undefined;
   private closed = false;
   private timer: NodeJS.Timeout | undefined;
+  /**
+   * Said while the connection was down. Routes would be caught up by the reload anyway, but a
+   * revocation or a release must still reach the other nodes, so everything waits here.
+   */
+  private pending: ClusterMessage[] = [];
 
   constructor(private readonly options: ClusterBusOptions) {}
 
@@ -44,15 +51,22 @@ export class ClusterBus {
     await this.connect();
   }
 
-  /** Tells every node (this one too). Fails quietly when the connection is down: the periodic reload catches up. */
+  /** Tells every node (this one too); while the connection is down, as soon as it is back. */
   async publish(message: ClusterMessage): Promise<void> {
     const client = this.client;
-    if (!client) return;
+    if (!client) return this.keep(message);
     try {
       await client.query('select pg_notify($1, $2)', [CLUSTER_CHANNEL, JSON.stringify(message)]);
     } catch (error) {
-      this.options.log.warn({ err: error, kind: message.k }, 'cluster notification not sent');
+      this.options.log.warn({ err: error, kind: message.k }, 'cluster notification not sent yet; kept for the reconnect');
+      this.keep(message);
     }
+  }
+
+  private keep(message: ClusterMessage): void {
+    if (this.closed) return;
+    this.pending.push(message);
+    if (this.pending.length > MAX_PENDING) this.pending.shift();
   }
 
   async close(): Promise<void> {
@@ -84,6 +98,9 @@ export class ClusterBus {
       return;
     }
     this.client = client;
+    const pending = this.pending;
+    this.pending = [];
+    for (const message of pending) await this.publish(message);
     this.options.onListening();
   }
 

@@ -241,7 +241,14 @@ export class Cluster {
     switch (message.k) {
       case 'route':
         if (message.n === nodeId) return;
-        this.routes.set({ hostname: message.h, nodeId: message.n, tunnelId: message.t, accountId: message.a, localAddr: message.l, expiresAt: message.e });
+        this.routes.set({
+          hostname: message.h,
+          nodeId: message.n,
+          tunnelId: message.t,
+          accountId: message.a,
+          localAddr: message.l,
+          expiresAt: message.e,
+        });
         this.sawAccount(message.a);
         this.writer.claimedElsewhere(message.h);
         return;

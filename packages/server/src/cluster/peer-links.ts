@@ -3,7 +3,15 @@ import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { HEARTBEAT_MISSES, Mux } from '@svcrouter/protocol';
 import type { Binding } from '../edge/index.js';
-import { dialCredentials, isValidProof, PEER_AUTH_HEADER, PEER_NODE_HEADER, PEER_PATH, PEER_PROOF_HEADER, PEER_UPGRADE } from './peer-auth.js';
+import {
+  dialCredentials,
+  isValidProof,
+  PEER_AUTH_HEADER,
+  PEER_NODE_HEADER,
+  PEER_PATH,
+  PEER_PROOF_HEADER,
+  PEER_UPGRADE,
+} from './peer-auth.js';
 
 /** First pause before dialing a peer again; doubles per failure up to MAX_REDIAL_MS. */
 const REDIAL_MS = 250;

@@ -25,7 +25,8 @@ export interface PeerListenerOptions {
   onStream(stream: MuxStream): void;
 }
 
-const REFUSED = 'HTTP/1.1 401 Unauthorized\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: 24\r\n\r\n{"error":"unauthorized"}';
+const REFUSED =
+  'HTTP/1.1 401 Unauthorized\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: 24\r\n\r\n{"error":"unauthorized"}';
 const NOT_FOUND = 'HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n';
 
 /**
@@ -80,7 +81,10 @@ export class PeerListener {
     const from = req.headers[PEER_NODE_HEADER];
     const check = checkDial(secret, nodeId, typeof from === 'string' ? from : undefined, header(req, PEER_AUTH_HEADER), this.nonces);
     if (!check.ok) {
-      log.warn({ peer: typeof from === 'string' ? from.slice(0, 100) : undefined, ip: req.socket.remoteAddress, reason: check.reason }, 'peer link refused');
+      log.warn(
+        { peer: typeof from === 'string' ? from.slice(0, 100) : undefined, ip: req.socket.remoteAddress, reason: check.reason },
+        'peer link refused',
+      );
       socket.end(REFUSED);
       return;
     }

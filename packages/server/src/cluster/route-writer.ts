@@ -77,7 +77,15 @@ export class RouteWriter {
       expiresAt: Date.now() + leaseMs,
     };
     await store.cluster.upsertRoute(route);
-    await bus.publish({ k: 'route', n: nodeId, h: route.hostname, t: route.tunnelId, a: route.accountId, l: route.localAddr, e: route.expiresAt });
+    await bus.publish({
+      k: 'route',
+      n: nodeId,
+      h: route.hostname,
+      t: route.tunnelId,
+      a: route.accountId,
+      l: route.localAddr,
+      e: route.expiresAt,
+    });
   }
 
   private queue(hostname: string, task: () => Promise<void>): void {

@@ -69,7 +69,11 @@ export function createClusterRepo(db: Kysely<Database>): ClusterRepo {
     },
 
     async deleteRoute(hostname, nodeId) {
-      const result = await db.deleteFrom('cluster_routes').where('hostname', '=', hostname).where('node_id', '=', nodeId).executeTakeFirst();
+      const result = await db
+        .deleteFrom('cluster_routes')
+        .where('hostname', '=', hostname)
+        .where('node_id', '=', nodeId)
+        .executeTakeFirst();
       return Number(result.numDeletedRows) > 0;
     },
 

@@ -30,7 +30,10 @@ export function runClusterContract(store: () => Store): void {
       const found = (await store().cluster.listNodes()).filter((n) => n.nodeId === nodeId);
       assert.deepEqual(found, [{ ...node, heartbeatAt: 5, sessions: 3, tunnels: 4 }]);
       await store().cluster.deleteNode(nodeId);
-      assert.equal((await store().cluster.listNodes()).find((n) => n.nodeId === nodeId), undefined);
+      assert.equal(
+        (await store().cluster.listNodes()).find((n) => n.nodeId === nodeId),
+        undefined,
+      );
     });
 
     it('a route is live until its lease expires; another node may take the hostname over', async () => {
@@ -60,7 +63,10 @@ export function runClusterContract(store: () => Store): void {
       const reaped = await store().cluster.reapRoutes(4_000);
       assert.ok(reaped.includes(other.nodeId));
       assert.ok(!reaped.includes(nodeId));
-      assert.equal((await store().cluster.liveRoutes(0)).find((r) => r.hostname === other.hostname), undefined);
+      assert.equal(
+        (await store().cluster.liveRoutes(0)).find((r) => r.hostname === other.hostname),
+        undefined,
+      );
       await store().cluster.deleteNode(nodeId);
       assert.equal(await liveFor(mine[1]!.hostname, 0), undefined);
     });
