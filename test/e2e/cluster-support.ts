@@ -8,14 +8,21 @@ import { startServer, type ServerOptions, type TestServer } from './harness/inde
 
 export const CLUSTER_SECRET = 'e2e-cluster-secret-0123456789';
 
+export interface TestDatabase {
+  url: string;
+  /** Runs one statement in the schema (reads the cluster tables directly). */
+  query(text: string, values?: unknown[]): Promise<Array<Record<string, unknown>>>;
+  drop(): Promise<void>;
+}
+
 /** A fresh schema on the test PostgreSQL and a URL whose connections use it; `drop` removes it. */
-export async function freshDatabase(baseUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
+export async function freshDatabase(baseUrl: string): Promise<TestDatabase> {
   const schema = `svc_e2e_${randomBytes(6).toString('hex')}`;
-  const admin = async (text: string): Promise<void> => {
-    const client = new pg.Client({ connectionString: baseUrl });
+  const admin = async (text: string, values: unknown[] = [], url = baseUrl): Promise<Array<Record<string, unknown>>> => {
+    const client = new pg.Client({ connectionString: url });
     await client.connect();
     try {
-      await client.query(text);
+      return (await client.query(text, values)).rows as Array<Record<string, unknown>>;
     } finally {
       await client.end();
     }
@@ -23,7 +30,11 @@ export async function freshDatabase(baseUrl: string): Promise<{ url: string; dro
   await admin(`create schema ${schema}`);
   const scoped = new URL(baseUrl);
   scoped.searchParams.set('options', `-c search_path=${schema}`);
-  return { url: scoped.toString(), drop: () => admin(`drop schema ${schema} cascade`) };
+  return {
+    url: scoped.toString(),
+    query: (text, values) => admin(text, values, scoped.toString()),
+    drop: async () => void (await admin(`drop schema ${schema} cascade`)),
+  };
 }
 
 /** Starts one node of the cluster: the shared store, its own id, an internal port the OS picks. */
