@@ -51,6 +51,8 @@ export class CallbackStream {
   /** Code of the reset that ended the stream (ours or the peer's); undefined if it was not reset. */
   resetCode: string | undefined;
   private handler: CallbackStreamHandler | undefined;
+  /** The handler reports bytes it holds `unread` (MuxStream); read once here, off the per-chunk path. */
+  private ownerBuffers = false;
   private readonly credit: ReceiveCredit;
   private sendWindow: number;
   /**
@@ -116,6 +118,7 @@ export class CallbackStream {
    */
   attach(handler: CallbackStreamHandler): void {
     this.handler = handler;
+    this.ownerBuffers = handler.unread !== undefined;
     this.deliver();
   }
 
@@ -287,7 +290,7 @@ export class CallbackStream {
   /** @internal Returns credit for the bytes the owner has taken; bytes still waiting or unread stay charged. */
   returnCredit(): void {
     if (this.remoteEnded || this.closedOnWire) return;
-    const credit = this.credit.take(this.waitingBytes + (this.handler?.unread ?? 0));
+    const credit = this.credit.take(this.ownerBuffers ? this.waitingBytes + this.handler!.unread! : this.waitingBytes);
     if (credit > 0) this.transport.sendReply(FrameType.WINDOW, 0, this.id, creditPayload(credit));
   }
 
@@ -354,7 +357,7 @@ export class CallbackStream {
     this.transport.forget(this.id);
     // An owner that buffers what it was handed (MuxStream) still reads under this window: it
     // gives the growth back with releaseWindow() once it lets go.
-    if (this.handler?.unread === undefined) this.credit.release();
+    if (!this.ownerBuffers) this.credit.release();
   }
 
   /** Once both directions have ended on the wire, the session can drop the stream id. */
