@@ -65,7 +65,7 @@ describe('PostgreSQL stopped and restarted under traffic', () => {
       return;
     }
     cluster = started;
-    server = await startServer({ env: { SVC_DATABASE_URL: cluster.url, SVC_HEARTBEAT_MS: '200' } });
+    server = await startServer({ env: { SVC_DATABASE_URL: cluster.url } });
     origin = await startOrigin();
     agent = await startAgent(server, { token: server.token, target: origin.port });
   });

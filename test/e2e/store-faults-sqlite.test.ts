@@ -23,8 +23,8 @@ interface System {
 
 /** Starts server, origin and agent into `system` (so a failed start is still stopped by the caller). */
 async function startSystem(system: Partial<System>, dataDir?: string): Promise<System> {
-  // Heartbeats every 200 ms: a stalled event loop would cost the agent its session within a second.
-  const server = (system.server = await startServer({ ...(dataDir ? { dataDir } : {}), env: { SVC_HEARTBEAT_MS: '200' } }));
+  // Heartbeats every second: a loop stalled for the store's 5 s wait would cost the agent its session.
+  const server = (system.server = await startServer({ ...(dataDir ? { dataDir } : {}), env: { SVC_HEARTBEAT_MS: '1000' } }));
   // A data dir given to the harness counts as a restart: the first account is made here.
   server.token ??= await server.createAccount('faults@example.com');
   system.origin = await startOrigin();
