@@ -13,7 +13,8 @@ import type { LeanRequest } from './lean/request-head.js';
 import type { LeanHandler, VisitorConnection } from './lean/visitor-connection.js';
 import { headerListBytes, MAX_HEADER_BYTES } from './limits.js';
 import { badRequestPage, bandwidthPage, headTooLargePage, offlinePage, rawResponse, type EdgePage } from './pages.js';
-import { proxyRequest, sendPage, type ByteMeter, type Exchange, type ExchangeObserver } from './proxy.js';
+import { finishExchange, newExchange, type ByteMeter, type Exchange, type ExchangeObserver } from './exchange.js';
+import { proxyRequest, sendPage } from './proxy.js';
 import { Router, type Binding } from './router.js';
 import {
   AuthorityRefusal,
@@ -45,6 +46,11 @@ export interface EdgeDeps extends Omit<BinderDeps, 'router'> {
   meter?: ByteMeter;
   /** ACME HTTP-01: the key authorization for a token this node is being challenged with, else undefined. */
   acmeChallenge?(token: string): string | undefined;
+  /**
+   * Several edge nodes: a binding that carries requests for `host` to the node holding its agent,
+   * when this node holds none; undefined when no node does (or this node is alone).
+   */
+  remoteBinding?(host: string): Binding | undefined;
 }
 
 /**
@@ -257,7 +263,8 @@ export class Edge implements LeanHandler {
    * the request must be refused instead (see `refusal`).
    */
   private tunnelFor(exchange: Exchange): Binding | undefined {
-    const binding = this.router.resolve(exchange.host);
+    let binding = this.router.resolve(exchange.host);
+    if (!binding && this.deps.remoteBinding) binding = this.deps.remoteBinding(exchange.host);
     if (!binding || binding.session.isClosed) return undefined;
     exchange.binding = binding;
     return this.deps.isOverBandwidth?.(binding.accountId) ? undefined : binding;
@@ -269,25 +276,6 @@ export class Edge implements LeanHandler {
   }
 
   private finish(exchange: Exchange): void {
-    exchange.durationMs = performance.now() - exchange.startedAt;
-    this.observe(exchange);
+    finishExchange(exchange, this.observe);
   }
-}
-
-/** A fresh record of one visitor request, for the inspector and metering; routing fills in the binding. */
-function newExchange(host: string, method: string, path: string, ip: string, userAgent: string, proto: string): Exchange {
-  return {
-    binding: undefined,
-    host,
-    method,
-    path,
-    status: 0,
-    startedAt: performance.now(),
-    durationMs: 0,
-    bytesIn: 0,
-    bytesOut: 0,
-    ip,
-    userAgent,
-    proto,
-  };
 }
