@@ -6,7 +6,16 @@ import { IdTable } from '@svcrouter/protocol';
 import type { Edge } from './edge.js';
 import { VisitorConnection } from './lean/visitor-connection.js';
 import { EndedSocketReaper } from './ended-socket-reaper.js';
-import { DEFAULT_LISTENER_TIMEOUTS, H2_HEADER_LIST_CAP, H2_MAX_HEADER_PAIRS, MAX_HEADER_BYTES, type ListenerTimeouts } from './limits.js';
+import {
+  DEFAULT_LISTENER_TIMEOUTS,
+  H2_CONNECTION_WINDOW,
+  H2_HEADER_LIST_CAP,
+  H2_MAX_CONCURRENT_STREAMS,
+  H2_MAX_HEADER_PAIRS,
+  H2_STREAM_WINDOW,
+  MAX_HEADER_BYTES,
+  type ListenerTimeouts,
+} from './limits.js';
 
 /** Pending-connection queue per listener: a short backlog shows up as multi-second p99 under bursts. */
 export const LISTEN_BACKLOG = 2048;
@@ -65,8 +74,14 @@ export async function startListeners(edge: Edge, options: ListenOptions): Promis
     // Heads above MAX_HEADER_BYTES must arrive whole to be answered 431 (Edge.handleRequest)
     // rather than reset by nghttp2 at its defaults (64 KiB, 128 fields).
     maxHeaderListPairs: H2_MAX_HEADER_PAIRS,
-    settings: { maxHeaderListSize: H2_HEADER_LIST_CAP },
+    settings: {
+      maxHeaderListSize: H2_HEADER_LIST_CAP,
+      initialWindowSize: H2_STREAM_WINDOW,
+      maxConcurrentStreams: H2_MAX_CONCURRENT_STREAMS,
+    },
   });
+  // The connection window is not a setting: it is widened by a WINDOW_UPDATE once the session exists.
+  secure2.on('session', (session: http2.ServerHttp2Session) => session.setLocalWindowSize(H2_CONNECTION_WINDOW));
   secure2.on('request', (req, res) => edge.handleRequest(req, res, true));
   secure2.on('sessionError', () => undefined);
   // An idle session is closed gracefully: no new streams, those still open (a long poll) finish.
