@@ -26,6 +26,8 @@ export interface StreamTransport {
 export interface StreamEndpoint {
   onData(payload: Buffer, flags: number): void;
   onHeaders(meta: unknown, flags: number): void;
+  /** An informational reply head (INFO) before HEADERS. */
+  onInfo(meta: unknown): void;
   onWindow(increment: number): void;
   onReset(code: string): void;
   onRemoteEnd(): void;
@@ -129,6 +131,12 @@ export class MuxStream extends Duplex implements StreamEndpoint {
     }
   }
 
+  /** Sends an informational reply head (INFO frame); only before the reply head itself. */
+  sendInfo(meta: unknown): void {
+    if (this.headersSent || this.localEnded || this.closedOnWire) return;
+    this.transport.sendTextFrame(FrameType.INFO, 0, this.id, jsonText(meta));
+  }
+
   /** Aborts the stream on both sides with an error code (sent to the peer as RESET). */
   reset(code = 'CANCEL'): void {
     if (this.destroyed) return;
@@ -164,6 +172,12 @@ export class MuxStream extends Duplex implements StreamEndpoint {
     this.headers = meta;
     this.emit('headers', meta);
     if (flags & FLAG_END) this.onRemoteEnd();
+  }
+
+  /** @internal Emitted as 'info' (the metadata); ignored once the reply head came. */
+  onInfo(meta: unknown): void {
+    if (this.remoteEnded || this.closedOnWire || this.headers !== undefined) return;
+    this.emit('info', meta);
   }
 
   /** @internal */
