@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
-import { AGENT_VERSION_HEADER, ErrorCode, Messages, SESSION_PATH, SESSION_UPGRADE, SVC_VERSION, SvcError } from '@svcrouter/protocol';
+import { AGENT_VERSION_HEADER, ErrorCode, FEATURES_HEADER, Feature, Messages, SESSION_PATH, SESSION_UPGRADE, SVC_VERSION, SvcError } from '@svcrouter/protocol';
 
 /** Where and how to dial the edge. */
 export interface DialOptions {
@@ -31,6 +31,7 @@ export function dialSession(options: DialOptions): Promise<Socket> {
         upgrade: SESSION_UPGRADE,
         authorization: `Bearer ${options.token}`,
         [AGENT_VERSION_HEADER]: SVC_VERSION,
+        [FEATURES_HEADER]: Feature.INFO,
       },
       ca: options.ca,
       agent: false,
