@@ -27,6 +27,8 @@ export interface SessionHandlers {
  */
 export class EdgeSession {
   readonly bindings = new Map<string, Binding>();
+  /** Optional protocol features the agent announced (`Feature` values, from FEATURES_HEADER). */
+  agentFeatures: ReadonlySet<string> = new Set();
   private ended = false;
 
   constructor(

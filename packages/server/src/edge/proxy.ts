@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import {
+  Feature,
   HOP_BY_HOP,
   INTERNAL_HEADER_PREFIX,
   ResetCode,
@@ -11,6 +12,7 @@ import {
   type RequestHead,
   type ResponseHead,
 } from '@svcrouter/protocol';
+import { expectsContinue, forwardInterim, stopReadingBody } from './interim.js';
 import { bandwidthPage, offlinePage, unreachablePage, upstreamErrorPage, type EdgePage } from './pages.js';
 import type { AbsoluteTarget } from './request-target.js';
 import type { Binding } from './router.js';
@@ -44,7 +46,7 @@ export type ExchangeObserver = (exchange: Exchange) => void;
 export type ByteMeter = (accountId: string, bytes: number) => boolean;
 
 /** Headers the edge sets itself; visitors' copies are replaced, never passed through. */
-const EDGE_SET = new Set(['x-forwarded-proto', 'x-forwarded-host', 'expect']);
+const EDGE_SET = new Set(['x-forwarded-proto', 'x-forwarded-host']);
 
 /**
  * Builds the request head sent to the agent: hop-by-hop and internal headers removed,
@@ -61,6 +63,8 @@ export function requestHead(
   secure: boolean,
   upgrade: boolean,
   absolute?: AbsoluteTarget,
+  /** Pass `Expect` on: the agent relays the origin's 100 Continue (or its refusal) itself. */
+  forwardExpect = false,
 ): RequestHead {
   const raw = req.rawHeaders;
   const out: string[] = [];
@@ -95,6 +99,7 @@ export function requestHead(
       continue;
     }
     if (HOP_BY_HOP.has(lower) || EDGE_SET.has(lower) || named?.has(lower)) continue;
+    if (lower === 'expect' && !forwardExpect) continue;
     if (lower.startsWith(INTERNAL_HEADER_PREFIX)) continue;
     if (lower === 'x-forwarded-for') {
       forwardedFor = forwardedFor ? `${forwardedFor}, ${value}` : value;
@@ -114,6 +119,7 @@ export function requestHead(
   );
   const head: RequestHead = { m: req.method ?? 'GET', p: absolute?.path ?? req.url ?? '/', h: out, t: binding.tunnelId };
   if (upgrade) head.u = 1;
+  else head.i = 1;
   return head;
 }
 
@@ -173,7 +179,12 @@ export function proxyRequest(
   absolute?: AbsoluteTarget,
 ): void {
   const withBody = hasRequestBody(req);
-  const head = requestHead(req, binding, exchange.host, exchange.ip, secure, false, absolute);
+  // `Expect: 100-continue` goes to the origin, whose 100 (or refusal) comes back as INFO; an
+  // agent too old to relay it gets the request without it, and the edge answers 100 itself.
+  const expectation = expectsContinue(req);
+  const forwardExpect = expectation && binding.session.agentFeatures.has(Feature.INFO);
+  if (expectation && !forwardExpect) (res as ServerResponse).writeContinue();
+  const head = requestHead(req, binding, exchange.host, exchange.ip, secure, false, absolute, forwardExpect);
   // The agent reads `b` to decide whether to stream a body to the origin: without it the body is dropped.
   if (withBody) head.b = 1;
   let stream: MuxStream;
@@ -208,6 +219,7 @@ export function proxyRequest(
     });
     req.pipe(stream);
   }
+  stream.on('info', (meta: unknown) => forwardInterim(req, res, meta, responseHeaders));
   stream.on('headers', (meta: ResponseHead) => {
     // The agent is not trusted. Node's HTTP/1.1 writeHead refuses bad names and values itself
     // (and throws); HTTP/2's is checked here, as its encoder is not this strict.
@@ -251,15 +263,20 @@ export function proxyRequest(
     );
     finish();
   });
+  // The response is complete but the upload is not: the origin answered without reading it
+  // all (a 413, a 401, an early 200). Stop forwarding; the reset frees the stream on both
+  // sides, which would otherwise wait forever, and the visitor is told to stop sending.
+  const answered = (): void => {
+    if (!withBody || stream.writableFinished) return;
+    req.unpipe(stream);
+    stream.reset(ResetCode.NO_ERROR);
+    stopReadingBody(req, exchange.bytesIn);
+  };
+  // HTTP/2's compatibility response finishes only once the whole stream closed, upload included:
+  // its own stream's write side says when the answer is out.
+  if (req.httpVersionMajor === 2) (req as Http2ServerRequest).stream.once('finish', answered);
   res.on('finish', () => {
-    // The response is complete but the upload is not: the origin answered without reading it
-    // all (a 413, a 401). Stop forwarding and let the rest drain here, as Node does for its own
-    // handlers; the reset frees the stream on both sides, which would otherwise wait forever.
-    if (withBody && !stream.writableFinished) {
-      req.unpipe(stream);
-      req.resume();
-      stream.reset(ResetCode.CANCEL);
-    }
+    answered();
     finish();
   });
   res.on('close', () => {

@@ -10,7 +10,7 @@ import { offlinePage, unreachablePage, upstreamErrorPage } from '../pages.js';
 import { requestHead, responseHeaders, type ByteMeter, type Exchange, type ExchangeObserver } from '../proxy.js';
 import type { Binding } from '../router.js';
 import type { LeanRequest } from './request-head.js';
-import { visitorResponseHead } from './response-head.js';
+import { visitorInterimHead, visitorResponseHead } from './response-head.js';
 import type { ResponseOwner, VisitorConnection } from './visitor-connection.js';
 
 /**
@@ -69,6 +69,13 @@ class LeanExchange implements ResponseOwner, CallbackStreamHandler {
     // The visitor left before the response completed: tell the agent to stop the origin.
     this.stream.reset(ResetCode.CANCEL);
     this.settle();
+  }
+
+  /** 103 Early Hints and the like: passed on as they come; a malformed one is dropped. */
+  onInfo(meta: unknown): void {
+    if (this.settled || this.exchange.status !== 0 || !isResponseHead(meta)) return;
+    const text = visitorInterimHead(meta.s, responseHeaders(meta.h));
+    if (text !== undefined) this.connection.writeInterim(text);
   }
 
   onHeaders(meta: unknown): void {
