@@ -1,7 +1,17 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
-import { AGENT_VERSION_HEADER, ErrorCode, FEATURES_HEADER, Feature, Messages, SESSION_PATH, SESSION_UPGRADE, SVC_VERSION, SvcError } from '@svcrouter/protocol';
+import {
+  AGENT_VERSION_HEADER,
+  ErrorCode,
+  FEATURES_HEADER,
+  Feature,
+  Messages,
+  SESSION_PATH,
+  SESSION_UPGRADE,
+  SVC_VERSION,
+  SvcError,
+} from '@svcrouter/protocol';
 
 /** Where and how to dial the edge. */
 export interface DialOptions {

@@ -212,11 +212,12 @@ export function proxyRequest(
     else exchange.status = sendPage(res, bandwidthPage());
   }
 
+  const onBody = (chunk: Buffer): void => {
+    exchange.bytesIn += chunk.length;
+    if (meter && !cut && !meter(binding.accountId, chunk.length)) cutOff();
+  };
   if (withBody) {
-    req.on('data', (chunk: Buffer) => {
-      exchange.bytesIn += chunk.length;
-      if (meter && !cut && !meter(binding.accountId, chunk.length)) cutOff();
-    });
+    req.on('data', onBody);
     req.pipe(stream);
   }
   stream.on('info', (meta: unknown) => forwardInterim(req, res, meta, responseHeaders));
@@ -266,8 +267,12 @@ export function proxyRequest(
   // The response is complete but the upload is not: the origin answered without reading it
   // all (a 413, a 401, an early 200). Stop forwarding; the reset frees the stream on both
   // sides, which would otherwise wait forever, and the visitor is told to stop sending.
+  let answeredOnce = false;
   const answered = (): void => {
-    if (!withBody || stream.writableFinished) return;
+    if (!withBody || answeredOnce || stream.writableFinished) return;
+    answeredOnce = true;
+    // What the edge reads from here on is dropped, not forwarded: it is neither counted nor metered.
+    req.off('data', onBody);
     req.unpipe(stream);
     stream.reset(ResetCode.NO_ERROR);
     stopReadingBody(req, exchange.bytesIn);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { offlinePage } from '../pages.js';
-import { BodyFraming, pageResponse, visitorResponseHead } from './response-head.js';
+import { BodyFraming, pageResponse, visitorInterimHead, visitorResponseHead } from './response-head.js';
 
 test('keeps the origin Content-Length and its headers in order, adding a Date when it sent none', () => {
   const head = visitorResponseHead(
@@ -74,4 +74,20 @@ test('an edge page is a whole response with its length, and only a head for HEAD
   assert.equal(Number(/content-length: (\d+)/.exec(head)![1]), Buffer.byteLength(body));
   assert.ok(!head.includes('connection: close'));
   assert.ok(pageResponse(page, 'HEAD', false).endsWith('connection: close\r\n\r\n'));
+});
+
+test('writes a 1xx head with its fields as the origin sent them', () => {
+  assert.equal(
+    visitorInterimHead(103, ['Link', '</style.css>; rel=preload; as=style']),
+    'HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload; as=style\r\n\r\n',
+  );
+  assert.equal(visitorInterimHead(100, []), 'HTTP/1.1 100 Continue\r\n\r\n');
+});
+
+test('refuses a 1xx head that is not one, is a 101, or could split the response', () => {
+  assert.equal(visitorInterimHead(101, ['Upgrade', 'websocket']), undefined);
+  assert.equal(visitorInterimHead(200, []), undefined);
+  assert.equal(visitorInterimHead(99, []), undefined);
+  assert.equal(visitorInterimHead(103, ['Link', '</a>\r\nSet-Cookie: x=1']), undefined);
+  assert.equal(visitorInterimHead(103, ['Bad Name', 'x']), undefined);
 });
