@@ -3,7 +3,9 @@ import http from 'node:http';
 import type http2 from 'node:http2';
 import { after, before, describe, it } from 'node:test';
 import { loopbackLookup, serverSuite, startAgent, type TestAgent } from './harness/index.js';
+import type { RequestHead } from '@svcrouter/protocol';
 import { connectH2 } from './data-path-support.js';
+import { startHostileAgent } from './hostile-agent.js';
 import { LINK_HINT, startSemanticsOrigin, type SemanticsOrigin } from './semantics-origin.js';
 
 const BODY = Buffer.alloc(1024 * 1024, 0x62);
@@ -137,6 +139,35 @@ describe('interim responses and expectations, as the origin meant them', () => {
       assert.equal(answer.status, 200);
       assert.equal(answer.text, 'hinted\n');
     });
+  });
+
+  it('with an agent too old to relay a 100, answers 100 Continue itself and keeps Expect from it', HANG, async () => {
+    const seen: RequestHead[] = [];
+    const old = await startHostileAgent(
+      system.server.url,
+      system.server.token!,
+      (stream, head) => {
+        seen.push(head);
+        let length = 0;
+        stream.on('data', (chunk: Buffer) => (length += chunk.length));
+        stream.on('end', () => {
+          stream.sendHeaders({ s: 200, h: ['content-type', 'text/plain'] });
+          stream.end(`read ${length}\n`);
+        });
+      },
+      [],
+    );
+    try {
+      const answer = await request1(system.server.httpPort, old.hostname, '/old', 'PUT', '100-continue');
+      assert.equal(answer.sentBody, true);
+      assert.equal(answer.status, 200);
+      assert.equal(answer.text, `read ${BODY.length}\n`);
+      const names = seen[0]!.h.filter((_, index) => index % 2 === 0).map((name) => name.toLowerCase());
+      assert.ok(!names.includes('expect'));
+      assert.equal(seen[0]!.i, 1); // the edge still takes INFO; the agent just never sends one
+    } finally {
+      old.close();
+    }
   });
 
   describe('HTTP/2 visitor', () => {

@@ -23,6 +23,8 @@ export interface DialOptions {
   ca?: string | Buffer;
   /** Gives up on a dial that has not upgraded after this long. */
   timeoutMs?: number;
+  /** Optional protocol features to announce (`Feature` values); default: all this agent speaks. */
+  features?: readonly string[];
 }
 
 /**
@@ -41,7 +43,7 @@ export function dialSession(options: DialOptions): Promise<Socket> {
         upgrade: SESSION_UPGRADE,
         authorization: `Bearer ${options.token}`,
         [AGENT_VERSION_HEADER]: SVC_VERSION,
-        [FEATURES_HEADER]: Feature.INFO,
+        [FEATURES_HEADER]: (options.features ?? [Feature.INFO]).join(','),
       },
       ca: options.ca,
       agent: false,
