@@ -14,7 +14,8 @@ import type { LeanHandler, VisitorConnection } from './lean/visitor-connection.j
 import { expectsContinue } from './interim.js';
 import { headerListBytes, MAX_HEADER_BYTES } from './limits.js';
 import { badRequestPage, bandwidthPage, headTooLargePage, offlinePage, rawResponse, type EdgePage } from './pages.js';
-import { proxyRequest, sendPage, type ByteMeter, type Exchange, type ExchangeObserver } from './proxy.js';
+import { finishExchange, newExchange, type ByteMeter, type Exchange, type ExchangeObserver } from './exchange.js';
+import { proxyRequest, sendPage } from './proxy.js';
 import { Router, type Binding } from './router.js';
 import {
   AuthorityRefusal,
@@ -274,25 +275,6 @@ export class Edge implements LeanHandler {
   }
 
   private finish(exchange: Exchange): void {
-    exchange.durationMs = performance.now() - exchange.startedAt;
-    this.observe(exchange);
+    finishExchange(exchange, this.observe);
   }
-}
-
-/** A fresh record of one visitor request, for the inspector and metering; routing fills in the binding. */
-function newExchange(host: string, method: string, path: string, ip: string, userAgent: string, proto: string): Exchange {
-  return {
-    binding: undefined,
-    host,
-    method,
-    path,
-    status: 0,
-    startedAt: performance.now(),
-    durationMs: 0,
-    bytesIn: 0,
-    bytesOut: 0,
-    ip,
-    userAgent,
-    proto,
-  };
 }

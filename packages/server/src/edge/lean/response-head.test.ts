@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { offlinePage } from '../pages.js';
-import { BodyFraming, pageResponse, visitorInterimHead, visitorResponseHead } from './response-head.js';
+import { BodyFraming, visitorInterimHead, visitorResponseHead } from './response-head.js';
 
 test('keeps the origin Content-Length and its headers in order, adding a Date when it sent none', () => {
   const head = visitorResponseHead(
@@ -64,16 +63,6 @@ test('refuses what Node would refuse: a bad status, a non-token name, a control 
     2,
     'repeated equal lengths are one length',
   );
-});
-
-test('an edge page is a whole response with its length, and only a head for HEAD', () => {
-  const page = offlinePage('gone.example.com');
-  const get = pageResponse(page, 'GET', true);
-  const [head, body] = get.split('\r\n\r\n') as [string, string];
-  assert.ok(head.startsWith('HTTP/1.1 404 Not Found\r\n'));
-  assert.equal(Number(/content-length: (\d+)/.exec(head)![1]), Buffer.byteLength(body));
-  assert.ok(!head.includes('connection: close'));
-  assert.ok(pageResponse(page, 'HEAD', false).endsWith('connection: close\r\n\r\n'));
 });
 
 test('writes a 1xx head with its fields as the origin sent them', () => {
