@@ -50,7 +50,7 @@ export function proxyRequest(
   // `Expect: 100-continue` goes to the origin, whose 100 (or refusal) comes back as INFO; an
   // agent too old to relay it gets the request without it, and the edge answers 100 itself.
   const expectation = expectsContinue(req);
-  const forwardExpect = expectation && binding.session.agentFeatures.has(Feature.INFO);
+  const forwardExpect = expectation && binding.session.agentFeatures?.has(Feature.INFO) === true;
   if (expectation && !forwardExpect) (res as ServerResponse).writeContinue();
   const head = requestHead(req, binding, exchange.host, exchange.ip, secure, 'request', absolute, forwardExpect);
   // The agent reads `b` to decide whether to stream a body to the origin: without it the body is dropped.
