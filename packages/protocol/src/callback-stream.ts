@@ -10,6 +10,8 @@ import type { StreamTransport } from './stream-transport.js';
 export interface CallbackStreamHandler {
   /** The peer's HEADERS metadata (once). */
   onHeaders?(meta: unknown): void;
+  /** An informational reply head (INFO), zero or more times before onHeaders. */
+  onInfo?(meta: unknown): void;
   /** Bytes from the peer. Taking them returns their credit, so call pause() to hold the sender. */
   onData?(chunk: Buffer): void;
   /** The peer will send no more bytes (after the last onData). */
@@ -150,6 +152,12 @@ export class CallbackStream {
     return true;
   }
 
+  /** Sends an informational reply head (INFO frame); only before the reply head itself. */
+  sendInfo(meta: unknown): void {
+    if (this.headersSent || this.localEnded || this.closedOnWire) return;
+    this.transport.sendTextFrame(FrameType.INFO, 0, this.id, jsonText(meta));
+  }
+
   /**
    * Sends `chunk` as DATA. Returns false while bytes wait for credit or the session socket is
    * congested; `onDrain` follows. Bytes written after a reset are dropped.
@@ -218,6 +226,12 @@ export class CallbackStream {
     this.headers = meta;
     this.handler?.onHeaders?.(meta);
     if (flags & FLAG_END) this.onRemoteEnd();
+  }
+
+  /** @internal */
+  onInfo(meta: unknown): void {
+    if (this.remoteEnded || this.closedOnWire || this.headers !== undefined) return;
+    this.handler?.onInfo?.(meta);
   }
 
   /** @internal */

@@ -33,6 +33,11 @@ export const FrameType = {
   PING: 6,
   /** Orderly session shutdown: no new streams; payload UTF-8 reason. */
   GOAWAY: 7,
+  /**
+   * An informational (1xx) reply head before HEADERS, JSON like HEADERS; zero or more. Sent only
+   * to a peer that announced it understands it (see `Feature`): an older one closes the session.
+   */
+  INFO: 8,
 } as const;
 export type FrameTypeValue = (typeof FrameType)[keyof typeof FrameType];
 

@@ -91,6 +91,11 @@ export class MuxStream extends Duplex implements CallbackStreamHandler {
     if (this.core.sendHeaders(meta, end) && end) this.end();
   }
 
+  /** Sends an informational reply head (INFO frame); only before the reply head itself. */
+  sendInfo(meta: unknown): void {
+    this.core.sendInfo(meta);
+  }
+
   /** Aborts the stream on both sides with an error code (sent to the peer as RESET). */
   reset(code = 'CANCEL'): void {
     if (this.destroyed) return;
@@ -107,6 +112,11 @@ export class MuxStream extends Duplex implements CallbackStreamHandler {
   /** @internal */
   onHeaders(meta: unknown): void {
     this.emit('headers', meta);
+  }
+
+  /** @internal Emitted as 'info' (the metadata), before 'headers'. */
+  onInfo(meta: unknown): void {
+    this.emit('info', meta);
   }
 
   /** @internal */

@@ -365,6 +365,8 @@ export class Mux extends EventEmitter implements StreamTransport {
         return stream.onData(frame.payload, frame.flags);
       case FrameType.HEADERS:
         return stream.onHeaders(decodeJson(frame.payload), frame.flags);
+      case FrameType.INFO:
+        return stream.onInfo(decodeJson(frame.payload));
       case FrameType.WINDOW:
         if (frame.payload.length !== 4) throw new ProtocolError(`WINDOW frame of ${frame.payload.length} bytes`);
         return stream.onWindow(frame.payload.readUInt32BE(0));

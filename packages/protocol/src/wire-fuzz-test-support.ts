@@ -23,6 +23,7 @@ export const SEED_INPUTS: readonly Buffer[] = [
     encodeFrame(FrameType.CONTROL, 0, 0, json({ type: 'bind', requestId: 1, subdomain: 'a', local: 'localhost:3000' })),
     encodeFrame(FrameType.PING, 0, 0, Buffer.alloc(8, 1)),
     encodeFrame(FrameType.OPEN, 0, 2, json({ m: 'GET', p: '/', h: ['host', 'a'], t: 'tun_1' })),
+    encodeFrame(FrameType.INFO, 0, 2, json({ s: 103, h: ['link', '</a.css>; rel=preload'] })),
     encodeFrame(FrameType.HEADERS, 0, 2, json({ s: 200, h: ['content-type', 'text/plain'] })),
     encodeFrame(FrameType.DATA, 0, 2, Buffer.from('hello')),
     encodeFrame(FrameType.WINDOW, 0, 2, u32(65536)),

@@ -1,7 +1,17 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
-import { AGENT_VERSION_HEADER, ErrorCode, Messages, SESSION_PATH, SESSION_UPGRADE, SVC_VERSION, SvcError } from '@svcrouter/protocol';
+import {
+  AGENT_VERSION_HEADER,
+  ErrorCode,
+  FEATURES_HEADER,
+  Feature,
+  Messages,
+  SESSION_PATH,
+  SESSION_UPGRADE,
+  SVC_VERSION,
+  SvcError,
+} from '@svcrouter/protocol';
 
 /** Where and how to dial the edge. */
 export interface DialOptions {
@@ -13,6 +23,8 @@ export interface DialOptions {
   ca?: string | Buffer;
   /** Gives up on a dial that has not upgraded after this long. */
   timeoutMs?: number;
+  /** Optional protocol features to announce (`Feature` values); default: all this agent speaks. */
+  features?: readonly string[];
 }
 
 /**
@@ -31,6 +43,7 @@ export function dialSession(options: DialOptions): Promise<Socket> {
         upgrade: SESSION_UPGRADE,
         authorization: `Bearer ${options.token}`,
         [AGENT_VERSION_HEADER]: SVC_VERSION,
+        [FEATURES_HEADER]: (options.features ?? [Feature.INFO]).join(','),
       },
       ca: options.ca,
       agent: false,

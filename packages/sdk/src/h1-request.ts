@@ -46,13 +46,13 @@ export function frameRequest(head: RequestHead): RequestFraming {
  * Writes one piece of a chunked body: size line, data, CRLF, corked into one writev.
  * Returns write()'s verdict: false when the socket wants the writer to wait for 'drain'.
  */
-export function writeChunk(socket: Socket, data: Buffer): boolean {
+export function writeChunk(socket: Socket, data: Buffer, done?: (error?: Error | null) => void): boolean {
   // An empty chunk would be read as the end of the body.
   if (data.length === 0) return true;
   socket.cork();
   socket.write(data.length.toString(16) + '\r\n', 'latin1');
   socket.write(data);
-  const ok = socket.write('\r\n', 'latin1');
+  const ok = socket.write('\r\n', 'latin1', done);
   socket.uncork();
   return ok;
 }

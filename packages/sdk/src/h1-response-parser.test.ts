@@ -59,6 +59,9 @@ function parseChunks(chunks: Buffer[], options: { noBody?: boolean; eof?: boolea
   };
   const parser = new ResponseParser();
   const handler: ResponseHandler = {
+    onInterimHead(status, headers) {
+      outcome.events.push(`interim ${status} ${headers.join('|')}`);
+    },
     onResponseHead(status, headers) {
       outcome.status = status;
       outcome.headers = headers;
@@ -202,7 +205,7 @@ describe('ResponseParser framing', () => {
     });
   }
 
-  it('skips interim responses (100, 103) and reports the final one', () => {
+  it('reports interim responses (100, 103) with their headers, then the final one', () => {
     const raw =
       'HTTP/1.1 100 Continue\r\n\r\n' +
       'HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n' +
@@ -211,7 +214,7 @@ describe('ResponseParser framing', () => {
     assert.equal(outcome.status, 201);
     assert.deepEqual(outcome.headers, ['Content-Length', '2']);
     assert.equal(outcome.body, 'ok');
-    assert.deepEqual(outcome.events, ['head', 'body', 'complete']);
+    assert.deepEqual(outcome.events, ['interim 100 ', 'interim 103 Link|</style.css>; rel=preload', 'head', 'body', 'complete']);
   });
 
   it('completes at once on Content-Length: 0', () => {

@@ -29,8 +29,10 @@ const enum State {
   Done,
 }
 
-/** Receives one response as it is parsed. Interim (1xx) responses are not reported. */
+/** Receives one response as it is parsed. */
 export interface ResponseHandler {
+  /** An interim (1xx) head: 100 Continue, 103 Early Hints…; zero or more before the final head. */
+  onInterimHead?(status: number, headers: string[]): void;
   /** The final response head; called once, before any body. */
   onResponseHead(status: number, headers: string[]): void;
   /** A piece of the de-chunked body: a view into the socket's chunk, not a copy. */
@@ -140,7 +142,9 @@ export class ResponseParser {
     const info = readHead(this.head.take(chunk, offset, headEnd));
     if (info.status < 200) {
       if (info.status === 101) throw new ResponseParseError('101 switching protocols to a request that asked for no upgrade');
-      return headEnd; // interim (100 Continue, 103 Early Hints): the real head follows
+      // Interim (100 Continue, 103 Early Hints): the real head follows.
+      handler.onInterimHead?.(info.status, info.headers);
+      return this.handler === handler ? headEnd : chunk.length;
     }
     this.startBody(info);
     handler.onResponseHead(info.status, info.headers);

@@ -4,6 +4,7 @@ import type { ExchangeTap } from './capture.js';
 import type { RequestLog } from './request-log.js';
 import type { ResponseHandler } from './h1-response-parser.js';
 import type { ConnectionUser, OriginConnection, OriginPool } from './origin-pool.js';
+import { readUndelivered } from './origin-salvage.js';
 
 export type { RequestLog } from './request-log.js';
 
@@ -88,7 +89,9 @@ export class OriginExchange implements ConnectionUser, ResponseHandler, Callback
     if (this.finished || connection === undefined) return;
     this.tap?.requestBody(chunk);
     this.bytesSent += chunk.length;
-    const ok = this.framing!.chunked ? writeChunk(connection.socket, chunk) : connection.socket.write(chunk);
+    const ok = this.framing!.chunked
+      ? writeChunk(connection.socket, chunk, this.afterBodyWrite)
+      : connection.socket.write(chunk, this.afterBodyWrite);
     if (!ok) {
       this.uploadPaused = true;
       this.stream.pause();
@@ -102,6 +105,21 @@ export class OriginExchange implements ConnectionUser, ResponseHandler, Callback
     if (this.framing!.chunked) connection.socket.write(LAST_CHUNK, 'latin1');
     this.bodyEnd = true;
   }
+
+  /**
+   * A body write failed: the origin closed while the body was still arriving, most likely after
+   * answering without reading it. Its answer may be in the socket unread; Node is about to
+   * destroy the socket (right after this callback), so it is read now, and it completes the
+   * exchange instead of a failure.
+   */
+  private readonly afterBodyWrite = (error: Error | null | undefined): void => {
+    const connection = this.connection;
+    if (!error || this.finished || connection === undefined) return;
+    for (const piece of readUndelivered(connection.socket)) {
+      if (this.connection !== connection) return;
+      this.onOriginData(piece);
+    }
+  };
 
   // ---- origin connection (ConnectionUser) ----
 
@@ -129,6 +147,13 @@ export class OriginExchange implements ConnectionUser, ResponseHandler, Callback
   }
 
   // ---- response (ResponseHandler) ----
+
+  /** 100 Continue, 103 Early Hints…: passed on when the edge takes them (older edges do not). */
+  onInterimHead(status: number, headers: string[]): void {
+    if (this.head.i !== 1) return;
+    this.editResponseHeaders?.(headers);
+    this.stream.sendInfo({ s: status, h: headers } satisfies ResponseHead);
+  }
 
   onResponseHead(status: number, headers: string[]): void {
     this.status = status;

@@ -34,6 +34,7 @@ export function relayToAgent(peer: MuxStream, bindingOf: (tunnelId: string) => B
     if (!agent.destroyed && peer.resetCode !== undefined) agent.reset(peer.resetCode);
   });
   agent.on('error', (error: Error) => peer.reset(error instanceof StreamResetError ? error.code : ResetCode.CANCEL));
+  agent.on('info', (meta: unknown) => peer.sendInfo(meta));
   agent.on('headers', (meta: unknown) => peer.sendHeaders(meta));
   agent.pipe(peer);
   if (!end) peer.pipe(agent);

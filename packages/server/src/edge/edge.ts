@@ -11,6 +11,7 @@ import { isIpHost, normalizeHost } from './host.js';
 import { proxyLean } from './lean/lean-proxy.js';
 import type { LeanRequest } from './lean/request-head.js';
 import type { LeanHandler, VisitorConnection } from './lean/visitor-connection.js';
+import { expectsContinue } from './interim.js';
 import { headerListBytes, MAX_HEADER_BYTES } from './limits.js';
 import { badRequestPage, bandwidthPage, headTooLargePage, offlinePage, rawResponse, type EdgePage } from './pages.js';
 import { finishExchange, newExchange, type ByteMeter, type Exchange, type ExchangeObserver } from './exchange.js';
@@ -105,7 +106,11 @@ export class Edge implements LeanHandler {
       return;
     }
     if (!secure && this.answerAcmeChallenge(req, res)) return;
-    if (this.isApex(host)) return this.deps.apex(req, res);
+    if (this.isApex(host)) {
+      // The API reads whole bodies: the visitor may send at once (Node's default answer).
+      if (expectsContinue(req)) (res as ServerResponse).writeContinue();
+      return this.deps.apex(req, res);
+    }
     const exchange = this.newExchange(req, host, absolute);
     const binding = this.tunnelFor(exchange);
     if (!binding) {

@@ -83,6 +83,9 @@ export async function startListeners(edge: Edge, options: ListenOptions): Promis
   // The connection window is not a setting: it is widened by a WINDOW_UPDATE once the session exists.
   secure2.on('session', (session: http2.ServerHttp2Session) => session.setLocalWindowSize(H2_CONNECTION_WINDOW));
   secure2.on('request', (req, res) => edge.handleRequest(req, res, true));
+  // `Expect: 100-continue` is the origin's to answer (Edge.handleRequest); other expectations
+  // get Node's 417, as no origin could meet them through the edge.
+  secure2.on('checkContinue', (req, res) => edge.handleRequest(req, res, true));
   secure2.on('sessionError', () => undefined);
   // An idle session is closed gracefully: no new streams, those still open (a long poll) finish.
   secure2.setTimeout(timeouts.h2IdleMs);
@@ -149,6 +152,7 @@ function createHttp1(edge: Edge, secure: boolean, timeouts: ListenerTimeouts): h
     connectionsCheckingInterval: Math.max(10, Math.min(30_000, Math.floor(Math.min(timeouts.headersMs, timeouts.requestMs) / 4))),
   });
   server.on('request', (req, res) => edge.handleRequest(req, res, secure));
+  server.on('checkContinue', (req, res) => edge.handleRequest(req, res, secure));
   server.on('upgrade', (req, socket, head) => edge.handleUpgrade(req, socket, head, secure));
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
     if (!socket.writable || error.code === 'ECONNRESET') return socket.destroy();

@@ -5,6 +5,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import {
   AGENT_VERSION_HEADER,
+  FEATURES_HEADER,
   HEARTBEAT_MISSES,
   Mux,
   PROTOCOL_HEADER,
@@ -72,6 +73,12 @@ export async function acceptSession(req: IncomingMessage, socket: Duplex, head: 
   });
   const log = deps.log.child({ sessionId, accountId: identity.account.id });
   session = new EdgeSession(sessionId, identity.account.id, identity.key.id, ip, version, mux, deps.handlers, log);
+  session.agentFeatures = new Set(
+    String(req.headers[FEATURES_HEADER] ?? '')
+      .split(',')
+      .map((token) => token.trim())
+      .filter(Boolean),
+  );
   const live = session;
   mux.once('close', (error?: Error) => {
     live.onClosed();

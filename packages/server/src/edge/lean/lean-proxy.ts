@@ -11,7 +11,7 @@ import { finishExchange, type ByteMeter, type Exchange, type ExchangeObserver } 
 import { requestHead, responseHeaders } from '../forwarding.js';
 import type { Binding } from '../router.js';
 import type { LeanRequest } from './request-head.js';
-import { visitorResponseHead } from './response-head.js';
+import { visitorInterimHead, visitorResponseHead } from './response-head.js';
 import type { ResponseOwner, VisitorConnection } from './visitor-connection.js';
 
 /**
@@ -70,6 +70,13 @@ class LeanExchange implements ResponseOwner, CallbackStreamHandler {
     // The visitor left before the response completed: tell the agent to stop the origin.
     this.stream.reset(ResetCode.CANCEL);
     this.settle();
+  }
+
+  /** 103 Early Hints and the like: passed on as they come; a malformed one is dropped. */
+  onInfo(meta: unknown): void {
+    if (this.settled || this.exchange.status !== 0 || !isResponseHead(meta)) return;
+    const text = visitorInterimHead(meta.s, responseHeaders(meta.h));
+    if (text !== undefined) this.connection.writeInterim(text);
   }
 
   onHeaders(meta: unknown): void {

@@ -91,6 +91,13 @@ export class VisitorConnection {
     return page.status;
   }
 
+  /** Writes an informational (1xx) head, before the response head. */
+  writeInterim(text: string): void {
+    if (this.socket.destroyed) return;
+    this.corkForThisTurn();
+    this.socket.write(text, 'latin1');
+  }
+
   /** Writes the response head; the body follows through `writeBody` and `endBody`. */
   startBody(head: VisitorResponseHead): void {
     this.framing = head.framing;
