@@ -12,7 +12,7 @@ export interface CallbackStreamHandler {
   onHeaders?(meta: unknown): void;
   /** Bytes from the peer. Taking them returns their credit, so call pause() to hold the sender. */
   onData?(chunk: Buffer): void;
-  /** The peer will send no more bytes (after the last onData). */
+  /** The peer will send no more bytes (after the last onData); its trailers, if any, are in `stream.trailers`. */
   onEnd?(): void;
   /** write() returned false and the stream can take more now. */
   onDrain?(): void;
@@ -43,6 +43,10 @@ export class CallbackStream implements StreamEndpoint {
   headers: unknown;
   /** Code of the reset that ended the stream (ours or the peer's); undefined if it was not reset. */
   resetCode: string | undefined;
+  /** The peer's TRAILERS payload (unchecked: see trailerFields), set before onEnd. */
+  trailers: unknown;
+  /** Trailer fields to send in place of the END frame (endWithTrailers). */
+  private trailersToSend: string[] | undefined;
   private handler: CallbackStreamHandler | undefined;
   private readonly credit: ReceiveCredit;
   private sendWindow: number;
@@ -153,6 +157,16 @@ export class CallbackStream implements StreamEndpoint {
     if (this.unsentBytes === 0) this.sendEnd();
   }
 
+  /**
+   * Ends the write side with trailer fields (flat pairs): TRAILERS leaves after every byte
+   * written. Without fields, or to a peer that does not understand TRAILERS, it is a plain end().
+   */
+  endWithTrailers(fields: string[]): void {
+    if (this.localEnded || this.closedOnWire) return;
+    if (fields.length > 0 && this.transport.peerTrailers) this.trailersToSend = fields;
+    this.end();
+  }
+
   /** Aborts the stream on both sides with an error code (sent to the peer as RESET). No callback follows. */
   reset(code = 'CANCEL'): void {
     if (this.abandoned) return;
@@ -194,6 +208,13 @@ export class CallbackStream implements StreamEndpoint {
     this.headers = meta;
     this.handler?.onHeaders?.(meta);
     if (flags & FLAG_END) this.onRemoteEnd();
+  }
+
+  /** @internal */
+  onTrailers(meta: unknown): void {
+    if (this.remoteEnded || this.closedOnWire) return;
+    this.trailers = meta;
+    this.onRemoteEnd();
   }
 
   /** @internal */
@@ -286,7 +307,9 @@ export class CallbackStream implements StreamEndpoint {
   private sendEnd(): void {
     if (this.endSent) return;
     this.endSent = true;
-    this.transport.sendFrame(FrameType.DATA, FLAG_END, this.id);
+    const trailers = this.trailersToSend;
+    if (trailers) this.transport.sendTextFrame(FrameType.TRAILERS, FLAG_END, this.id, jsonText(trailers));
+    else this.transport.sendFrame(FrameType.DATA, FLAG_END, this.id);
     this.settleIfDone();
   }
 

@@ -20,12 +20,16 @@ export interface StreamTransport {
   forget(stream: number): void;
   /** Grows receive windows of readers that keep up; undefined keeps every window fixed. */
   readonly windowTuner?: WindowTuner | undefined;
+  /** Whether the peer understands TRAILERS frames; without, trailers are dropped and a plain END is sent. */
+  readonly peerTrailers?: boolean;
 }
 
 /** What the session needs from a stream of either kind (MuxStream, CallbackStream) to feed it frames. */
 export interface StreamEndpoint {
   onData(payload: Buffer, flags: number): void;
   onHeaders(meta: unknown, flags: number): void;
+  /** The peer's trailer fields (TRAILERS frame), which end its side. */
+  onTrailers(meta: unknown): void;
   onWindow(increment: number): void;
   onReset(code: string): void;
   onRemoteEnd(): void;
@@ -71,6 +75,10 @@ export class MuxStream extends Duplex implements StreamEndpoint {
   headers: unknown;
   /** Code of the reset that ended the stream (ours or the peer's); undefined if it was not reset. */
   resetCode: string | undefined;
+  /** The peer's TRAILERS payload (unchecked: see trailerFields), set before 'end'. */
+  trailers: unknown;
+  /** Trailer fields to send in place of the END frame (endWithTrailers). */
+  private trailersToSend: string[] | undefined;
   private sendWindow: number;
   private readonly credit: ReceiveCredit;
   private creditScheduled = false;
@@ -129,6 +137,15 @@ export class MuxStream extends Duplex implements StreamEndpoint {
     }
   }
 
+  /**
+   * Ends the write side with trailer fields (flat pairs) after every byte written. Without
+   * fields, or to a peer that does not understand TRAILERS, it is a plain end().
+   */
+  endWithTrailers(fields: string[]): void {
+    if (fields.length > 0 && this.transport.peerTrailers) this.trailersToSend = fields;
+    this.end();
+  }
+
   /** Aborts the stream on both sides with an error code (sent to the peer as RESET). */
   reset(code = 'CANCEL'): void {
     if (this.destroyed) return;
@@ -164,6 +181,13 @@ export class MuxStream extends Duplex implements StreamEndpoint {
     this.headers = meta;
     this.emit('headers', meta);
     if (flags & FLAG_END) this.onRemoteEnd();
+  }
+
+  /** @internal */
+  onTrailers(meta: unknown): void {
+    if (this.remoteEnded || this.closedOnWire) return;
+    this.trailers = meta;
+    this.onRemoteEnd();
   }
 
   /** @internal */
@@ -237,7 +261,9 @@ export class MuxStream extends Duplex implements StreamEndpoint {
   override _final(callback: (error?: Error | null) => void): void {
     if (!this.localEnded && !this.closedOnWire) {
       this.localEnded = true;
-      this.transport.sendFrame(FrameType.DATA, FLAG_END, this.id);
+      const trailers = this.trailersToSend;
+      if (trailers) this.transport.sendTextFrame(FrameType.TRAILERS, FLAG_END, this.id, jsonText(trailers));
+      else this.transport.sendFrame(FrameType.DATA, FLAG_END, this.id);
       this.settleIfDone();
     }
     callback();

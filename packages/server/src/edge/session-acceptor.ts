@@ -8,6 +8,10 @@ import {
   HEARTBEAT_MISSES,
   Mux,
   PROTOCOL_HEADER,
+  FEATURES_HEADER,
+  FEATURE_TRAILERS,
+  LOCAL_FEATURES,
+  parseFeatures,
   SESSION_UPGRADE,
   SVC_VERSION,
   type AgentMessage,
@@ -59,7 +63,7 @@ export async function acceptSession(req: IncomingMessage, socket: Duplex, head: 
   const tcp = socket as Socket;
   tcp.setNoDelay?.(true);
   tcp.setKeepAlive?.(true, 10_000);
-  socket.write(`HTTP/1.1 101 Switching Protocols\r\nconnection: Upgrade\r\nupgrade: ${SESSION_UPGRADE}\r\n${PROTOCOL_HEADER}: 1\r\n\r\n`);
+  socket.write(`HTTP/1.1 101 Switching Protocols\r\nconnection: Upgrade\r\nupgrade: ${SESSION_UPGRADE}\r\n${PROTOCOL_HEADER}: 1\r\n${FEATURES_HEADER}: ${LOCAL_FEATURES}\r\n\r\n`);
   if (head.length > 0) socket.unshift(head);
 
   const sessionId = `ses_${randomBytes(8).toString('hex')}`;
@@ -68,6 +72,7 @@ export async function acceptSession(req: IncomingMessage, socket: Duplex, head: 
   let session: EdgeSession | undefined;
   const mux = new Mux(socket, {
     role: 'acceptor',
+    peerTrailers: parseFeatures(req.headers[FEATURES_HEADER]).has(FEATURE_TRAILERS),
     onControl: (message) => session?.onControl(message as AgentMessage),
   });
   const log = deps.log.child({ sessionId, accountId: identity.account.id });
