@@ -13,6 +13,7 @@ import {
 } from '@svcrouter/protocol';
 import { bandwidthPage, offlinePage, unreachablePage, upstreamErrorPage, type EdgePage } from './pages.js';
 import type { AbsoluteTarget } from './request-target.js';
+import { endWithTrailers, requestTrailers, setH2Head } from './trailers.js';
 import type { Binding } from './router.js';
 
 type VisitorRequest = IncomingMessage | Http2ServerRequest;
@@ -128,7 +129,10 @@ export function hasRequestBody(req: VisitorRequest): boolean {
   return false;
 }
 
-/** Response headers safe to give the visitor: hop-by-hop ones removed (HTTP/2 forbids them). */
+/**
+ * Response headers safe to give the visitor: hop-by-hop ones removed (HTTP/2 forbids them),
+ * but `Trailer`, which announces the trailer fields that pass through to the visitor.
+ */
 export function responseHeaders(raw: readonly string[]): string[] {
   const out: string[] = [];
   let named: Set<string> | undefined;
@@ -139,7 +143,7 @@ export function responseHeaders(raw: readonly string[]): string[] {
   }
   for (let i = 0; i < raw.length; i += 2) {
     const lower = raw[i]!.toLowerCase();
-    if (HOP_BY_HOP.has(lower) || named?.has(lower)) continue;
+    if ((HOP_BY_HOP.has(lower) && lower !== 'trailer') || named?.has(lower)) continue;
     out.push(raw[i]!, raw[i + 1]!);
   }
   return out;
@@ -193,6 +197,12 @@ export function proxyRequest(
   // Quota used up mid-transfer. Runs inside a 'data' listener registered before the pipe, so
   // the chunk that crossed the limit is not forwarded; both directions stop.
   let cut = false;
+  /**
+   * The agent's answer ended and was handed to `res`. Node's HTTP/2 compatibility layer reports
+   * a response the visitor cancelled (RST_STREAM) as finished, so `writableFinished` alone
+   * cannot tell that the visitor left.
+   */
+  let responseEnded = false;
   function cutOff(): void {
     cut = true;
     if (withBody) req.unpipe(stream);
@@ -206,7 +216,11 @@ export function proxyRequest(
       exchange.bytesIn += chunk.length;
       if (meter && !cut && !meter(binding.accountId, chunk.length)) cutOff();
     });
-    req.pipe(stream);
+    // Ended by hand: the request's trailers, if any, travel with the end.
+    req.pipe(stream, { end: false });
+    req.on('end', () => {
+      if (!cut && !stream.destroyed) stream.endWithTrailers(requestTrailers(req));
+    });
   }
   stream.on('headers', (meta: ResponseHead) => {
     // The agent is not trusted. Node's HTTP/1.1 writeHead refuses bad names and values itself
@@ -214,7 +228,8 @@ export function proxyRequest(
     const valid = isResponseHead(meta) && meta.s >= 200 && (req.httpVersionMajor !== 2 || hasValidFields(meta.h));
     try {
       if (!valid) throw new Error('invalid response head');
-      (res as ServerResponse).writeHead(meta.s, responseHeaders(meta.h) as unknown as Record<string, string>);
+      if (req.httpVersionMajor === 2) setH2Head(res as Http2ServerResponse, meta.s, responseHeaders(meta.h));
+      else (res as ServerResponse).writeHead(meta.s, responseHeaders(meta.h) as unknown as Record<string, string>);
     } catch {
       stream.reset(ResetCode.UPSTREAM_ERROR);
       exchange.status = sendPage(res, upstreamErrorPage(exchange.host, 'invalid response headers'));
@@ -228,7 +243,10 @@ export function proxyRequest(
       if (meter && !cut && !meter(binding.accountId, chunk.length)) return cutOff();
       if (!(res as ServerResponse).write(chunk)) stream.pause();
     });
-    stream.on('end', () => res.end());
+    stream.on('end', () => {
+      responseEnded = true;
+      endWithTrailers(res, stream.trailers);
+    });
     res.on('drain', () => stream.resume());
     // Node holds an HTTP/1.1 head back until the first body bytes. Frames that came in the same
     // read as the head have flowed by the check phase; when none did (an event stream, a long
@@ -264,7 +282,7 @@ export function proxyRequest(
   });
   res.on('close', () => {
     // The visitor left before the response completed: tell the agent to stop the origin.
-    if (!res.writableFinished) stream.reset(ResetCode.CANCEL);
+    if (!res.writableFinished || !responseEnded) stream.reset(ResetCode.CANCEL);
     finish();
   });
 }

@@ -1,6 +1,7 @@
 import {
   ResetCode,
   isResponseHead,
+  trailerFields,
   type CallbackStream,
   type CallbackStreamHandler,
   type ResponseHead,
@@ -97,7 +98,7 @@ class LeanExchange implements ResponseOwner, CallbackStreamHandler {
 
   onEnd(): void {
     if (this.settled) return;
-    this.connection.endBody();
+    this.connection.endBody(this.stream.trailers === undefined ? undefined : trailerFields(this.stream.trailers));
     this.settle();
   }
 
