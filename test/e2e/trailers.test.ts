@@ -39,7 +39,11 @@ function h1Visit(
   requestTrailers?: Record<string, string>,
 ): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string; trailers: NodeJS.Dict<string> }> {
   return new Promise((resolve, reject) => {
-    const req = http.request(edgeUrl(edge, hostname, path), { method: requestTrailers ? 'POST' : 'GET', lookup: loopbackLookup, agent: false });
+    const req = http.request(edgeUrl(edge, hostname, path), {
+      method: requestTrailers ? 'POST' : 'GET',
+      lookup: loopbackLookup,
+      agent: false,
+    });
     req.on('error', reject);
     req.on('response', (res) => {
       let body = '';

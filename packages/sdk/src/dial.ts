@@ -6,7 +6,13 @@ import {
   FEATURES_HEADER,
   LOCAL_FEATURES,
   parseFeatures,
-  ErrorCode, Messages, SESSION_PATH, SESSION_UPGRADE, SVC_VERSION, SvcError } from '@svcrouter/protocol';
+  ErrorCode,
+  Messages,
+  SESSION_PATH,
+  SESSION_UPGRADE,
+  SVC_VERSION,
+  SvcError,
+} from '@svcrouter/protocol';
 
 /** Where and how to dial the edge. */
 export interface DialOptions {

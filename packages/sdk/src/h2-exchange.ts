@@ -1,5 +1,12 @@
 import http2, { type ClientHttp2Stream, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http2';
-import { ResetCode, trailerFields, type CallbackStream, type CallbackStreamHandler, type RequestHead, type ResponseHead } from '@svcrouter/protocol';
+import {
+  ResetCode,
+  trailerFields,
+  type CallbackStream,
+  type CallbackStreamHandler,
+  type RequestHead,
+  type ResponseHead,
+} from '@svcrouter/protocol';
 import type { ExchangeTap } from './capture.js';
 import { isOriginForm } from './h1-request.js';
 import type { H2OriginPool } from './h2-origin-pool.js';

@@ -3,7 +3,12 @@ import { test } from 'node:test';
 import { isOriginProto, parseLocalTarget } from './local-target.js';
 
 test('a target speaks HTTP/1.1 unless proto says h2; an h2c:// target is always h2', () => {
-  assert.deepEqual(parseLocalTarget('3000'), { origin: 'http://localhost:3000', hostPort: 'localhost:3000', protocol: 'http:', proto: 'http1' });
+  assert.deepEqual(parseLocalTarget('3000'), {
+    origin: 'http://localhost:3000',
+    hostPort: 'localhost:3000',
+    protocol: 'http:',
+    proto: 'http1',
+  });
   assert.equal((parseLocalTarget('https://api.local:8443', 'h2') as { proto: string }).proto, 'h2');
   assert.deepEqual(parseLocalTarget('h2c://127.0.0.1:50051'), {
     origin: 'http://127.0.0.1:50051',

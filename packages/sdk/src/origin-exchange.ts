@@ -1,4 +1,11 @@
-import { ResetCode, trailerFields, type CallbackStream, type CallbackStreamHandler, type RequestHead, type ResponseHead } from '@svcrouter/protocol';
+import {
+  ResetCode,
+  trailerFields,
+  type CallbackStream,
+  type CallbackStreamHandler,
+  type RequestHead,
+  type ResponseHead,
+} from '@svcrouter/protocol';
 import { LAST_CHUNK, frameRequest, lastChunkWithTrailers, writeChunk, type RequestFraming } from './h1-request.js';
 import type { ExchangeTap } from './capture.js';
 import type { RequestLog } from './request-log.js';

@@ -63,7 +63,9 @@ export async function acceptSession(req: IncomingMessage, socket: Duplex, head: 
   const tcp = socket as Socket;
   tcp.setNoDelay?.(true);
   tcp.setKeepAlive?.(true, 10_000);
-  socket.write(`HTTP/1.1 101 Switching Protocols\r\nconnection: Upgrade\r\nupgrade: ${SESSION_UPGRADE}\r\n${PROTOCOL_HEADER}: 1\r\n${FEATURES_HEADER}: ${LOCAL_FEATURES}\r\n\r\n`);
+  socket.write(
+    `HTTP/1.1 101 Switching Protocols\r\nconnection: Upgrade\r\nupgrade: ${SESSION_UPGRADE}\r\n${PROTOCOL_HEADER}: 1\r\n${FEATURES_HEADER}: ${LOCAL_FEATURES}\r\n\r\n`,
+  );
   if (head.length > 0) socket.unshift(head);
 
   const sessionId = `ses_${randomBytes(8).toString('hex')}`;
