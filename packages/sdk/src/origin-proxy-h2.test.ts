@@ -5,7 +5,16 @@ import type net from 'node:net';
 import { afterEach, describe, it } from 'node:test';
 import { ResetCode, type MuxStream, type ResponseHead } from '@svcrouter/protocol';
 import { GRPC_NEEDS_H2 } from './grpc-refusal.js';
-import { closedPort, collectAnswer, httpOrigin, openRequest, proxyFixture, visit, type ProxyFixture } from './origin-test-support.js';
+import {
+  closedPort,
+  collectAnswer,
+  httpOrigin,
+  openRequest,
+  proxyFixture,
+  selfSignedCertificate,
+  visit,
+  type ProxyFixture,
+} from './origin-test-support.js';
 
 /** A cleartext HTTP/2 origin (prior knowledge) counting its connections. */
 async function h2cOrigin(
@@ -106,6 +115,18 @@ describe('OriginProxy with proto h2', () => {
     stream.reset(ResetCode.CANCEL);
     assert.equal(await closed, http2.constants.NGHTTP2_CANCEL);
     assert.equal((await fixture.nextLog()).status, 499);
+  });
+
+  it('negotiates h2 with ALPN for an https target', async (t) => {
+    const credentials = await selfSignedCertificate();
+    if (!credentials) return t.skip('openssl is not installed');
+    const server = http2.createSecureServer(credentials, (req, res) => res.end(`over ${req.httpVersion} ${req.headers[':scheme']}`));
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const fixture = await fixtureFor(`https://localhost:${(server.address() as net.AddressInfo).port}`);
+    const result = await visit(fixture);
+    assert.equal(result.body.toString(), 'over 2.0 https');
   });
 
   it('resets with UPSTREAM_UNREACHABLE when nothing listens', async () => {

@@ -13,7 +13,7 @@ import {
 } from '@svcrouter/protocol';
 import { bandwidthPage, offlinePage, unreachablePage, upstreamErrorPage, type EdgePage } from './pages.js';
 import type { AbsoluteTarget } from './request-target.js';
-import { endWithTrailers, requestTrailers, setH2Head } from './trailers.js';
+import { chunkedForVisitor, endWithTrailers, requestTrailers, setH2Head } from './trailers.js';
 import type { Binding } from './router.js';
 
 type VisitorRequest = IncomingMessage | Http2ServerRequest;
@@ -131,9 +131,10 @@ export function hasRequestBody(req: VisitorRequest): boolean {
 
 /**
  * Response headers safe to give the visitor: hop-by-hop ones removed (HTTP/2 forbids them),
- * but `Trailer`, which announces the trailer fields that pass through to the visitor.
+ * but `Trailer`, which announces the trailer fields that pass through to the visitor, unless
+ * `keepTrailer` is false (a response that will not be chunked has no trailers to announce).
  */
-export function responseHeaders(raw: readonly string[]): string[] {
+export function responseHeaders(raw: readonly string[], keepTrailer = true): string[] {
   const out: string[] = [];
   let named: Set<string> | undefined;
   for (let i = 0; i < raw.length; i += 2) {
@@ -143,7 +144,7 @@ export function responseHeaders(raw: readonly string[]): string[] {
   }
   for (let i = 0; i < raw.length; i += 2) {
     const lower = raw[i]!.toLowerCase();
-    if ((HOP_BY_HOP.has(lower) && lower !== 'trailer') || named?.has(lower)) continue;
+    if ((HOP_BY_HOP.has(lower) && (lower !== 'trailer' || !keepTrailer)) || named?.has(lower)) continue;
     out.push(raw[i]!, raw[i + 1]!);
   }
   return out;
@@ -229,7 +230,10 @@ export function proxyRequest(
     try {
       if (!valid) throw new Error('invalid response head');
       if (req.httpVersionMajor === 2) setH2Head(res as Http2ServerResponse, meta.s, responseHeaders(meta.h));
-      else (res as ServerResponse).writeHead(meta.s, responseHeaders(meta.h) as unknown as Record<string, string>);
+      else {
+        const headers = responseHeaders(meta.h, chunkedForVisitor(req, meta.s, meta.h));
+        (res as ServerResponse).writeHead(meta.s, headers as unknown as Record<string, string>);
+      }
     } catch {
       stream.reset(ResetCode.UPSTREAM_ERROR);
       exchange.status = sendPage(res, upstreamErrorPage(exchange.host, 'invalid response headers'));

@@ -48,3 +48,17 @@ export function setH2Head(res: Http2ServerResponse, status: number, pairs: reado
   res.statusCode = status;
   for (const name of Object.keys(headers)) res.setHeader(name, headers[name]!);
 }
+
+/**
+ * Whether Node's HTTP/1.x server will send this response chunked, the only framing that has
+ * room for trailers: an HTTP/1.1 visitor, a body (not HEAD, 204 or 304) and no Content-Length.
+ * Node refuses a `Trailer` header on any other response (ERR_HTTP_TRAILER_INVALID).
+ */
+export function chunkedForVisitor(req: IncomingMessage | Http2ServerRequest, status: number, headers: readonly string[]): boolean {
+  if (req.httpVersionMajor !== 1 || req.httpVersionMinor < 1) return false;
+  if (req.method === 'HEAD' || status === 204 || status === 304) return false;
+  for (let i = 0; i < headers.length; i += 2) {
+    if (headers[i]!.length === 14 && headers[i]!.toLowerCase() === 'content-length') return false;
+  }
+  return true;
+}
