@@ -15,6 +15,8 @@ import { openStore, type Store } from './store/index.js';
 import { UsageMeter } from './usage/index.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+/** Least time the final usage and inspector writes retry a store that is out at shutdown. */
+const FINAL_FLUSH_MIN_MS = 5000;
 
 /** A running svc-server. */
 export interface RunningServer {
@@ -45,7 +47,12 @@ export interface RunningServer {
  * dashboard (index.html, assets/); without it the apex serves the API alone.
  */
 export async function startServer(config: ServerConfig, log: Logger, dashboardDir?: string): Promise<RunningServer> {
-  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const store = await openStore({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    // The query that meets the loss answers for it (503, batch kept); this says why.
+    onPoolError: (err) => log.warn({ err }, 'PostgreSQL connection lost'),
+  });
   const nodeId = config.nodeId ?? osHostname();
   const stale = await store.tunnels.markAllOfflineForNode(nodeId);
   if (stale > 0) log.info({ count: stale }, 'tunnels left online by a previous run marked offline');
@@ -189,6 +196,7 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
       listeners.stopAccepting();
       // Said once the listening sockets are closed, so whoever reads the log may rely on it.
       log.info({ drainMs }, 'new connections refused; finishing requests in flight');
+      const closeStarted = performance.now();
       if (drainMs > 0) {
         const drained = await drainSessions(() => edge.sessions, drainMs);
         log.info(drained, drained.streamsLeft === 0 ? 'requests in flight finished' : 'drain time over; open streams are cut');
@@ -197,7 +205,10 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
       await listeners.close();
       // Destroyed sockets emit 'close' on the next tick; let their exchanges finish first.
       await new Promise((resolve) => setImmediate(resolve));
-      const flushed = await Promise.allSettled([usage.stop(), inspector.stop(), domains.close()]);
+      // A store out at this moment (locked, full, restarting) gets what is left of the drain
+      // time, at least FINAL_FLUSH_MIN_MS, before the last counts and records are given up.
+      const retryForMs = Math.max(FINAL_FLUSH_MIN_MS, drainMs - (performance.now() - closeStarted));
+      const flushed = await Promise.allSettled([usage.stop({ retryForMs }), inspector.stop({ retryForMs }), domains.close()]);
       for (const result of flushed) {
         if (result.status === 'rejected') log.error({ err: result.reason }, 'final flush failed');
       }

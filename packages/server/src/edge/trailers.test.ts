@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import { test } from 'node:test';
-import { responseHeaders } from './proxy.js';
+import { responseHeaders } from './forwarding.js';
 import { chunkedForVisitor } from './trailers.js';
 
 const visitor = (version: string, method = 'GET'): IncomingMessage =>
