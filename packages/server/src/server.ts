@@ -4,6 +4,7 @@ import { authRoutes, controlPlaneRoutes, createApi, opsRoutes } from './api/inde
 import { readFile } from 'node:fs/promises';
 import { createBearerAuthenticator, DashboardSessions, SignInLimiter } from './auth/index.js';
 import { createSniResolver, loadOrCreateDevCa, type DevCa } from './certs/index.js';
+import { Cluster } from './cluster/index.js';
 import type { ServerConfig } from './config.js';
 import { createCustomDomains } from './custom-domains.js';
 import { createDashboardHandler } from './dashboard/index.js';
@@ -33,6 +34,8 @@ export interface RunningServer {
   metrics: Metrics;
   /** Public URL of a tunnel hostname. */
   publicUrl(hostname: string): string;
+  /** This node's part in a cluster (SVC_NODE_URL); undefined for a single node. */
+  cluster: Cluster | undefined;
   /**
    * Graceful stop: listeners take no new connections, agents are told the node is leaving, the
    * requests in flight get up to `drainMs` (0: none) to finish, then sessions and listeners are
@@ -59,8 +62,15 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
 
   const devCa = config.tlsCert ? undefined : await loadOrCreateDevCa(config.dataDir);
   let edge: Edge;
+  let cluster: Cluster | undefined;
   // Custom domains: ACME certificates on demand, SVC_DOMAIN checks, the /v1/domains routes.
-  const domains = createCustomDomains(config, store, log, () => edge);
+  const domains = createCustomDomains(
+    config,
+    store,
+    log,
+    () => edge,
+    () => cluster,
+  );
   const sni = createSniResolver({
     sharedDomain: config.sharedDomain,
     devCa,
@@ -127,12 +137,14 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
         store,
         liveRequests: inspector.live,
         publicUrl,
-        releaseTunnel: (id, reason) => edge.releaseTunnel(id, reason),
-        isLive: (id) => edge.router.byTunnelId(id) !== undefined,
+        // With several nodes these reach every node (cluster/), else this one.
+        releaseTunnel: (id, reason) => (cluster ? cluster.releaseTunnel(id, reason) : edge.releaseTunnel(id, reason)),
+        isLive: (id) => (cluster ? cluster.isLive(id) : edge.router.byTunnelId(id) !== undefined),
         limitsFor: (plan) => config.plans[plan],
-        liveTunnels: (accountId) => edge.liveTunnels(accountId),
+        liveTunnels: (accountId) => (cluster ? cluster.liveTunnels(accountId) : edge.liveTunnels(accountId)),
         meter: { usedBytes: (accountId) => usage.loadUsedBytes(accountId) },
-        dropSessionsOfKey: (keyId, message) => edge.dropSessionsOfKey(keyId, message),
+        dropSessionsOfKey: (keyId, message) =>
+          cluster ? cluster.dropSessionsOfKey(keyId, message) : edge.dropSessionsOfKey(keyId, message),
         onRevoked: (event) => log.info(event, 'key revoked'),
         limiter,
         ...domains.routes,
@@ -164,7 +176,27 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
       return !usage.shouldCutOff(accountId);
     },
     ...domains.edge,
+    ...(config.cluster ? { remoteBinding: (host: string) => cluster?.remoteBinding(host) } : {}),
   });
+  if (config.cluster && config.databaseUrl) {
+    try {
+      cluster = await Cluster.start({
+        config: config.cluster,
+        nodeId,
+        databaseUrl: config.databaseUrl,
+        bindHost: config.host,
+        heartbeatMs: config.heartbeatMs,
+        store,
+        edge,
+        log,
+        publicUrl,
+        onRemoteAccount: (accountId) => void usage.warm(accountId).catch(() => undefined),
+      });
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
+  }
   usage.start();
   inspector.start();
   domains.start();
@@ -190,6 +222,7 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
     inspector,
     metrics,
     publicUrl,
+    cluster,
     async close({ drainMs = 0 } = {}) {
       if (closed) return;
       closed = true;
@@ -202,6 +235,7 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
         log.info(drained, drained.streamsLeft === 0 ? 'requests in flight finished' : 'drain time over; open streams are cut');
       }
       await edge.close();
+      await cluster?.close();
       await listeners.close();
       // Destroyed sockets emit 'close' on the next tick; let their exchanges finish first.
       await new Promise((resolve) => setImmediate(resolve));

@@ -46,6 +46,11 @@ export interface EdgeDeps extends Omit<BinderDeps, 'router'> {
   meter?: ByteMeter;
   /** ACME HTTP-01: the key authorization for a token this node is being challenged with, else undefined. */
   acmeChallenge?(token: string): string | undefined;
+  /**
+   * Several edge nodes: a binding that carries requests for `host` to the node holding its agent,
+   * when this node holds none; undefined when no node does (or this node is alone).
+   */
+  remoteBinding?(host: string): Binding | undefined;
 }
 
 /**
@@ -258,7 +263,8 @@ export class Edge implements LeanHandler {
    * the request must be refused instead (see `refusal`).
    */
   private tunnelFor(exchange: Exchange): Binding | undefined {
-    const binding = this.router.resolve(exchange.host);
+    let binding = this.router.resolve(exchange.host);
+    if (!binding && this.deps.remoteBinding) binding = this.deps.remoteBinding(exchange.host);
     if (!binding || binding.session.isClosed) return undefined;
     exchange.binding = binding;
     return this.deps.isOverBandwidth?.(binding.accountId) ? undefined : binding;

@@ -5,6 +5,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { createAccountRepo } from './accounts-repo.js';
+import { createClusterRepo } from './cluster-repo.js';
 import { createKeyRepo } from './keys-repo.js';
 import { migrateToLatest } from './migrations.js';
 import type { Database } from './schema.js';
@@ -66,6 +67,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
     acme: createAcmeAccountRepo(db),
     sessions: createDashboardSessionRepo(db, now),
     signInLinks: createSignInLinkRepo(db, now),
+    cluster: createClusterRepo(db),
     close: async () => {
       try {
         // First: it waits for the inspector batches in flight.
