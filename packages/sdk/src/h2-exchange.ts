@@ -13,7 +13,7 @@ import type { H2OriginPool } from './h2-origin-pool.js';
 import { resetCodeFor } from './origin-exchange.js';
 import type { RequestLog } from './request-log.js';
 
-const { NGHTTP2_CANCEL } = http2.constants;
+const { NGHTTP2_CANCEL, NGHTTP2_REFUSED_STREAM } = http2.constants;
 /** Logged for a request the visitor abandoned before it completed (as OriginExchange does). */
 const STATUS_VISITOR_LEFT = 499;
 const STATUS_BAD_GATEWAY = 502;
@@ -77,6 +77,7 @@ export class H2Exchange implements CallbackStreamHandler {
   private readonly started = performance.now();
   private status = 0;
   private finished = false;
+  private retried = false;
   /** The visitor's request trailers, once its body ended. */
   private requestTrailers: string[] = [];
   private responseTrailers: string[] = [];
@@ -94,16 +95,21 @@ export class H2Exchange implements CallbackStreamHandler {
 
   /** Sends the request. Never throws; failures reset the stream. */
   start(): void {
-    const head = this.head;
-    if (!isOriginForm(head.p)) return this.fail(undefined);
-    const withBody = head.b === 1;
+    if (!isOriginForm(this.head.p)) return this.fail(undefined);
+    if (this.send()) this.stream.attach(this);
+  }
+
+  /** Opens the origin's stream on the pooled connection; false when that failed (the exchange failed). */
+  private send(): boolean {
+    const withBody = this.head.b === 1;
     let request: ClientHttp2Stream;
     try {
       request = this.pool
         .session()
-        .request(h2RequestHeaders(head, this.scheme, this.hostPort), { endStream: !withBody, waitForTrailers: withBody });
+        .request(h2RequestHeaders(this.head, this.scheme, this.hostPort), { endStream: !withBody, waitForTrailers: withBody });
     } catch (error) {
-      return this.fail(error as Error);
+      this.fail(error as Error);
+      return false;
     }
     this.request = request;
     request.on('response', (headers) => this.onResponse(headers));
@@ -112,11 +118,25 @@ export class H2Exchange implements CallbackStreamHandler {
     request.on('end', () => this.onResponseEnd());
     request.on('drain', () => this.stream.resume());
     request.on('wantTrailers', () => request.sendTrailers(pairsToHeaders(this.requestTrailers)));
-    request.on('error', (error: Error) => this.fail(error));
-    request.on('close', () => {
-      if (!this.finished) this.fail(new Error(`origin closed the stream (code ${request.rstCode})`));
-    });
-    this.stream.attach(this);
+    request.on('error', (error: Error) => this.lost(request, error));
+    request.on('close', () => this.lost(request, new Error(`origin closed the stream (code ${request.rstCode})`)));
+    return true;
+  }
+
+  /**
+   * The origin's stream failed or closed before the response completed. One the origin refused
+   * (REFUSED_STREAM: a connection that was going away as the request left, which guarantees the
+   * origin did nothing with it) is sent once more on a new connection when it has no body, as
+   * HTTP/2 clients do; one with a body may have been partly taken from the visitor, so it fails.
+   */
+  private lost(request: ClientHttp2Stream, error: Error): void {
+    if (this.finished || this.request !== request) return;
+    if (request.rstCode === NGHTTP2_REFUSED_STREAM && this.status === 0 && this.head.b !== 1 && !this.retried) {
+      this.retried = true;
+      this.send();
+      return;
+    }
+    this.fail(error);
   }
 
   // ---- visitor stream (CallbackStreamHandler) ----

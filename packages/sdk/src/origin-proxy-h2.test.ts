@@ -27,7 +27,11 @@ async function h2cOrigin(
     result.sessions++;
     sessions.push(session);
   });
-  server.on('stream', onStream);
+  server.on('stream', (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => {
+    // A stream the test closes with an error code reports it on itself.
+    stream.on('error', () => undefined);
+    onStream(stream, headers);
+  });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   result.port = (server.address() as net.AddressInfo).port;
@@ -127,6 +131,32 @@ describe('OriginProxy with proto h2', () => {
     const fixture = await fixtureFor(`https://localhost:${(server.address() as net.AddressInfo).port}`);
     const result = await visit(fixture);
     assert.equal(result.body.toString(), 'over 2.0 https');
+  });
+
+  it('opens a new connection for the next request once the origin said GOAWAY', async () => {
+    const server = await origin((stream) => {
+      stream.respond({ ':status': 200 });
+      stream.end('ok');
+      // The origin is going away (a restart): the request in flight completes, the next one needs a new connection.
+      stream.session?.close();
+    });
+    const fixture = await fixtureFor(`h2c://127.0.0.1:${server.port}`);
+    assert.equal((await visit(fixture)).body.toString(), 'ok');
+    assert.equal((await visit(fixture)).body.toString(), 'ok');
+    assert.equal(server.sessions, 2);
+  });
+
+  it('sends a body-less request the origin refused (REFUSED_STREAM) once more; one with a body fails', async () => {
+    let streams = 0;
+    const server = await origin((stream) => {
+      if (streams++ % 2 === 0) return stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
+      stream.respond({ ':status': 200 });
+      stream.end('second try');
+    });
+    const fixture = await fixtureFor(`h2c://127.0.0.1:${server.port}`);
+    assert.equal((await visit(fixture)).body.toString(), 'second try');
+    const upload = await visit(fixture, { method: 'POST', body: Buffer.from('x') });
+    assert.equal(upload.resetCode, ResetCode.UPSTREAM_ERROR);
   });
 
   it('resets with UPSTREAM_UNREACHABLE when nothing listens', async () => {
