@@ -4,6 +4,16 @@ import type { RequestHead } from '@svcrouter/protocol';
 /** Ends a chunked request body: the last (empty) chunk and no trailers. */
 export const LAST_CHUNK = '0\r\n\r\n';
 
+/**
+ * The last chunk with a trailer section, for one latin1 write. `fields` must have been
+ * checked (trailerFields: token names, no CR, LF or other control byte in values).
+ */
+export function lastChunkWithTrailers(fields: readonly string[]): string {
+  let text = '0\r\n';
+  for (let i = 0; i < fields.length; i += 2) text += fields[i]! + ': ' + fields[i + 1]! + '\r\n';
+  return text + '\r\n';
+}
+
 /** How a request body is framed towards the origin. */
 export interface RequestFraming {
   /** The request head, ready for one latin1 write. */

@@ -1,5 +1,12 @@
-import { ResetCode, type CallbackStream, type CallbackStreamHandler, type RequestHead, type ResponseHead } from '@svcrouter/protocol';
-import { LAST_CHUNK, frameRequest, writeChunk, type RequestFraming } from './h1-request.js';
+import {
+  ResetCode,
+  trailerFields,
+  type CallbackStream,
+  type CallbackStreamHandler,
+  type RequestHead,
+  type ResponseHead,
+} from '@svcrouter/protocol';
+import { LAST_CHUNK, frameRequest, lastChunkWithTrailers, writeChunk, type RequestFraming } from './h1-request.js';
 import type { ExchangeTap } from './capture.js';
 import type { RequestLog } from './request-log.js';
 import type { ResponseHandler } from './h1-response-parser.js';
@@ -42,6 +49,8 @@ export class OriginExchange implements ConnectionUser, ResponseHandler, Callback
   private bodyEnd = false;
   private uploadPaused = false;
   private downloadPaused = false;
+  /** The response's checked trailer fields (a chunked response's trailer section); usually none. */
+  private responseTrailers: string[] | undefined;
 
   constructor(
     private readonly pool: OriginPool,
@@ -102,7 +111,11 @@ export class OriginExchange implements ConnectionUser, ResponseHandler, Callback
   onEnd(): void {
     const connection = this.connection;
     if (this.finished || connection === undefined) return;
-    if (this.framing!.chunked) connection.socket.write(LAST_CHUNK, 'latin1');
+    if (this.framing!.chunked) {
+      // Request trailers ride in the last chunk; a body with a Content-Length has nowhere for them.
+      const trailers = this.stream.trailers === undefined ? undefined : trailerFields(this.stream.trailers);
+      connection.socket.write(trailers?.length ? lastChunkWithTrailers(trailers) : LAST_CHUNK, 'latin1');
+    }
     this.bodyEnd = true;
   }
 
@@ -170,6 +183,10 @@ export class OriginExchange implements ConnectionUser, ResponseHandler, Callback
     }
   }
 
+  onResponseTrailers(fields: string[]): void {
+    this.responseTrailers = trailerFields(fields);
+  }
+
   onResponseComplete(): void {
     const connection = this.connection!;
     this.connection = undefined;
@@ -179,7 +196,8 @@ export class OriginExchange implements ConnectionUser, ResponseHandler, Callback
     else this.pool.discard(connection);
     // The origin answered without reading the whole upload (a 413, a 401): drop the rest.
     if (!requestSent) this.stream.resume();
-    this.stream.end();
+    if (this.responseTrailers === undefined) this.stream.end();
+    else this.stream.endWithTrailers(this.responseTrailers);
     this.log(this.status);
   }
 

@@ -104,8 +104,12 @@ export function hasRequestBody(req: VisitorRequest): boolean {
   return false;
 }
 
-/** Response headers safe to give the visitor: hop-by-hop ones removed (HTTP/2 forbids them). */
-export function responseHeaders(raw: readonly string[]): string[] {
+/**
+ * Response headers safe to give the visitor: hop-by-hop ones removed (HTTP/2 forbids them),
+ * but `Trailer`, which announces the trailer fields that pass through to the visitor, unless
+ * `keepTrailer` is false (a response that will not be chunked has no trailers to announce).
+ */
+export function responseHeaders(raw: readonly string[], keepTrailer = true): string[] {
   const out: string[] = [];
   let named: Set<string> | undefined;
   for (let i = 0; i < raw.length; i += 2) {
@@ -115,7 +119,7 @@ export function responseHeaders(raw: readonly string[]): string[] {
   }
   for (let i = 0; i < raw.length; i += 2) {
     const lower = raw[i]!.toLowerCase();
-    if (HOP_BY_HOP.has(lower) || named?.has(lower)) continue;
+    if ((HOP_BY_HOP.has(lower) && (lower !== 'trailer' || !keepTrailer)) || named?.has(lower)) continue;
     out.push(raw[i]!, raw[i + 1]!);
   }
   return out;

@@ -14,6 +14,7 @@ import { hasRequestBody, requestHead, responseHeaders } from './forwarding.js';
 import { expectsContinue, forwardInterim, stopReadingBody } from './interim.js';
 import { bandwidthPage, offlinePage, unreachablePage, upstreamErrorPage, type EdgePage } from './pages.js';
 import type { AbsoluteTarget } from './request-target.js';
+import { chunkedForVisitor, endWithTrailers, requestTrailers, setH2Head } from './trailers.js';
 import type { Binding } from './router.js';
 
 type VisitorRequest = IncomingMessage | Http2ServerRequest;
@@ -71,6 +72,12 @@ export function proxyRequest(
   // Quota used up mid-transfer. Runs inside a 'data' listener registered before the pipe, so
   // the chunk that crossed the limit is not forwarded; both directions stop.
   let cut = false;
+  /**
+   * The agent's answer ended and was handed to `res`. Node's HTTP/2 compatibility layer reports
+   * a response the visitor cancelled (RST_STREAM) as finished, so `writableFinished` alone
+   * cannot tell that the visitor left.
+   */
+  let responseEnded = false;
   function cutOff(): void {
     cut = true;
     if (withBody) req.unpipe(stream);
@@ -85,7 +92,11 @@ export function proxyRequest(
   };
   if (withBody) {
     req.on('data', onBody);
-    req.pipe(stream);
+    // Ended by hand: the request's trailers, if any, travel with the end.
+    req.pipe(stream, { end: false });
+    req.on('end', () => {
+      if (!cut && !stream.destroyed) stream.endWithTrailers(requestTrailers(req));
+    });
   }
   stream.on('info', (meta: unknown) => forwardInterim(req, res, meta, responseHeaders));
   stream.on('headers', (meta: ResponseHead) => {
@@ -94,7 +105,11 @@ export function proxyRequest(
     const valid = isResponseHead(meta) && meta.s >= 200 && (req.httpVersionMajor !== 2 || hasValidFields(meta.h));
     try {
       if (!valid) throw new Error('invalid response head');
-      (res as ServerResponse).writeHead(meta.s, responseHeaders(meta.h) as unknown as Record<string, string>);
+      if (req.httpVersionMajor === 2) setH2Head(res as Http2ServerResponse, meta.s, responseHeaders(meta.h));
+      else {
+        const headers = responseHeaders(meta.h, chunkedForVisitor(req, meta.s, meta.h));
+        (res as ServerResponse).writeHead(meta.s, headers as unknown as Record<string, string>);
+      }
     } catch {
       stream.reset(ResetCode.UPSTREAM_ERROR);
       exchange.status = sendPage(res, upstreamErrorPage(exchange.host, 'invalid response headers'));
@@ -108,7 +123,10 @@ export function proxyRequest(
       if (meter && !cut && !meter(binding.accountId, chunk.length)) return cutOff();
       if (!(res as ServerResponse).write(chunk)) stream.pause();
     });
-    stream.on('end', () => res.end());
+    stream.on('end', () => {
+      responseEnded = true;
+      endWithTrailers(res, stream.trailers);
+    });
     res.on('drain', () => stream.resume());
     // Node holds an HTTP/1.1 head back until the first body bytes. Frames that came in the same
     // read as the head have flowed by the check phase; when none did (an event stream, a long
@@ -153,7 +171,7 @@ export function proxyRequest(
   });
   res.on('close', () => {
     // The visitor left before the response completed: tell the agent to stop the origin.
-    if (!res.writableFinished) stream.reset(ResetCode.CANCEL);
+    if (!res.writableFinished || !responseEnded) stream.reset(ResetCode.CANCEL);
     finish();
   });
 }

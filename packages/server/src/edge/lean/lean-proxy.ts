@@ -1,6 +1,7 @@
 import {
   ResetCode,
   isResponseHead,
+  trailerFields,
   type CallbackStream,
   type CallbackStreamHandler,
   type ResponseHead,
@@ -105,7 +106,7 @@ class LeanExchange implements ResponseOwner, CallbackStreamHandler {
 
   onEnd(): void {
     if (this.settled) return;
-    this.connection.endBody();
+    this.connection.endBody(this.stream.trailers === undefined ? undefined : trailerFields(this.stream.trailers));
     this.settle();
   }
 
