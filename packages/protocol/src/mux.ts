@@ -93,7 +93,7 @@ export interface MuxOptions {
  * - 'close' (error | undefined): once, after every open stream was destroyed with SESSION_CLOSED.
  *   The error is set when the session failed (socket error, protocol violation, heartbeat).
  * - 'goaway' (reason): the peer is closing the session in an orderly way.
- * - 'pong' (rttMs): a heartbeat PING was answered.
+ * - 'pong' (rttMs, stamp): a PING was answered; `stamp` is what `ping()` answered for it.
  * - 'streamError' (error, streamId): a stream's handler threw; that stream was reset.
  *
  * Frames are handled synchronously as they are decoded, so callbacks and stream listeners run
@@ -224,11 +224,21 @@ export class Mux extends EventEmitter implements StreamTransport {
     this.heartbeat.unref();
   }
 
+  /**
+   * Sends a PING now, outside the heartbeat; answers its stamp, which the 'pong' for it carries.
+   * Its answer shows the peer has read everything sent before it.
+   */
+  ping(): number {
+    return this.sendPing();
+  }
+
   /** A PING stamped with the time it left; its answer gives the round trip. */
-  private sendPing(): void {
+  private sendPing(): number {
+    const now = performance.now();
     const stamp = Buffer.allocUnsafe(8);
-    stamp.writeDoubleBE(performance.now(), 0);
+    stamp.writeDoubleBE(now, 0);
     this.sendFrame(FrameType.PING, 0, 0, stamp);
+    return now;
   }
 
   /** Graceful close: tells the peer why, then ends the socket after pending writes. */
@@ -382,9 +392,10 @@ export class Mux extends EventEmitter implements StreamTransport {
       case FrameType.PING:
         if (frame.flags & FLAG_ACK) {
           if (frame.payload.length === 8) {
-            this.lastPingRttMs = performance.now() - frame.payload.readDoubleBE(0);
+            const stamp = frame.payload.readDoubleBE(0);
+            this.lastPingRttMs = performance.now() - stamp;
             if (this.windowTuner) this.windowTuner.rttMs = this.lastPingRttMs;
-            this.emit('pong', this.lastPingRttMs);
+            this.emit('pong', this.lastPingRttMs, stamp);
           }
         } else {
           // Only the 8 bytes a ping carries are echoed: a larger payload would make each echo a

@@ -100,6 +100,12 @@ export class Binder {
     });
   }
 
+  /** The account a name is held for while its agent reconnects, and until when (Date.now()); undefined when none. */
+  graceOf(hostname: string): { accountId: string; until: number } | undefined {
+    const grace = this.graces.get(hostname);
+    return grace && grace.until > Date.now() ? grace : undefined;
+  }
+
   /** Resolves once every store write started so far has finished (graceful shutdown). */
   async idle(): Promise<void> {
     const writes = [...this.pendingWrites.values()].flatMap((set) => [...set]);

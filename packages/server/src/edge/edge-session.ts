@@ -19,6 +19,8 @@ export interface Binding {
 export interface SessionHandlers {
   bind(session: EdgeSession, message: Extract<AgentMessage, { type: 'bind' }>): Promise<Binding>;
   unbind(session: EdgeSession, binding: Binding, clean: boolean): void;
+  /** The agent has been told of the binding, so streams for it may follow. */
+  bound?(binding: Binding): void;
 }
 
 /**
@@ -70,6 +72,7 @@ export class EdgeSession {
             hostname: binding.hostname,
             url: binding.url,
           });
+          this.handlers.bound?.(binding);
         },
         (error: unknown) => {
           const failure = error instanceof SvcError ? error : new SvcError(ErrorCode.INTERNAL, 'the edge could not bind the tunnel');
