@@ -110,6 +110,55 @@ describe('requests held while an agent reconnects', () => {
     },
   );
 
+  it('loses none of the requests sent while the agent is killed and restarted', HANG, async (t) => {
+    const { server, origin } = system;
+    const agent = await startAgent(server, { token: server.token, target: origin.port, subdomain: 'steady' });
+    const results: Array<{ startedAt: number; status: number }> = [];
+    let running = true;
+    const worker = async (): Promise<void> => {
+      while (running) {
+        const startedAt = performance.now();
+        const status = await visit(server, 'steady.localhost', '/echo').then(
+          (answer) => answer.status,
+          () => 0,
+        );
+        results.push({ startedAt, status });
+      }
+    };
+    const workers = Array.from({ length: 4 }, () => worker());
+    const before = (): number => results.filter((r) => r.status === 200).length;
+    while (before() < 20) await once(origin.activity, 'idle');
+    const killedAt = performance.now();
+    await dropAgent(server, agent, 'steady');
+    const unboundAt = performance.now();
+    // A burst on top of the steady visitors, all while no agent is connected.
+    const burst = Array.from({ length: 50 }, () => visit(server, 'steady.localhost', '/echo?burst=1').then((answer) => answer.status));
+    await held(server, 'steady', 54);
+    const back = await startAgent(server, { token: server.token, target: origin.port, subdomain: 'steady' });
+    const backAt = performance.now();
+    const burstStatuses = await Promise.all(burst);
+    const after = results.length;
+    while (results.length < after + 20) await once(origin.activity, 'idle');
+    running = false;
+    await Promise.all(workers);
+    await back.close();
+
+    // Requests sent between the kill and the edge noticing it went to the dead session: they
+    // cannot be saved, and are reported apart.
+    const sentToDeadSession = results.filter((r) => r.startedAt < unboundAt && r.status !== 200);
+    const afterDrop = [
+      ...results.filter((r) => r.startedAt >= unboundAt),
+      ...burstStatuses.map((status) => ({ startedAt: unboundAt, status })),
+    ];
+    const lost = afterDrop.filter((r) => r.status !== 200);
+    t.diagnostic(
+      `sent after the edge saw the drop: ${afterDrop.length}, lost ${lost.length}; ` +
+        `sent before: ${results.filter((r) => r.startedAt < unboundAt).length}, of which ${sentToDeadSession.length} reached the dead session and failed; ` +
+        `agent away ${Math.round(backAt - killedAt)} ms`,
+    );
+    assert.deepEqual(lost, []);
+  });
+
   it('gives another account neither the name nor the requests held for it', HANG, async () => {
     const { server, origin } = system;
     const otherOrigin = await startOrigin();
