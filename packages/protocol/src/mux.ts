@@ -41,6 +41,8 @@ export const SESSION_WRITE_HIGH_WATER = 1024 * 1024;
 export const CONTROL_REPLY_BUDGET = 1024 * 1024;
 /** A PING's payload: the sender's 8 opaque bytes, echoed back. */
 const PING_PAYLOAD_BYTES = 8;
+/** Longest round trip a PING answer is believed to have taken; a session this slow is closed by its heartbeat first. */
+const MAX_PLAUSIBLE_RTT_MS = 60_000;
 /** Largest stream id; a session that has used them all must be replaced. */
 const MAX_STREAM_ID = 0xffffffff;
 
@@ -393,9 +395,13 @@ export class Mux extends EventEmitter implements StreamTransport {
         if (frame.flags & FLAG_ACK) {
           if (frame.payload.length === 8) {
             const stamp = frame.payload.readDoubleBE(0);
-            this.lastPingRttMs = performance.now() - stamp;
-            if (this.windowTuner) this.windowTuner.rttMs = this.lastPingRttMs;
-            this.emit('pong', this.lastPingRttMs, stamp);
+            const rttMs = performance.now() - stamp;
+            // The stamp is the peer's to echo and may be a lie: a round trip that cannot be one of
+            // ours (negative, not a number, implausibly long) is ignored, not let steer window growth.
+            if (!(rttMs >= 0 && rttMs <= MAX_PLAUSIBLE_RTT_MS)) return;
+            this.lastPingRttMs = rttMs;
+            if (this.windowTuner) this.windowTuner.rttMs = rttMs;
+            this.emit('pong', rttMs, stamp);
           }
         } else {
           // Only the 8 bytes a ping carries are echoed: a larger payload would make each echo a

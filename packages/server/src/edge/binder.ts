@@ -164,7 +164,8 @@ export class Binder {
       accountId: account.id,
       hostname,
       url: this.deps.publicUrl(hostname),
-      local: String(request.local ?? ''),
+      // Shown on the 502 page of every request that cannot reach it: the agent's word, so capped.
+      local: String(request.local ?? '').slice(0, 200),
       pinned,
       session,
     };
