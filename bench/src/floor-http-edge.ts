@@ -3,7 +3,7 @@
  * in front of an agent that only moves bytes would still have to do per request, using
  * svcRouter's own code for each step:
  * - the visitor's head read by the lean path's strict reader (server/edge/lean/request-head);
- * - the head sent on rebuilt with the edge's forwarding rules (server/edge/proxy `requestHead`:
+ * - the head sent on rebuilt with the edge's forwarding rules (server/edge/forwarding `requestHead`:
  *   hop-by-hop headers out, X-Forwarded-* in) and serialised as the agent serialises it for the
  *   origin (sdk/h1-request `frameRequest`);
  * - the origin's response read by the agent's incremental parser (sdk/h1-response-parser) and
@@ -69,7 +69,7 @@ export class HttpFloorVisitor implements ResponseHandler {
         request.host,
         address,
         false,
-        false,
+        'request',
       );
       this.frames.send(this.id, Buffer.from(frameRequest(head).head, 'latin1'));
       this.method = request.method;

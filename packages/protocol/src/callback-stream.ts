@@ -1,7 +1,7 @@
 import { FLAG_END, FrameType, MAX_DATA_CHUNK, jsonText } from './frame.js';
 import { StreamResetError } from './errors.js';
 import { ReceiveCredit, creditPayload } from './mux-credit.js';
-import type { StreamEndpoint, StreamTransport } from './mux-stream.js';
+import type { StreamTransport } from './stream-transport.js';
 
 /**
  * What a CallbackStream tells its owner. Each method is called synchronously from the frame
@@ -18,32 +18,41 @@ export interface CallbackStreamHandler {
   onDrain?(): void;
   /** The peer reset the stream, the session closed, or the peer broke flow control: nothing more will flow. */
   onReset(error: StreamResetError): void;
+  /**
+   * The stream was reset on this side (by the owner, or by the session because a callback threw).
+   * Only an owner that outlives the stream's callbacks needs it: MuxStream destroys its Duplex here.
+   */
+  onLocalReset?(): void;
+  /**
+   * Bytes already handed to onData that the owner still holds unread; their credit stays
+   * unreturned, so the peer's unacknowledged bytes bound what the owner buffers. MuxStream
+   * reports its Readable buffer; an owner that consumes each chunk at once leaves it unset.
+   */
+  readonly unread?: number;
 }
 
 /**
- * One multiplexed stream driven by callbacks instead of Node's stream machinery: the same
- * frames, flow control and reset semantics as MuxStream, without a Duplex.
- *
- * Why: a Duplex costs a proxied request far more than the exchange needs. Measured under the
- * benchmark's small GETs, a MuxStream's Readable and Writable states, their nextTick hops
- * (resume, emitReadable, endReadable, prefinish, finish, destroy, close) and their buffers were
- * ~3 KB of the ~10 KB each side allocated per request, and a CPU profile put opening one at
- * ~10% of the edge's main thread. HTTP exchanges never pipe their stream, so the edge's lean
- * path and the agent's origin client use this; byte pipes (upgrades, Node's HTTP server) keep
- * MuxStream.
+ * One multiplexed stream: the protocol's only stream state machine (frames, flow control,
+ * reset semantics), driven by handler callbacks. MuxStream is a Duplex over it for the code
+ * that pipes bytes (upgrades, Node's HTTP server); HTTP exchanges (the edge's lean path, the
+ * agent's origin client) use it directly, because a Duplex costs a proxied request far more
+ * than the exchange needs (docs/performance.md, "Callback streams").
  *
  * Reading: data is handed to `onData` as it arrives unless the owner paused the stream; what
  * arrives while paused waits (at most the receive window) and is delivered by resume(). Credit
- * follows each delivery (ReceiveCredit). Writing: write() sends at once as far as the send
- * credit allows and queues the rest; it returns false while bytes wait for credit or the
- * session socket is congested, and `onDrain` follows once neither holds.
+ * follows each delivery (ReceiveCredit), less what the owner reports still `unread`. Writing:
+ * write() sends at once as far as the send credit allows and queues the rest; it returns false
+ * while bytes wait for credit or the session socket is congested, and `onDrain` follows once
+ * neither holds.
  */
-export class CallbackStream implements StreamEndpoint {
+export class CallbackStream {
   /** The peer's HEADERS metadata, once received. */
   headers: unknown;
   /** Code of the reset that ended the stream (ours or the peer's); undefined if it was not reset. */
   resetCode: string | undefined;
   private handler: CallbackStreamHandler | undefined;
+  /** The handler reports bytes it holds `unread` (MuxStream); read once here, off the per-chunk path. */
+  private ownerBuffers = false;
   private readonly credit: ReceiveCredit;
   private sendWindow: number;
   /**
@@ -93,6 +102,11 @@ export class CallbackStream implements StreamEndpoint {
     return this.credit.window;
   }
 
+  /** Bytes this side may still send before it must wait for credit. */
+  get sendCredit(): number {
+    return this.sendWindow;
+  }
+
   /** Whether the stream has ended on the wire (both sides done, or reset). */
   get closed(): boolean {
     return this.closedOnWire;
@@ -104,6 +118,7 @@ export class CallbackStream implements StreamEndpoint {
    */
   attach(handler: CallbackStreamHandler): void {
     this.handler = handler;
+    this.ownerBuffers = handler.unread !== undefined;
     this.deliver();
   }
 
@@ -122,13 +137,17 @@ export class CallbackStream implements StreamEndpoint {
 
   // ---- writing ----
 
-  /** Sends the reply head (HEADERS frame) once; with `end` the write side closes at once. */
-  sendHeaders(meta: unknown, end = false): void {
-    if (this.headersSent || this.localEnded || this.closedOnWire) return;
+  /**
+   * Sends the reply head (HEADERS frame) once; with `end` the write side closes at once.
+   * Returns false when it was not sent (already sent, ended or closed).
+   */
+  sendHeaders(meta: unknown, end = false): boolean {
+    if (this.headersSent || this.localEnded || this.closedOnWire) return false;
     this.headersSent = true;
     if (end) this.localEnded = this.endSent = true;
     this.transport.sendTextFrame(FrameType.HEADERS, end ? FLAG_END : 0, this.id, jsonText(meta));
     if (end) this.settleIfDone();
+    return true;
   }
 
   /**
@@ -153,15 +172,20 @@ export class CallbackStream implements StreamEndpoint {
     if (this.unsentBytes === 0) this.sendEnd();
   }
 
-  /** Aborts the stream on both sides with an error code (sent to the peer as RESET). No callback follows. */
+  /**
+   * Aborts the stream on both sides with an error code (sent to the peer as RESET). No callback
+   * follows but onLocalReset.
+   */
   reset(code = 'CANCEL'): void {
     if (this.abandoned) return;
     this.abandoned = true;
     this.dropHeld();
-    if (this.closedOnWire) return;
-    this.resetCode = code;
-    this.closeOnWire();
-    this.transport.sendFrame(FrameType.RESET, 0, this.id, Buffer.from(code));
+    if (!this.closedOnWire) {
+      this.resetCode = code;
+      this.closeOnWire();
+      this.transport.sendFrame(FrameType.RESET, 0, this.id, Buffer.from(code));
+    }
+    this.handler?.onLocalReset?.();
   }
 
   // ---- called by Mux ----
@@ -258,9 +282,15 @@ export class CallbackStream implements StreamEndpoint {
     }
   }
 
-  private returnCredit(): void {
+  /** @internal The owner holds nothing more of this stream: its window's growth goes back to the session. */
+  releaseWindow(): void {
+    this.credit.release();
+  }
+
+  /** @internal Returns credit for the bytes the owner has taken; bytes still waiting or unread stay charged. */
+  returnCredit(): void {
     if (this.remoteEnded || this.closedOnWire) return;
-    const credit = this.credit.take(this.waitingBytes);
+    const credit = this.credit.take(this.ownerBuffers ? this.waitingBytes + this.handler!.unread! : this.waitingBytes);
     if (credit > 0) this.transport.sendReply(FrameType.WINDOW, 0, this.id, creditPayload(credit));
   }
 
@@ -325,7 +355,9 @@ export class CallbackStream implements StreamEndpoint {
   private closeOnWire(): void {
     this.closedOnWire = true;
     this.transport.forget(this.id);
-    this.credit.release();
+    // An owner that buffers what it was handed (MuxStream) still reads under this window: it
+    // gives the growth back with releaseWindow() once it lets go.
+    if (!this.ownerBuffers) this.credit.release();
   }
 
   /** Once both directions have ended on the wire, the session can drop the stream id. */

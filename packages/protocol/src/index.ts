@@ -1,6 +1,7 @@
 export * from './frame.js';
 export * from './mux.js';
 export * from './mux-stream.js';
+export * from './stream-transport.js';
 export * from './callback-stream.js';
 export * from './mux-window.js';
 export * from './messages.js';

@@ -1,37 +1,6 @@
 import { Duplex } from 'node:stream';
-import { FLAG_END, FrameType, MAX_DATA_CHUNK, jsonText } from './frame.js';
 import { StreamResetError } from './errors.js';
-import { ReceiveCredit, creditPayload } from './mux-credit.js';
-import type { WindowTuner } from './mux-window.js';
-
-/** What a stream needs from its session; implemented by Mux. */
-export interface StreamTransport {
-  /** Writes one frame; the payload is not copied. */
-  sendFrame(type: number, flags: number, stream: number, payload?: Buffer): void;
-  /** Writes one frame whose payload is `text` in UTF-8 (from jsonText). */
-  sendTextFrame(type: number, flags: number, stream: number, text: string): void;
-  /** Writes a frame the peer's own frames call for (WINDOW), within the session's reply budget. */
-  sendReply(type: number, flags: number, stream: number, payload: Buffer): void;
-  /** Runs `callback` once the session socket can take more bytes (at once if it can now). */
-  whenWritable(callback: () => void): void;
-  /** Whether the session socket can take more bytes now (whenWritable would call back at once). */
-  readonly writable: boolean;
-  /** Forgets the stream: no more frames will be sent or accepted for it. */
-  forget(stream: number): void;
-  /** Grows receive windows of readers that keep up; undefined keeps every window fixed. */
-  readonly windowTuner?: WindowTuner | undefined;
-}
-
-/** What the session needs from a stream of either kind (MuxStream, CallbackStream) to feed it frames. */
-export interface StreamEndpoint {
-  onData(payload: Buffer, flags: number): void;
-  onHeaders(meta: unknown, flags: number): void;
-  onWindow(increment: number): void;
-  onReset(code: string): void;
-  onRemoteEnd(): void;
-  /** Aborts the stream on both sides (RESET to the peer). */
-  reset(code: string): void;
-}
+import type { CallbackStream, CallbackStreamHandler } from './callback-stream.js';
 
 /** Largest readable buffer a stream keeps before it stops asking for more (never above the window). */
 const READ_HIGH_WATER_MARK = 64 * 1024;
@@ -44,17 +13,14 @@ const READ_HIGH_WATER_MARK = 64 * 1024;
 const WRITE_HIGH_WATER_MARK = 256 * 1024;
 
 /**
- * One multiplexed stream: a Duplex whose writes become DATA frames and whose reads come
- * from the peer's DATA frames.
+ * One multiplexed stream as a Duplex, for code that pipes bytes (upgrades, Node's HTTP server):
+ * a thin adapter over a CallbackStream, which holds the frames, flow control and resets. Its
+ * writes go to the stream's write(); what the stream hands over is pushed into the Readable.
  *
- * Flow control (per stream, credit based, as in HTTP/2 and yamux): the sender may have at
- * most `window` bytes unacknowledged. The receiver returns credit with WINDOW frames only
- * for bytes its reader has actually taken out of the buffer, counted a tick after each
- * `_read` and each `read()` that took bytes (at most one WINDOW frame per stream per tick).
- * So a slow consumer stops its own producer and never anyone else's, and at most the receive
- * window's bytes per stream sit in memory on the receiver. The receive window starts at
- * `window` (both sides' initial send credit) and grows only while the reader keeps up
- * (mux-window.ts), by sending the growth as extra credit.
+ * Flow control: credit goes back only for bytes the reader has taken out of the Readable
+ * buffer (the adapter reports the rest as `unread`), counted a tick after each `_read` and each
+ * `read()` that took bytes. So a slow consumer stops its own producer and never anyone else's,
+ * and at most the receive window's bytes per stream sit in memory on the receiver.
  *
  * Errors: a reset by the peer, a session close and a flow-control violation destroy the
  * stream with a StreamResetError, so `errored`, `finished()`, `pipeline()` and
@@ -64,134 +30,110 @@ const WRITE_HIGH_WATER_MARK = 256 * 1024;
  * Any other error passed to `destroy(error)` behaves as on every Node stream: unhandled, it
  * is thrown. A local `reset()` is not an error for local listeners: 'close' without 'end'.
  */
-export class MuxStream extends Duplex implements StreamEndpoint {
-  /** Open metadata sent with OPEN (the request head, for example). */
-  readonly meta: unknown;
-  /** The peer's HEADERS metadata, once received. */
-  headers: unknown;
-  /** Code of the reset that ended the stream (ours or the peer's); undefined if it was not reset. */
-  resetCode: string | undefined;
-  private sendWindow: number;
-  private readonly credit: ReceiveCredit;
+export class MuxStream extends Duplex implements CallbackStreamHandler {
   private creditScheduled = false;
-  private headersSent = false;
-  private localEnded = false;
-  private remoteEnded = false;
-  private closedOnWire = false;
-  private resumeWrite: (() => void) | undefined;
+  /** The callback of a write that waits for credit or for the session socket to drain. */
+  private writeDone: (() => void) | undefined;
 
   constructor(
-    private readonly transport: StreamTransport,
-    readonly id: number,
-    meta: unknown,
-    /** The session's window: each side's initial credit, and where the receive window starts. */
-    initialWindow: number,
+    /** The stream underneath; frames reach it from the session. */
+    private readonly core: CallbackStream,
   ) {
     // The high-water mark must not exceed the window, or a full buffer would never ask for more.
     super({
       allowHalfOpen: true,
-      readableHighWaterMark: Math.min(initialWindow, READ_HIGH_WATER_MARK),
+      readableHighWaterMark: Math.min(core.receiveWindowBytes, READ_HIGH_WATER_MARK),
       writableHighWaterMark: WRITE_HIGH_WATER_MARK,
     });
-    this.meta = meta;
-    this.sendWindow = initialWindow;
-    this.credit = new ReceiveCredit(initialWindow, transport.windowTuner);
     // Errors the mux raises itself are safe to leave unhandled; any other keeps Node's default.
     this.on('error', (error) => {
       if (!(error instanceof StreamResetError) && this.listenerCount('error') === 1) throw error;
     });
+    core.attach(this);
+  }
+
+  get id(): number {
+    return this.core.id;
+  }
+
+  /** Open metadata sent with OPEN (the request head, for example). */
+  get meta(): unknown {
+    return this.core.meta;
+  }
+
+  /** The peer's HEADERS metadata, once received. */
+  get headers(): unknown {
+    return this.core.headers;
+  }
+
+  /** Code of the reset that ended the stream (ours or the peer's); undefined if it was not reset. */
+  get resetCode(): string | undefined {
+    return this.core.resetCode;
   }
 
   /** Bytes received from the peer and not yet acknowledged with credit (at most the window). */
   get receiveBuffered(): number {
-    return this.credit.unacknowledged;
+    return this.core.receiveBuffered;
   }
 
   /** Bytes the peer may send on this stream before it must wait for credit. */
   get receiveWindowBytes(): number {
-    return this.credit.window;
+    return this.core.receiveWindowBytes;
   }
 
   /** Bytes this side may still send before it must wait for credit. */
   get sendCredit(): number {
-    return this.sendWindow;
+    return this.core.sendCredit;
   }
 
   /** Sends the reply head (HEADERS frame) once; with `end` the write side closes at once. */
   sendHeaders(meta: unknown, end = false): void {
-    if (this.headersSent || this.localEnded || this.closedOnWire) return;
-    this.headersSent = true;
-    if (end) this.localEnded = true; // before end(): FLAG_END here replaces the END frame of _final
-    this.transport.sendTextFrame(FrameType.HEADERS, end ? FLAG_END : 0, this.id, jsonText(meta));
-    if (end) {
-      this.end();
-      this.settleIfDone();
-    }
+    if (this.core.sendHeaders(meta, end) && end) this.end();
   }
 
   /** Aborts the stream on both sides with an error code (sent to the peer as RESET). */
   reset(code = 'CANCEL'): void {
     if (this.destroyed) return;
-    this.resetCode = code;
-    this.destroy();
+    this.core.reset(code); // onLocalReset destroys the Duplex
   }
 
-  // ---- called by Mux ----
+  // ---- CallbackStreamHandler: what the stream underneath reports ----
 
-  /** @internal The OPEN frame carried FLAG_END: nothing will be written on this side. */
-  endOnOpen(): void {
-    this.localEnded = true;
-    this.end();
+  /** @internal */
+  get unread(): number {
+    return this.readableLength;
   }
 
   /** @internal */
-  onData(payload: Buffer, flags: number): void {
-    if (this.remoteEnded || this.closedOnWire) return;
-    if (payload.length > 0) {
-      if (!this.credit.receive(payload.length)) {
-        this.resetCode = 'FLOW_CONTROL';
-        this.destroy(new StreamResetError('FLOW_CONTROL', false));
-        return;
-      }
-      this.push(payload);
-    }
-    if (flags & FLAG_END) this.onRemoteEnd();
-  }
-
-  /** @internal */
-  onHeaders(meta: unknown, flags: number): void {
-    if (this.remoteEnded || this.closedOnWire || this.headers !== undefined) return;
-    this.headers = meta;
+  onHeaders(meta: unknown): void {
     this.emit('headers', meta);
-    if (flags & FLAG_END) this.onRemoteEnd();
   }
 
   /** @internal */
-  onWindow(increment: number): void {
-    if (this.closedOnWire) return;
-    this.sendWindow += increment;
-    const resume = this.resumeWrite;
-    if (resume && this.sendWindow > 0) {
-      this.resumeWrite = undefined;
-      resume();
-    }
+  onData(chunk: Buffer): void {
+    this.push(chunk);
   }
 
-  /** @internal The peer aborted the stream, or the session ended: nothing more will flow. */
-  onReset(code: string): void {
-    if (this.closedOnWire) return;
-    this.closedOnWire = true;
-    this.resetCode = code;
-    this.transport.forget(this.id);
-    this.destroy(new StreamResetError(code, true));
-  }
-
-  /** @internal The peer will send no more bytes. */
-  onRemoteEnd(): void {
-    if (this.remoteEnded || this.closedOnWire) return;
-    this.remoteEnded = true;
+  /** @internal */
+  onEnd(): void {
     this.push(null);
-    this.settleIfDone();
+  }
+
+  /** @internal */
+  onDrain(): void {
+    const done = this.writeDone;
+    this.writeDone = undefined;
+    done?.();
+  }
+
+  /** @internal */
+  onReset(error: StreamResetError): void {
+    this.destroy(error);
+  }
+
+  /** @internal */
+  onLocalReset(): void {
+    this.destroy();
   }
 
   // ---- Duplex implementation ----
@@ -205,7 +147,7 @@ export class MuxStream extends Duplex implements StreamEndpoint {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the signature of Readable.read
   override read(size?: number): any {
     const chunk: unknown = super.read(size);
-    if (this.credit.unacknowledged > this.readableLength) this.scheduleCredit();
+    if (this.core.receiveBuffered > this.readableLength) this.scheduleCredit();
     return chunk;
   }
 
@@ -214,46 +156,19 @@ export class MuxStream extends Duplex implements StreamEndpoint {
   }
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
-    let offset = 0;
-    const step = (): void => {
-      while (offset < chunk.length) {
-        if (this.closedOnWire) return callback();
-        const size = Math.min(chunk.length - offset, this.sendWindow, MAX_DATA_CHUNK);
-        if (size <= 0) {
-          this.resumeWrite = step;
-          return;
-        }
-        this.sendWindow -= size;
-        const piece = offset === 0 && size === chunk.length ? chunk : chunk.subarray(offset, offset + size);
-        this.transport.sendFrame(FrameType.DATA, 0, this.id, piece);
-        offset += size;
-      }
-      // Hold the callback while the session socket is congested: backpressure reaches the source.
-      this.transport.whenWritable(() => callback());
-    };
-    step();
+    if (this.core.closed || this.core.write(chunk)) return callback();
+    this.writeDone = callback;
   }
 
   override _final(callback: (error?: Error | null) => void): void {
-    if (!this.localEnded && !this.closedOnWire) {
-      this.localEnded = true;
-      this.transport.sendFrame(FrameType.DATA, FLAG_END, this.id);
-      this.settleIfDone();
-    }
+    this.core.end();
     callback();
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    this.resumeWrite = undefined;
-    this.credit.release();
-    if (!this.closedOnWire) {
-      this.closedOnWire = true;
-      this.transport.forget(this.id);
-      if (!(this.localEnded && this.remoteEnded)) {
-        this.resetCode ??= error instanceof StreamResetError ? error.code : 'CANCEL';
-        this.transport.sendFrame(FrameType.RESET, 0, this.id, Buffer.from(this.resetCode));
-      }
-    }
+    this.writeDone = undefined;
+    this.core.reset(error instanceof StreamResetError ? error.code : 'CANCEL');
+    this.core.releaseWindow();
     callback(error);
   }
 
@@ -264,22 +179,9 @@ export class MuxStream extends Duplex implements StreamEndpoint {
   private scheduleCredit(): void {
     if (this.creditScheduled) return;
     this.creditScheduled = true;
-    process.nextTick(() => this.returnCredit());
-  }
-
-  /** Returns credit for the bytes the reader has taken (ReceiveCredit); bytes still buffered stay charged. */
-  private returnCredit(): void {
-    this.creditScheduled = false;
-    if (this.remoteEnded || this.closedOnWire) return;
-    const credit = this.credit.take(this.readableLength);
-    if (credit > 0) this.transport.sendReply(FrameType.WINDOW, 0, this.id, creditPayload(credit));
-  }
-
-  /** Once both directions have ended on the wire, the session can drop the stream id. */
-  private settleIfDone(): void {
-    if (this.localEnded && this.remoteEnded && !this.closedOnWire) {
-      this.closedOnWire = true;
-      this.transport.forget(this.id);
-    }
+    process.nextTick(() => {
+      this.creditScheduled = false;
+      this.core.returnCredit();
+    });
   }
 }

@@ -14,7 +14,8 @@ import {
 } from './frame.js';
 import { FrameWriter } from './frame-writer.js';
 import { CallbackStream, type CallbackStreamHandler } from './callback-stream.js';
-import { MuxStream, type StreamEndpoint, type StreamTransport } from './mux-stream.js';
+import { MuxStream } from './mux-stream.js';
+import type { StreamTransport } from './stream-transport.js';
 import { MAX_STREAM_WINDOW, SESSION_WINDOW_GROWTH_BUDGET, WindowTuner } from './mux-window.js';
 import { IdTable } from './id-table.js';
 import { ResetCode } from './messages.js';
@@ -106,7 +107,7 @@ export interface MuxOptions {
  */
 export class Mux extends EventEmitter implements StreamTransport {
   /** Not a Map: see id-table.ts for what a Map's churn does to the GC. */
-  private readonly streams = new IdTable<StreamEndpoint>();
+  private readonly streams = new IdTable<CallbackStream>();
   private readonly decoder: FrameDecoder;
   private readonly window: number;
   private nextStreamId: number;
@@ -184,7 +185,9 @@ export class Mux extends EventEmitter implements StreamTransport {
    */
   open(meta: unknown, end = false): MuxStream {
     const text = jsonText(meta);
-    return this.sendOpen(new MuxStream(this, this.takeStreamId(), meta, this.window), text, end);
+    const stream = new MuxStream(this.sendOpen(new CallbackStream(this, this.takeStreamId(), meta, this.window), text, end));
+    if (end) stream.end(); // its stream already sent FLAG_END with the OPEN: no END frame follows
+    return stream;
   }
 
   /**
@@ -273,7 +276,7 @@ export class Mux extends EventEmitter implements StreamTransport {
   }
 
   /** Registers a stream we opened and sends its OPEN (metadata already encoded: a bad one spends no id). */
-  private sendOpen<T extends MuxStream | CallbackStream>(stream: T, text: string, end: boolean): T {
+  private sendOpen(stream: CallbackStream, text: string, end: boolean): CallbackStream {
     this.streams.set(stream.id, stream);
     this.sendTextFrame(FrameType.OPEN, end ? FLAG_END : 0, stream.id, text);
     if (end) stream.endOnOpen();
@@ -427,22 +430,17 @@ export class Mux extends EventEmitter implements StreamTransport {
     this.lastPeerStreamId = frame.stream;
     const meta = decodeJson(frame.payload);
     const onCallbackStream = this.options.onCallbackStream;
-    if (onCallbackStream && this.options.wantsCallbacks?.(meta)) {
-      const stream = new CallbackStream(this, frame.stream, meta, this.window);
-      this.streams.set(frame.stream, stream);
-      if (frame.flags & FLAG_END) stream.onRemoteEnd();
-      onCallbackStream(stream);
-      return;
-    }
-    if (!this.options.onStream) {
+    const wantsCallbacks = onCallbackStream !== undefined && this.options.wantsCallbacks?.(meta) === true;
+    if (!wantsCallbacks && !this.options.onStream) {
       this.sendReply(FrameType.RESET, 0, frame.stream, Buffer.from('REFUSED'));
       return;
     }
-    const stream = new MuxStream(this, frame.stream, meta, this.window);
+    const stream = new CallbackStream(this, frame.stream, meta, this.window);
     this.streams.set(frame.stream, stream);
     // End the read side before the handler runs, so a handler that resets at once sees a settled stream.
     if (frame.flags & FLAG_END) stream.onRemoteEnd();
-    this.options.onStream(stream);
+    if (wantsCallbacks) onCallbackStream(stream);
+    else this.options.onStream!(new MuxStream(stream));
   }
 
   private uncork(): void {

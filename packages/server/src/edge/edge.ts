@@ -14,7 +14,9 @@ import type { LeanRequest } from './lean/request-head.js';
 import type { LeanHandler, VisitorConnection } from './lean/visitor-connection.js';
 import { headerListBytes, MAX_HEADER_BYTES } from './limits.js';
 import { badRequestPage, bandwidthPage, headTooLargePage, offlinePage, rawResponse, type EdgePage } from './pages.js';
-import { hasRequestBody, proxyRequest, sendPage, type ByteMeter, type Exchange, type ExchangeObserver } from './proxy.js';
+import { finishExchange, newExchange, type ByteMeter, type Exchange, type ExchangeObserver } from './exchange.js';
+import { hasRequestBody } from './forwarding.js';
+import { proxyRequest, sendPage } from './proxy.js';
 import { Router, type Binding } from './router.js';
 import {
   AuthorityRefusal,
@@ -352,8 +354,7 @@ export class Edge implements LeanHandler {
   }
 
   private finish(exchange: Exchange): void {
-    exchange.durationMs = performance.now() - exchange.startedAt;
-    this.observe(exchange);
+    finishExchange(exchange, this.observe);
   }
 }
 
@@ -366,22 +367,4 @@ function heldRequestBytes(req: VisitorRequest): number {
   if (!hasRequestBody(req)) return headBytes;
   const declared = Number(req.headers['content-length']);
   return headBytes + (Number.isSafeInteger(declared) && declared >= 0 ? Math.min(declared, HOLD_BODY_RESERVE) : HOLD_BODY_RESERVE);
-}
-
-/** A fresh record of one visitor request, for the inspector and metering; routing fills in the binding. */
-function newExchange(host: string, method: string, path: string, ip: string, userAgent: string, proto: string): Exchange {
-  return {
-    binding: undefined,
-    host,
-    method,
-    path,
-    status: 0,
-    startedAt: performance.now(),
-    durationMs: 0,
-    bytesIn: 0,
-    bytesOut: 0,
-    ip,
-    userAgent,
-    proto,
-  };
 }

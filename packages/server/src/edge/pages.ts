@@ -1,5 +1,6 @@
+import { STATUS_CODES } from 'node:http';
 import { Messages } from '@svcrouter/protocol';
-import { pageResponse } from './lean/response-head.js';
+import { httpDate } from './http-date.js';
 
 /** A small page the edge answers with itself (offline, 502, 429…). */
 export interface EdgePage {
@@ -62,6 +63,15 @@ export function badRequestPage(reason: string): EdgePage {
 /** 431: an HTTP/2 request head over the edge's limit (HTTP/1.1's is answered by Node's parser). */
 export function headTooLargePage(limitBytes: number): EdgePage {
   return page(431, 'Request Header Fields Too Large', `The request head is larger than ${limitBytes / 1024} KiB.`);
+}
+
+/** One of the edge's own pages as a whole HTTP/1.1 response that keeps the connection usable. */
+export function pageResponse(page: EdgePage, requestMethod: string, keepAlive: boolean): string {
+  let text = `HTTP/1.1 ${page.status} ${STATUS_CODES[page.status] ?? 'Error'}\r\n`;
+  for (const name in page.headers) text += `${name}: ${page.headers[name]}\r\n`;
+  text += `date: ${httpDate()}\r\n`;
+  if (!keepAlive) text += 'connection: close\r\n';
+  return requestMethod === 'HEAD' ? `${text}\r\n` : `${text}\r\n${page.body}`;
 }
 
 /** Serialises a page as a raw HTTP/1.1 response that closes the connection, for sockets taken over by an upgrade. */

@@ -1,149 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
-import {
-  HOP_BY_HOP,
-  INTERNAL_HEADER_PREFIX,
-  ResetCode,
-  StreamResetError,
-  hasValidFields,
-  isResponseHead,
-  type MuxStream,
-  type RequestHead,
-  type ResponseHead,
-} from '@svcrouter/protocol';
+import { ResetCode, StreamResetError, hasValidFields, isResponseHead, type MuxStream, type ResponseHead } from '@svcrouter/protocol';
+import { finishExchange, type ByteMeter, type Exchange, type ExchangeObserver } from './exchange.js';
+import { hasRequestBody, requestHead, responseHeaders } from './forwarding.js';
 import { bandwidthPage, offlinePage, unreachablePage, upstreamErrorPage, type EdgePage } from './pages.js';
 import type { AbsoluteTarget } from './request-target.js';
 import type { Binding } from './router.js';
 
 type VisitorRequest = IncomingMessage | Http2ServerRequest;
 type VisitorResponse = ServerResponse | Http2ServerResponse;
-
-/** What the edge learns about each proxied request (for the inspector and metering). */
-export interface Exchange {
-  binding: Binding | undefined;
-  host: string;
-  method: string;
-  path: string;
-  status: number;
-  startedAt: number;
-  durationMs: number;
-  bytesIn: number;
-  bytesOut: number;
-  ip: string;
-  userAgent: string;
-  proto: string;
-}
-
-/** Observes finished exchanges; must be cheap and never throw (it runs on the request path). */
-export type ExchangeObserver = (exchange: Exchange) => void;
-
-/**
- * Meters body bytes of an account as they pass, before they are forwarded; false means the
- * account's transfer quota is gone and the transfer must stop (usage metering).
- */
-export type ByteMeter = (accountId: string, bytes: number) => boolean;
-
-/** Headers the edge sets itself; visitors' copies are replaced, never passed through. */
-const EDGE_SET = new Set(['x-forwarded-proto', 'x-forwarded-host', 'expect']);
-
-/**
- * Builds the request head sent to the agent: hop-by-hop and internal headers removed,
- * X-Forwarded-For appended to, X-Forwarded-Proto and -Host set by us. One pass, no copies
- * beyond the output array, since this runs for every request. The target sent is always a
- * path: `absolute`, when the visitor sent an absolute-form target, gives the path to send
- * instead of `req.url` and the authority that replaces Host.
- */
-export function requestHead(
-  req: Pick<VisitorRequest, 'rawHeaders' | 'method' | 'url'>,
-  binding: Binding,
-  host: string,
-  ip: string,
-  secure: boolean,
-  upgrade: boolean,
-  absolute?: AbsoluteTarget,
-): RequestHead {
-  const raw = req.rawHeaders;
-  const out: string[] = [];
-  let forwardedFor = '';
-  let named: Set<string> | undefined;
-  let hasHost = false;
-  let originalHost = '';
-  for (let i = 0; i < raw.length; i += 2) {
-    const lower = raw[i]!.toLowerCase();
-    if (lower === 'connection') {
-      for (const token of raw[i + 1]!.split(',')) (named ??= new Set()).add(token.trim().toLowerCase());
-    }
-  }
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i]!;
-    const value = raw[i + 1]!;
-    const lower = name.toLowerCase();
-    if (lower.charCodeAt(0) === 58 /* ':' pseudo-header (HTTP/2) */) {
-      if (lower === ':authority') originalHost = value;
-      continue;
-    }
-    if (lower === 'host') {
-      // An absolute-form target's authority replaces Host (RFC 9112 §3.2.2), as it routed the request.
-      const routed = absolute?.authority ?? value;
-      hasHost = true;
-      originalHost = routed;
-      out.push(name, routed);
-      continue;
-    }
-    if (upgrade && (lower === 'upgrade' || lower === 'connection')) {
-      out.push(name, value);
-      continue;
-    }
-    if (HOP_BY_HOP.has(lower) || EDGE_SET.has(lower) || named?.has(lower)) continue;
-    if (lower.startsWith(INTERNAL_HEADER_PREFIX)) continue;
-    if (lower === 'x-forwarded-for') {
-      forwardedFor = forwardedFor ? `${forwardedFor}, ${value}` : value;
-      continue;
-    }
-    out.push(name, value);
-  }
-  if (absolute) originalHost = absolute.authority;
-  if (!hasHost) out.push('host', originalHost || host);
-  out.push(
-    'x-forwarded-for',
-    forwardedFor ? `${forwardedFor}, ${ip}` : ip,
-    'x-forwarded-proto',
-    secure ? 'https' : 'http',
-    'x-forwarded-host',
-    originalHost || host,
-  );
-  const head: RequestHead = { m: req.method ?? 'GET', p: absolute?.path ?? req.url ?? '/', h: out, t: binding.tunnelId };
-  if (upgrade) head.u = 1;
-  return head;
-}
-
-/** Whether a visitor request carries a body (so the stream stays open for it). */
-export function hasRequestBody(req: VisitorRequest): boolean {
-  const headers = req.headers;
-  if (headers['transfer-encoding'] !== undefined) return true;
-  const length = headers['content-length'];
-  if (length !== undefined) return length !== '0';
-  // HTTP/2: a body exists unless the HEADERS frame ended the stream.
-  if (req.httpVersionMajor === 2) return !(req as Http2ServerRequest).stream.endAfterHeaders;
-  return false;
-}
-
-/** Response headers safe to give the visitor: hop-by-hop ones removed (HTTP/2 forbids them). */
-export function responseHeaders(raw: readonly string[]): string[] {
-  const out: string[] = [];
-  let named: Set<string> | undefined;
-  for (let i = 0; i < raw.length; i += 2) {
-    if (raw[i]!.toLowerCase() === 'connection') {
-      for (const token of raw[i + 1]!.split(',')) (named ??= new Set()).add(token.trim().toLowerCase());
-    }
-  }
-  for (let i = 0; i < raw.length; i += 2) {
-    const lower = raw[i]!.toLowerCase();
-    if (HOP_BY_HOP.has(lower) || named?.has(lower)) continue;
-    out.push(raw[i]!, raw[i + 1]!);
-  }
-  return out;
-}
 
 /** Sends one of the edge's own pages. */
 export function sendPage(res: VisitorResponse, page: EdgePage): number {
@@ -173,7 +38,7 @@ export function proxyRequest(
   absolute?: AbsoluteTarget,
 ): void {
   const withBody = hasRequestBody(req);
-  const head = requestHead(req, binding, exchange.host, exchange.ip, secure, false, absolute);
+  const head = requestHead(req, binding, exchange.host, exchange.ip, secure, 'request', absolute);
   // The agent reads `b` to decide whether to stream a body to the origin: without it the body is dropped.
   if (withBody) head.b = 1;
   let stream: MuxStream;
@@ -187,8 +52,7 @@ export function proxyRequest(
   function finish(): void {
     if (finished) return;
     finished = true;
-    exchange.durationMs = performance.now() - exchange.startedAt;
-    done(exchange);
+    finishExchange(exchange, done);
   }
   // Quota used up mid-transfer. Runs inside a 'data' listener registered before the pipe, so
   // the chunk that crossed the limit is not forwarded; both directions stop.

@@ -2,8 +2,8 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ResetCode, StreamResetError, hasValidFields, isResponseHead, type ResponseHead } from '@svcrouter/protocol';
 import { rawResponse, unreachablePage, upstreamErrorPage } from './pages.js';
-import type { ByteMeter, Exchange, ExchangeObserver } from './proxy.js';
-import { requestHead, responseHeaders } from './proxy.js';
+import { finishExchange, type ByteMeter, type Exchange, type ExchangeObserver } from './exchange.js';
+import { requestHead, responseHeaders } from './forwarding.js';
 import type { AbsoluteTarget } from './request-target.js';
 import type { Binding } from './router.js';
 
@@ -27,12 +27,11 @@ export function proxyUpgrade(
   const finish = (): void => {
     if (finished) return;
     finished = true;
-    exchange.durationMs = performance.now() - exchange.startedAt;
-    done(exchange);
+    finishExchange(exchange, done);
   };
   let stream;
   try {
-    stream = binding.session.mux.open(requestHead(req, binding, exchange.host, exchange.ip, secure, true, absolute));
+    stream = binding.session.mux.open(requestHead(req, binding, exchange.host, exchange.ip, secure, 'upgrade', absolute));
   } catch {
     socket.destroy();
     return finish();

@@ -7,7 +7,8 @@ import {
   type StreamResetError,
 } from '@svcrouter/protocol';
 import { offlinePage, unreachablePage, upstreamErrorPage } from '../pages.js';
-import { requestHead, responseHeaders, type ByteMeter, type Exchange, type ExchangeObserver } from '../proxy.js';
+import { finishExchange, type ByteMeter, type Exchange, type ExchangeObserver } from '../exchange.js';
+import { requestHead, responseHeaders } from '../forwarding.js';
 import type { Binding } from '../router.js';
 import type { LeanRequest } from './request-head.js';
 import { visitorResponseHead } from './response-head.js';
@@ -33,14 +34,14 @@ export function proxyLean(
     exchange.host,
     exchange.ip,
     connection.secure,
-    false,
+    'request',
   );
   const lean = new LeanExchange(connection, request.method, binding, exchange, done, meter);
   try {
     lean.stream = binding.session.mux.openCallbackStream(head, lean, true);
   } catch {
     exchange.status = connection.sendPage(offlinePage(exchange.host));
-    done(finished(exchange));
+    finishExchange(exchange, done);
     return;
   }
   connection.adopt(lean);
@@ -140,11 +141,6 @@ class LeanExchange implements ResponseOwner, CallbackStreamHandler {
   private settle(): void {
     if (this.settled) return;
     this.settled = true;
-    this.done(finished(this.exchange));
+    finishExchange(this.exchange, this.done);
   }
-}
-
-function finished(exchange: Exchange): Exchange {
-  exchange.durationMs = performance.now() - exchange.startedAt;
-  return exchange;
 }

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { offlinePage } from '../pages.js';
-import { BodyFraming, pageResponse, visitorResponseHead } from './response-head.js';
+import { BodyFraming, visitorResponseHead } from './response-head.js';
 
 test('keeps the origin Content-Length and its headers in order, adding a Date when it sent none', () => {
   const head = visitorResponseHead(
@@ -64,14 +63,4 @@ test('refuses what Node would refuse: a bad status, a non-token name, a control 
     2,
     'repeated equal lengths are one length',
   );
-});
-
-test('an edge page is a whole response with its length, and only a head for HEAD', () => {
-  const page = offlinePage('gone.example.com');
-  const get = pageResponse(page, 'GET', true);
-  const [head, body] = get.split('\r\n\r\n') as [string, string];
-  assert.ok(head.startsWith('HTTP/1.1 404 Not Found\r\n'));
-  assert.equal(Number(/content-length: (\d+)/.exec(head)![1]), Buffer.byteLength(body));
-  assert.ok(!head.includes('connection: close'));
-  assert.ok(pageResponse(page, 'HEAD', false).endsWith('connection: close\r\n\r\n'));
 });

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import { INVALID_VALUE, TOKEN } from '@svcrouter/protocol';
-import type { EdgePage } from '../pages.js';
+import { httpDate } from '../http-date.js';
 
 /** How the body after a head is framed on the visitor's connection. */
 export const BodyFraming = {
@@ -22,20 +22,6 @@ export interface VisitorResponseHead {
 }
 
 const DIGITS = /^\d{1,15}$/;
-
-let dateSecond = -1;
-let dateText = '';
-
-/** The current time as an HTTP date, formatted once per second (Node's ServerResponse adds one too). */
-function httpDate(): string {
-  const now = Date.now();
-  const second = Math.floor(now / 1000);
-  if (second !== dateSecond) {
-    dateSecond = second;
-    dateText = new Date(now).toUTCString();
-  }
-  return dateText;
-}
 
 /**
  * Serialises a response head for an HTTP/1.1 visitor from the origin's status and headers
@@ -76,13 +62,4 @@ export function visitorResponseHead(
   }
   if (!keepAlive) text += 'connection: close\r\n';
   return { text: `${text}\r\n`, framing, length: Math.max(length, 0) };
-}
-
-/** One of the edge's own pages as a whole HTTP/1.1 response that keeps the connection usable. */
-export function pageResponse(page: EdgePage, requestMethod: string, keepAlive: boolean): string {
-  let text = `HTTP/1.1 ${page.status} ${STATUS_CODES[page.status] ?? 'Error'}\r\n`;
-  for (const name in page.headers) text += `${name}: ${page.headers[name]}\r\n`;
-  text += `date: ${httpDate()}\r\n`;
-  if (!keepAlive) text += 'connection: close\r\n';
-  return requestMethod === 'HEAD' ? `${text}\r\n` : `${text}\r\n${page.body}`;
 }

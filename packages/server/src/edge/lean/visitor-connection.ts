@@ -1,8 +1,8 @@
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import type { EdgePage } from '../pages.js';
+import { pageResponse, type EdgePage } from '../pages.js';
 import { HAND_OVER, INCOMPLETE, readRequestHead, type LeanRequest } from './request-head.js';
-import { BodyFraming, pageResponse, type BodyFramingValue, type VisitorResponseHead } from './response-head.js';
+import { BodyFraming, type BodyFramingValue, type VisitorResponseHead } from './response-head.js';
 
 /** Serves lean requests; answers false (having written nothing) when Node's server must take the request. */
 export interface LeanHandler {
