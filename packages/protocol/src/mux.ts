@@ -359,6 +359,12 @@ export class Mux extends EventEmitter implements StreamTransport {
     }
   }
 
+  /** @internal */
+  streamFailed(stream: number, error: unknown): void {
+    if (this.closed) return;
+    this.failStream(stream, error instanceof Error ? error : new Error(String(error)));
+  }
+
   /** A stream's handler threw while handling its frame: that stream ends, the session does not. */
   private failStream(id: number, error: Error): void {
     const stream = this.streams.get(id);
