@@ -34,6 +34,8 @@ export class MuxStream extends Duplex implements CallbackStreamHandler {
   private creditScheduled = false;
   /** The callback of a write that waits for credit or for the session socket to drain. */
   private writeDone: (() => void) | undefined;
+  /** Trailer fields the end carries (endWithTrailers). */
+  private trailersToSend: string[] | undefined;
 
   constructor(
     /** The stream underneath; frames reach it from the session. */
@@ -71,6 +73,11 @@ export class MuxStream extends Duplex implements CallbackStreamHandler {
     return this.core.resetCode;
   }
 
+  /** The peer's TRAILERS payload (unchecked: see trailerFields), set before 'end'. */
+  get trailers(): unknown {
+    return this.core.trailers;
+  }
+
   /** Bytes received from the peer and not yet acknowledged with credit (at most the window). */
   get receiveBuffered(): number {
     return this.core.receiveBuffered;
@@ -89,6 +96,20 @@ export class MuxStream extends Duplex implements CallbackStreamHandler {
   /** Sends the reply head (HEADERS frame) once; with `end` the write side closes at once. */
   sendHeaders(meta: unknown, end = false): void {
     if (this.core.sendHeaders(meta, end) && end) this.end();
+  }
+
+  /** Sends an informational reply head (INFO frame); only before the reply head itself. */
+  sendInfo(meta: unknown): void {
+    this.core.sendInfo(meta);
+  }
+
+  /**
+   * Ends the write side with trailer fields (flat pairs) after every byte written. Without
+   * fields, or to a peer that does not understand TRAILERS, it is a plain end().
+   */
+  endWithTrailers(fields: string[]): void {
+    if (fields.length > 0) this.trailersToSend = fields;
+    this.end();
   }
 
   /** Aborts the stream on both sides with an error code (sent to the peer as RESET). */
@@ -124,6 +145,11 @@ export class MuxStream extends Duplex implements CallbackStreamHandler {
   /** @internal */
   onHeaders(meta: unknown): void {
     this.emit('headers', meta);
+  }
+
+  /** @internal Emitted as 'info' (the metadata), before 'headers'. */
+  onInfo(meta: unknown): void {
+    this.emit('info', meta);
   }
 
   /** @internal */
@@ -178,7 +204,9 @@ export class MuxStream extends Duplex implements CallbackStreamHandler {
   }
 
   override _final(callback: (error?: Error | null) => void): void {
-    this.core.end();
+    const trailers = this.trailersToSend;
+    if (trailers) this.core.endWithTrailers(trailers);
+    else this.core.end();
     callback();
   }
 

@@ -12,7 +12,21 @@ export interface Binding {
   local: string;
   /** Whether the agent chose the name (kept when the agent leaves) or got a random one. */
   pinned: boolean;
-  session: EdgeSession;
+  /** The agent's session on this node, or the link to the node that holds it (cluster/). */
+  session: BindingSession;
+}
+
+/** What a binding's requests travel over: the streams of an agent session, or of a peer link. */
+export interface BindingSession {
+  readonly mux: Mux;
+  readonly isClosed: boolean;
+  /**
+   * Optional protocol features of the agent behind this session (`Feature` values); absent when
+   * unknown (a peer link), which counts as none: the edge then answers `100 Continue` itself.
+   */
+  readonly agentFeatures?: ReadonlySet<string>;
+  /** Tells the agent one tunnel is gone and forgets it; a peer link has no agent to tell. */
+  release(tunnelId: string, code: ErrorCodeValue, text: string): Binding | undefined;
 }
 
 /**
@@ -34,8 +48,10 @@ export interface SessionHandlers {
  * One connected agent: its multiplexed connection, who it authenticated as, and the
  * tunnels bound on it. Long-lived state, hence a class.
  */
-export class EdgeSession {
+export class EdgeSession implements BindingSession {
   readonly bindings = new Map<string, Binding>();
+  /** Optional protocol features the agent announced (`Feature` values, from FEATURES_HEADER). */
+  agentFeatures: ReadonlySet<string> = new Set();
   private ended = false;
   private bindsInFlight = 0;
 

@@ -12,6 +12,7 @@ import { isIpHost, normalizeHost } from './host.js';
 import { proxyLean } from './lean/lean-proxy.js';
 import type { LeanRequest } from './lean/request-head.js';
 import type { LeanHandler, VisitorConnection } from './lean/visitor-connection.js';
+import { expectsContinue } from './interim.js';
 import { headerListBytes, MAX_HEADER_BYTES } from './limits.js';
 import { badRequestPage, bandwidthPage, headTooLargePage, offlinePage, rawResponse, type EdgePage } from './pages.js';
 import { finishExchange, newExchange, type ByteMeter, type Exchange, type ExchangeObserver } from './exchange.js';
@@ -50,6 +51,11 @@ export interface EdgeDeps extends Omit<BinderDeps, 'router'> {
   acmeChallenge?(token: string): string | undefined;
   /** How long a request for a name in its grace period waits for its agent to come back (see Holds); 0 or absent: not at all. */
   holdMs?: number;
+  /**
+   * Several edge nodes: a binding that carries requests for `host` to the node holding its agent,
+   * when this node holds none; undefined when no node does (or this node is alone).
+   */
+  remoteBinding?(host: string): Binding | undefined;
 }
 
 /**
@@ -109,7 +115,11 @@ export class Edge implements LeanHandler {
       return;
     }
     if (!secure && this.answerAcmeChallenge(req, res)) return;
-    if (this.isApex(host)) return this.deps.apex(req, res);
+    if (this.isApex(host)) {
+      // The API reads whole bodies: the visitor may send at once (Node's default answer).
+      if (expectsContinue(req)) (res as ServerResponse).writeContinue();
+      return this.deps.apex(req, res);
+    }
     const exchange = this.newExchange(req, host, absolute);
     const binding = this.tunnelFor(exchange);
     if (binding) return proxyRequest(req, res, binding, exchange, secure, this.observe, this.deps.meter, absolute);
@@ -292,7 +302,8 @@ export class Edge implements LeanHandler {
    * the request must be refused instead (see `refusal`).
    */
   private tunnelFor(exchange: Exchange): Binding | undefined {
-    const binding = this.router.resolve(exchange.host);
+    let binding = this.router.resolve(exchange.host);
+    if (!binding && this.deps.remoteBinding) binding = this.deps.remoteBinding(exchange.host);
     if (!binding || binding.session.isClosed) return undefined;
     exchange.binding = binding;
     return this.deps.isOverBandwidth?.(binding.accountId) ? undefined : binding;

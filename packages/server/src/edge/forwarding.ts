@@ -12,7 +12,7 @@ import type { Binding } from './router.js';
 type VisitorRequest = IncomingMessage | Http2ServerRequest;
 
 /** Headers the edge sets itself; visitors' copies are replaced, never passed through. */
-const EDGE_SET = new Set(['x-forwarded-proto', 'x-forwarded-host', 'expect']);
+const EDGE_SET = new Set(['x-forwarded-proto', 'x-forwarded-host']);
 
 /** A plain request, or an `Upgrade` request whose Upgrade and Connection headers must reach the origin. */
 export type RequestKind = 'request' | 'upgrade';
@@ -32,6 +32,8 @@ export function requestHead(
   secure: boolean,
   kind: RequestKind,
   absolute?: AbsoluteTarget,
+  /** Pass `Expect` on: the agent relays the origin's 100 Continue (or its refusal) itself. */
+  forwardExpect = false,
 ): RequestHead {
   const upgrade = kind === 'upgrade';
   const raw = req.rawHeaders;
@@ -67,6 +69,7 @@ export function requestHead(
       continue;
     }
     if (HOP_BY_HOP.has(lower) || EDGE_SET.has(lower) || named?.has(lower)) continue;
+    if (lower === 'expect' && !forwardExpect) continue;
     if (lower.startsWith(INTERNAL_HEADER_PREFIX)) continue;
     if (lower === 'x-forwarded-for') {
       forwardedFor = forwardedFor ? `${forwardedFor}, ${value}` : value;
@@ -86,6 +89,7 @@ export function requestHead(
   );
   const head: RequestHead = { m: req.method ?? 'GET', p: absolute?.path ?? req.url ?? '/', h: out, t: binding.tunnelId };
   if (upgrade) head.u = 1;
+  else head.i = 1; // the edge takes the origin's 1xx heads (INFO) on a plain request
   return head;
 }
 
@@ -100,8 +104,12 @@ export function hasRequestBody(req: VisitorRequest): boolean {
   return false;
 }
 
-/** Response headers safe to give the visitor: hop-by-hop ones removed (HTTP/2 forbids them). */
-export function responseHeaders(raw: readonly string[]): string[] {
+/**
+ * Response headers safe to give the visitor: hop-by-hop ones removed (HTTP/2 forbids them),
+ * but `Trailer`, which announces the trailer fields that pass through to the visitor, unless
+ * `keepTrailer` is false (a response that will not be chunked has no trailers to announce).
+ */
+export function responseHeaders(raw: readonly string[], keepTrailer = true): string[] {
   const out: string[] = [];
   let named: Set<string> | undefined;
   for (let i = 0; i < raw.length; i += 2) {
@@ -111,7 +119,7 @@ export function responseHeaders(raw: readonly string[]): string[] {
   }
   for (let i = 0; i < raw.length; i += 2) {
     const lower = raw[i]!.toLowerCase();
-    if (HOP_BY_HOP.has(lower) || named?.has(lower)) continue;
+    if ((HOP_BY_HOP.has(lower) && (lower !== 'trailer' || !keepTrailer)) || named?.has(lower)) continue;
     out.push(raw[i]!, raw[i + 1]!);
   }
   return out;

@@ -199,12 +199,18 @@ describe('Inspector', () => {
     const { inspector, fault } = setup();
     const seenByA: RequestRecord[] = [];
     const seenByB: RequestRecord[] = [];
-    const stopA = inspector.live.subscribe(a.id, (r) => seenByA.push(r));
-    inspector.live.subscribe(b.id, (r) => seenByB.push(r));
+    const seenByA2: RequestRecord[] = [];
+    const batchesOfA: number[] = [];
+    const stopA = inspector.live.subscribe(a.id, (records) => {
+      batchesOfA.push(records.length);
+      seenByA.push(...records);
+    });
+    inspector.live.subscribe(b.id, (records) => seenByB.push(...records));
     inspector.live.subscribe(a.id, () => {
       throw new Error('a broken subscriber');
     });
-    assert.equal(inspector.stats().streamSubscribers, 3);
+    const stopA2 = inspector.live.subscribe(a.id, (records) => seenByA2.push(...records));
+    assert.equal(inspector.stats().streamSubscribers, 4);
     inspector.capture(captured({ accountId: a.id, timestamp: T0 + 1.7, durationMs: 2.6, path: '/known-owner', host: 'APP.localhost' }));
     inspector.capture(captured({ host, path: '/owner-resolved' }));
     inspector.capture(captured({ accountId: b.id, path: '/b' }));
@@ -218,6 +224,10 @@ describe('Inspector', () => {
     const newestFirst = [...seenByA].sort((x, y) => (x.id < y.id ? 1 : -1));
     assert.deepEqual(newestFirst, listed, 'same ids, owners and stored values');
     assert.equal(seenByA[1]?.tunnelId, tunnel.id);
+    assert.deepEqual(batchesOfA, [2], "one call per batch with the account's records");
+    assert.equal(seenByA2.length, 2, 'a subscriber after a broken one still gets its records');
+    seenByA2.forEach((record, i) => assert.equal(record, seenByA[i], 'the same record objects for every subscriber of the account'));
+    stopA2();
     assert.deepEqual(seenByB, await store.requests.list(b.id, { limit: 10 }));
     fault.fail = true;
     inspector.capture(captured({ accountId: a.id, path: '/never-stored' }));
@@ -239,5 +249,36 @@ describe('Inspector', () => {
     inspector.capture(captured({ accountId: a.id }));
     await inspector.stop();
     assert.equal((await store.requests.list(a.id, { limit: 10 })).length, 1);
+  });
+
+  it('stop retries a store that is out and writes the records once it is back within the time given', async () => {
+    const a = await newAccount();
+    const { inspector, fault } = setup();
+    fault.error = () => Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+    fault.fail = true;
+    inspector.capture(captured({ accountId: a.id, path: '/at-shutdown' }));
+    const stopping = inspector.stop({ retryForMs: 60_000 });
+    // Back after the first attempt failed: the retry, not the first write, stores it.
+    await new Promise((resolve) => setImmediate(resolve));
+    fault.fail = false;
+    await stopping;
+    assert.deepEqual(inspector.stats(), { queueDepth: 0, dropped: 0, written: 1, streamSubscribers: 0 });
+    assert.deepEqual(
+      (await store.requests.list(a.id, { limit: 10 })).map((r) => r.path),
+      ['/at-shutdown'],
+    );
+  });
+
+  it('stop gives up when the store stays out, and counts and logs what it dropped', async () => {
+    const a = await newAccount();
+    const lines: string[] = [];
+    const { inspector, fault } = setup({ log: pino({ level: 'info' }, { write: (line: string) => void lines.push(line) }) });
+    fault.error = () => Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    fault.fail = true;
+    for (let i = 0; i < 3; i++) inspector.capture(captured({ accountId: a.id }));
+    await inspector.stop({ retryForMs: 250 });
+    assert.deepEqual(inspector.stats(), { queueDepth: 0, dropped: 3, written: 0, streamSubscribers: 0 });
+    const dropped = lines.map((l) => JSON.parse(l) as { msg: string; count?: number }).find((l) => l.msg.includes('dropped at shutdown'));
+    assert.equal(dropped?.count, 3);
   });
 });

@@ -1,6 +1,7 @@
 import {
   ResetCode,
   isResponseHead,
+  trailerFields,
   type CallbackStream,
   type CallbackStreamHandler,
   type ResponseHead,
@@ -11,7 +12,7 @@ import { finishExchange, type ByteMeter, type Exchange, type ExchangeObserver } 
 import { requestHead, responseHeaders } from '../forwarding.js';
 import type { Binding } from '../router.js';
 import type { LeanRequest } from './request-head.js';
-import { visitorResponseHead } from './response-head.js';
+import { visitorInterimHead, visitorResponseHead } from './response-head.js';
 import type { ResponseOwner, VisitorConnection } from './visitor-connection.js';
 
 /**
@@ -72,6 +73,13 @@ class LeanExchange implements ResponseOwner, CallbackStreamHandler {
     this.settle();
   }
 
+  /** 103 Early Hints and the like: passed on as they come; a malformed one is dropped. */
+  onInfo(meta: unknown): void {
+    if (this.settled || this.exchange.status !== 0 || !isResponseHead(meta)) return;
+    const text = visitorInterimHead(meta.s, responseHeaders(meta.h));
+    if (text !== undefined) this.connection.writeInterim(text);
+  }
+
   onHeaders(meta: unknown): void {
     const exchange = this.exchange;
     // The agent is not trusted: a head of the wrong shape never reaches the visitor or the
@@ -99,7 +107,7 @@ class LeanExchange implements ResponseOwner, CallbackStreamHandler {
 
   onEnd(): void {
     if (this.settled) return;
-    this.connection.endBody();
+    this.connection.endBody(this.stream.trailers === undefined ? undefined : trailerFields(this.stream.trailers));
     this.settle();
   }
 
