@@ -6,6 +6,7 @@ import { ErrorCode, SESSION_PATH } from '@svcrouter/protocol';
 import { ACME_CHALLENGE_PATH, acmeChallengeToken } from '../certs/index.js';
 import type { Store } from '../store/index.js';
 import { Binder, type BinderDeps } from './binder.js';
+import { HOLD_BODY_RESERVE, Holds } from './hold.js';
 import type { EdgeSession } from './edge-session.js';
 import { isIpHost, normalizeHost } from './host.js';
 import { proxyLean } from './lean/lean-proxy.js';
@@ -15,6 +16,7 @@ import { expectsContinue } from './interim.js';
 import { headerListBytes, MAX_HEADER_BYTES } from './limits.js';
 import { badRequestPage, bandwidthPage, headTooLargePage, offlinePage, rawResponse, type EdgePage } from './pages.js';
 import { finishExchange, newExchange, type ByteMeter, type Exchange, type ExchangeObserver } from './exchange.js';
+import { hasRequestBody } from './forwarding.js';
 import { proxyRequest, sendPage } from './proxy.js';
 import { Router, type Binding } from './router.js';
 import {
@@ -47,6 +49,8 @@ export interface EdgeDeps extends Omit<BinderDeps, 'router'> {
   meter?: ByteMeter;
   /** ACME HTTP-01: the key authorization for a token this node is being challenged with, else undefined. */
   acmeChallenge?(token: string): string | undefined;
+  /** How long a request for a name in its grace period waits for its agent to come back (see Holds); 0 or absent: not at all. */
+  holdMs?: number;
   /**
    * Several edge nodes: a binding that carries requests for `host` to the node holding its agent,
    * when this node holds none; undefined when no node does (or this node is alone).
@@ -66,10 +70,15 @@ export class Edge implements LeanHandler {
   readonly router = new Router();
   readonly sessions = new Set<EdgeSession>();
   private readonly binder: Binder;
+  private readonly holds: Holds;
   private readonly observe: ExchangeObserver;
 
   constructor(private readonly deps: EdgeDeps) {
     this.binder = new Binder({ ...deps, router: this.router });
+    this.holds = new Holds({
+      holdMs: deps.holdMs ?? 0,
+      onError: (error) => deps.log.error({ err: error }, 'a held request failed to start'),
+    });
     this.observe = deps.observe ?? (() => undefined);
   }
 
@@ -113,11 +122,18 @@ export class Edge implements LeanHandler {
     }
     const exchange = this.newExchange(req, host, absolute);
     const binding = this.tunnelFor(exchange);
-    if (!binding) {
+    if (binding) return proxyRequest(req, res, binding, exchange, secure, this.observe, this.deps.meter, absolute);
+    const gone = (): void => leave?.();
+    const proceed = (bound: Binding | undefined): void => {
+      res.off('close', gone);
+      if (bound) return proxyRequest(req, res, bound, exchange, secure, this.observe, this.deps.meter, absolute);
       exchange.status = sendPage(res, this.refusal(exchange));
-      return this.finish(exchange);
-    }
-    proxyRequest(req, res, binding, exchange, secure, this.observe, this.deps.meter, absolute);
+      this.finish(exchange);
+    };
+    // A held request's body is not read: Node stops reading the visitor once its buffer is full.
+    const leave = this.hold(exchange, heldRequestBytes(req), proceed);
+    if (!leave) return proceed(undefined);
+    res.once('close', gone);
   }
 
   /**
@@ -131,12 +147,21 @@ export class Edge implements LeanHandler {
     if (!connection.secure && this.deps.acmeChallenge && request.target.startsWith(ACME_CHALLENGE_PATH)) return false;
     const exchange = newExchange(host, request.method, request.target, connection.ip, request.userAgent, 'HTTP/1.1');
     const binding = this.tunnelFor(exchange);
-    if (!binding) {
-      exchange.status = connection.sendPage(this.refusal(exchange));
-      this.finish(exchange);
+    if (binding) {
+      proxyLean(connection, request, binding, exchange, this.observe, this.deps.meter);
       return true;
     }
-    proxyLean(connection, request, binding, exchange, this.observe, this.deps.meter);
+    const proceed = (bound: Binding | undefined): void => {
+      if (bound) return proxyLean(connection, request, bound, exchange, this.observe, this.deps.meter);
+      exchange.status = connection.sendPage(this.refusal(exchange));
+      this.finish(exchange);
+    };
+    const leave = this.hold(exchange, headerListBytes(request.rawHeaders), proceed);
+    if (!leave) {
+      proceed(undefined);
+      return true;
+    }
+    connection.adopt({ onVisitorDrain: () => undefined, onVisitorGone: leave });
     return true;
   }
 
@@ -170,6 +195,7 @@ export class Edge implements LeanHandler {
           handlers: {
             bind: (session, message) => this.binder.bind(session, message),
             unbind: (session, binding, clean) => this.unbind(binding, clean),
+            bound: (binding) => this.deliverHeld(binding),
           },
           heartbeatMs: this.deps.heartbeatMs,
           log: this.deps.log,
@@ -183,13 +209,20 @@ export class Edge implements LeanHandler {
     }
     const exchange = this.newExchange(req, host, absolute);
     const binding = this.tunnelFor(exchange);
-    if (!binding) {
+    if (binding) return proxyUpgrade(req, socket, head, binding, exchange, secure, this.observe, this.deps.meter, absolute);
+    const gone = (): void => leave?.();
+    const proceed = (bound: Binding | undefined): void => {
+      socket.off('close', gone);
+      if (bound) return proxyUpgrade(req, socket, head, bound, exchange, secure, this.observe, this.deps.meter, absolute);
       const page = this.refusal(exchange);
       exchange.status = page.status;
       socket.end(rawResponse(page));
-      return this.finish(exchange);
-    }
-    proxyUpgrade(req, socket, head, binding, exchange, secure, this.observe, this.deps.meter, absolute);
+      this.finish(exchange);
+    };
+    // Nothing reads the socket while the request is held (Node leaves an upgraded socket paused).
+    const leave = this.hold(exchange, headerListBytes(req.rawHeaders) + head.length, proceed);
+    if (!leave) return proceed(undefined);
+    socket.once('close', gone);
   }
 
   /**
@@ -225,6 +258,7 @@ export class Edge implements LeanHandler {
    * Resolves once their tunnels are recorded offline, so the store can be closed after it.
    */
   async close(): Promise<void> {
+    this.holds.close();
     for (const session of this.sessions) session.mux.close('server shutting down');
     await this.binder.idle();
   }
@@ -275,6 +309,56 @@ export class Edge implements LeanHandler {
     return this.deps.isOverBandwidth?.(binding.accountId) ? undefined : binding;
   }
 
+  /**
+   * Holds a request that found no live binding, when its name is in its grace period (its agent
+   * lost its connection and may be reconnecting): `proceed` runs once, later, with the binding to
+   * proxy to, or undefined to refuse it as before. Answers what to call when the visitor leaves
+   * meanwhile (the request leaves the queue and is recorded), or undefined when the request is
+   * not held: refuse it now. A request over its account's quota is never held.
+   */
+  private hold(exchange: Exchange, bytes: number, proceed: (binding: Binding | undefined) => void): (() => void) | undefined {
+    if (exchange.binding) return undefined;
+    const grace = this.binder.graceOf(exchange.host);
+    if (!grace) return undefined;
+    const cancel = this.holds.hold(exchange.host, grace.accountId, grace.until, bytes, {
+      deliver: () => proceed(this.tunnelFor(exchange)),
+      expire: () => proceed(undefined),
+    });
+    if (!cancel) return undefined;
+    const log = this.deps.log;
+    log.info({ hostname: exchange.host, held: this.holds.count(exchange.host) }, 'request held for a reconnect');
+    return () => {
+      if (!cancel()) return;
+      this.finish(exchange);
+      log.info({ hostname: exchange.host, held: this.holds.count(exchange.host) }, 'held request dropped: the visitor left');
+    };
+  }
+
+  /**
+   * A name is bound again and its agent was told: requests held for it go to the new binding once
+   * the agent has read that. An agent takes a tunnel on a moment after reading 'bound' (in a
+   * promise continuation), so a stream read in the same chunk would find no tunnel there; a PING
+   * sent now is answered only after 'bound' was read, and its answer's streams arrive later still.
+   * The requests stay held (to their deadline) if the session ends first.
+   */
+  private deliverHeld(binding: Binding): void {
+    if (this.holds.count(binding.hostname) === 0) return;
+    const mux = binding.session.mux;
+    const stop = (): void => {
+      mux.off('pong', onPong);
+      mux.off('close', stop);
+    };
+    const onPong = (_rttMs: number, stamp: number): void => {
+      if (stamp < sent) return; // the answer to an earlier ping
+      stop();
+      const delivered = this.holds.release(binding);
+      if (delivered > 0) this.deps.log.info({ hostname: binding.hostname, delivered }, 'held requests delivered');
+    };
+    mux.on('pong', onPong);
+    mux.once('close', stop);
+    const sent = mux.ping();
+  }
+
   /** The page for a request `tunnelFor` refused: offline (no live agent), or over the transfer quota. */
   private refusal(exchange: Exchange): EdgePage {
     return exchange.binding ? bandwidthPage() : offlinePage(exchange.host);
@@ -283,4 +367,15 @@ export class Edge implements LeanHandler {
   private finish(exchange: Exchange): void {
     finishExchange(exchange, this.observe);
   }
+}
+
+/**
+ * What holding a request may cost the edge: its head, and the body bytes Node buffers before it
+ * stops reading the visitor (at most HOLD_BODY_RESERVE; less when Content-Length says so).
+ */
+function heldRequestBytes(req: VisitorRequest): number {
+  const headBytes = headerListBytes(req.rawHeaders);
+  if (!hasRequestBody(req)) return headBytes;
+  const declared = Number(req.headers['content-length']);
+  return headBytes + (Number.isSafeInteger(declared) && declared >= 0 ? Math.min(declared, HOLD_BODY_RESERVE) : HOLD_BODY_RESERVE);
 }

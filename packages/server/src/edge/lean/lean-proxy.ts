@@ -99,6 +99,7 @@ class LeanExchange implements ResponseOwner, CallbackStreamHandler {
 
   onData(chunk: Buffer): void {
     if (this.settled) return;
+    if (this.exchange.status === 0) return this.bodyBeforeHead();
     this.exchange.bytesOut += chunk.length;
     if (this.meter && !this.meter(this.binding.accountId, chunk.length)) return this.cutOff();
     if (!this.connection.writeBody(chunk)) this.stream.pause();
@@ -124,6 +125,17 @@ class LeanExchange implements ResponseOwner, CallbackStreamHandler {
           : upstreamErrorPage(exchange.host, code === 'SESSION_CLOSED' ? 'the agent disconnected' : 'the local service failed'),
       );
     }
+    this.settle();
+  }
+
+  /**
+   * The agent sent body bytes before the response head. Written now they would go out in the
+   * framing of the connection's previous response, or as its next head: a visitor's kept-alive
+   * connection must never carry bytes the agent framed itself.
+   */
+  private bodyBeforeHead(): void {
+    this.stream.reset(ResetCode.UPSTREAM_ERROR);
+    this.exchange.status = this.connection.sendPage(upstreamErrorPage(this.exchange.host, 'a response body before its head'));
     this.settle();
   }
 
