@@ -17,6 +17,7 @@ export type {
   DomainCheck,
   Key,
   NewKey,
+  PasswordChange,
   RequestFilters,
   RequestPage,
   RequestStreamEvent,
