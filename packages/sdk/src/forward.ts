@@ -5,7 +5,7 @@ import { AgentSession, type BindRequest, type Bound, type SessionTunnel } from '
 import { reconnectDelay } from './backoff.js';
 import type { DialOptions } from './dial.js';
 import { DEFAULT_SERVER_URL, envDefault } from './env-defaults.js';
-import { hostRewrite } from './host-header.js';
+import { hostHeaderProblem, hostRewrite } from './host-header.js';
 import { Inspector, type InspectOptions } from './inspector.js';
 import { isOriginProto, parseLocalTarget, type LocalTarget, type OriginProto } from './local-target.js';
 import { OriginProxy, type RequestLog } from './origin-proxy.js';
@@ -32,7 +32,8 @@ export interface ForwardOptions {
   domain?: string;
   /**
    * Host header sent to the local service: `rewrite` sends the local target's `host:port`, any
-   * other value is sent as is; unset keeps the public hostname. The public one stays in X-Forwarded-Host.
+   * other host (with an optional port) is sent as is; unset (default SVC_HOST_HEADER) keeps the
+   * public hostname. The public one stays in X-Forwarded-Host. Anything else is NAME_INVALID.
    */
   hostHeader?: string;
   /**
@@ -160,12 +161,13 @@ export class Tunnel extends EventEmitter<TunnelEvents> implements SessionTunnel 
  */
 export async function forward(options: ForwardOptions): Promise<Tunnel> {
   const target = localTarget(options);
+  const hostHeader = checkedHostHeader(options.hostHeader ?? envDefault('SVC_HOST_HEADER'));
   const session = new AgentSession(dialOptions(options), options.reconnect ?? true);
   await connectWithRetries(session, options.startAttempts);
   return bindOn(session, target, {
     subdomain: options.subdomain ?? envDefault('SVC_SUBDOMAIN'),
     domain: options.domain ?? envDefault('SVC_DOMAIN'),
-    hostHeader: options.hostHeader,
+    hostHeader,
     inspect: options.inspect,
   });
 }
@@ -181,6 +183,7 @@ export async function forwardMany(
   const session = new AgentSession(dialOptions(common), common.reconnect ?? true);
   // Every address is checked before dialling, so a typo never leaves half the tunnels bound.
   const targets = tunnels.map(localTarget);
+  for (const spec of tunnels) checkedHostHeader(spec.hostHeader);
   await connectWithRetries(session, common.startAttempts);
   const result: Tunnel[] = [];
   try {
@@ -201,6 +204,13 @@ function localTarget(options: Pick<ForwardOptions, 'addr' | 'proto'>): LocalTarg
   const target = parseLocalTarget(options.addr, options.proto);
   if (typeof target === 'string') throw new SvcError(ErrorCode.NAME_INVALID, target);
   return target;
+}
+
+/** The host header option as given; one that is neither `rewrite` nor a host is NAME_INVALID. */
+function checkedHostHeader(value: string | undefined): string | undefined {
+  const problem = value === undefined ? undefined : hostHeaderProblem(value);
+  if (problem !== undefined) throw new SvcError(ErrorCode.NAME_INVALID, problem);
+  return value;
 }
 
 /**

@@ -4,6 +4,7 @@ export { forward, forwardMany, Tunnel, DEFAULT_SERVER_URL, START_ATTEMPTS, type 
 export { AgentSession, type BindRequest, type Bound } from './agent-session.js';
 export { dialEdge, dialSession, type DialOptions, type EdgeConnection } from './dial.js';
 export { isOriginProto, parseLocalTarget, type LocalTarget, type OriginProto } from './local-target.js';
+export { hostHeaderProblem } from './host-header.js';
 export { reconnectDelay, RECONNECT_BASE_MS, RECONNECT_CAP_MS } from './backoff.js';
 export type { RequestLog } from './origin-proxy.js';
 export { ApiClient, ApiError, ClientErrorCode, type ApiClientOptions } from './api-client.js';
