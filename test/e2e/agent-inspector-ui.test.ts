@@ -77,6 +77,15 @@ if (requireChromium('the local inspector in Chromium')) {
         );
         await page.locator('#requests li', { hasText: '↻ /echo?from=replay' }).waitFor();
         assert.equal(origin.seen.at(-1)!.url, '/echo?from=replay');
+        // A body over the capture limit (64 KiB by default) says how much of it was kept.
+        await visit(server, agent.hostname, '/echo?large=1', {
+          method: 'POST',
+          body: 'x'.repeat(70_000),
+          headers: { 'content-type': 'text/plain' },
+        });
+        await page.locator('#requests li', { hasText: '/echo?large=1' }).click();
+        await page.locator('#request-body .note', { hasText: 'truncated: 65536 of 70000 bytes kept' }).waitFor();
+        assert.equal((await page.locator('#request-body pre').textContent())!.length, 65_536, 'the kept part, shown as text');
         assert.deepEqual(problems, [], 'no script errors and no CSP violations');
       } finally {
         await page.close();
