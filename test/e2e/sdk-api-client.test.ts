@@ -127,6 +127,20 @@ if (requireTools('SDK REST client', ['pebble-challtestsrv'], 'pebble')) {
         clientErrors.requests.map((r) => r.id),
         notFound.requests.map((r) => r.id),
       );
+      const byEveryFilter = await client.requests.list({
+        host: tunnel.hostname,
+        method: 'get',
+        since: startedAt,
+        until: new Date(Date.now() + 60_000).toISOString(),
+        limit: 100,
+      });
+      assert.deepEqual(
+        byEveryFilter.requests.map((r) => r.id),
+        everything.requests.map((r) => r.id),
+      );
+      assert.deepEqual((await client.requests.list({ host: tunnel.hostname, method: 'POST' })).requests, []);
+      assert.deepEqual((await client.requests.list({ host: 'elsewhere.localhost' })).requests, []);
+      assert.deepEqual((await client.requests.list({ tunnel: tunnel.id, until: startedAt })).requests, []);
       await rejectsWith(client.requests.list({ limit: 0 }), 400, 'invalid_request');
     });
 
