@@ -177,7 +177,13 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
       return !usage.shouldCutOff(accountId);
     },
     ...domains.edge,
-    ...(config.cluster ? { remoteBinding: (host: string) => cluster?.remoteBinding(host) } : {}),
+    ...(config.cluster
+      ? {
+          remoteBinding: (host: string) => cluster?.remoteBinding(host),
+          sharedStore: true,
+          heldElsewhere: async (hostname: string, tunnelId: string) => (await cluster?.heldElsewhere(hostname, tunnelId)) ?? false,
+        }
+      : {}),
   });
   if (config.cluster && config.databaseUrl) {
     try {

@@ -122,6 +122,12 @@ export interface TunnelRepo {
    * row). Another account's online row: StoreConflictError.
    */
   upsertOnline(input: TunnelBinding): Promise<Tunnel>;
+  /**
+   * As upsertOnline, unless the account already has `limit` other hostnames online: then
+   * undefined. On PostgreSQL the count and the write run under a lock per account held by the
+   * database, so binds on several nodes sharing it never pass the limit together.
+   */
+  claimOnline(input: TunnelBinding, limit: number): Promise<Tunnel | undefined>;
   setOffline(id: string): Promise<void>;
   /** Account-scoped: another account's tunnel is undefined. */
   byId(accountId: string, id: string): Promise<Tunnel | undefined>;
