@@ -109,10 +109,10 @@ function watch(tunnel: Tunnel, view: TunnelView, output: Output, reportsSession:
   });
   // Several edge URLs: one node lost while the other serves is news, not an outage.
   tunnel.on('failover', ({ lost, reason }) => {
-    if (reportsSession) output.info(`Edge node ${lost} lost (${reason}); still forwarding through the other node`);
+    if (reportsSession) output.failover(lost, reason);
   });
   tunnel.on('restored', ({ server }) => {
-    if (reportsSession) output.info(`Forwarding through two edge nodes again (${server} replaces the lost one)`);
+    if (reportsSession) output.restored(server);
   });
   tunnel.on('reconnected', (url) => {
     view.url = url;

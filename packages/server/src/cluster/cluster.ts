@@ -116,9 +116,10 @@ export class Cluster {
   /** Releases a tunnel wherever it is held. True when it was live on some node. */
   releaseTunnel(tunnelId: string, reason: string): boolean {
     const here = this.deps.edge.releaseTunnel(tunnelId, reason);
-    if (here) return true;
-    void this.bus.publish({ k: 'release', t: tunnelId, msg: reason });
-    return this.routes.byTunnelId(tunnelId, Date.now()) !== undefined;
+    // Held here and on another node too (one agent's two sessions): both let it go.
+    const elsewhere = this.routes.byTunnelId(tunnelId, Date.now()) !== undefined;
+    if (!here || elsewhere) void this.bus.publish({ k: 'release', t: tunnelId, msg: reason });
+    return here || elsewhere;
   }
 
   /**
@@ -253,7 +254,7 @@ export class Cluster {
     for (const route of routes) this.sawAccount(route.accountId);
     // Leases of nodes gone silent: their tunnels are offline for the API too.
     for (const gone of await store.cluster.reapRoutes(now)) {
-      if (!aliveIds.has(gone)) await store.tunnels.markAllOfflineForNode(gone);
+      if (!aliveIds.has(gone)) await store.tunnels.markAllOfflineForNode(gone, now);
     }
   }
 

@@ -137,8 +137,12 @@ export interface TunnelRepo {
   /** Deletes one of the account's tunnels and returns it; undefined when not found or not theirs. */
   delete(accountId: string, id: string): Promise<Tunnel | undefined>;
   countOnline(accountId: string): Promise<number>;
-  /** At node start: rows a crashed process left online become offline. Returns how many. */
-  markAllOfflineForNode(nodeId: string): Promise<number>;
+  /**
+   * At node start: rows a crashed process left online become offline. Returns how many. With
+   * `heldElsewhereAt` (Date.now()), rows whose hostname another node holds a live route for stay
+   * online: the same agent's session there still serves them.
+   */
+  markAllOfflineForNode(nodeId: string, heldElsewhereAt?: number): Promise<number>;
 }
 
 export interface Store {

@@ -80,11 +80,23 @@ export function createTunnelRepo(db: Kysely<Database>, now: () => number): Tunne
     return Number(row.n);
   }
 
+  /** SQLite: claims of one account in this process, one at a time (one process owns the file's tunnels). */
+  const claimChains = new Map<string, Promise<unknown>>();
+
   async function claimOnline(input: TunnelBinding, limit: number): Promise<Tunnel | undefined> {
     const hostname = input.hostname.toLowerCase();
     if (!(db.getExecutor().adapter instanceof PostgresAdapter)) {
-      if ((await countOthersOnline(db, input.accountId, hostname)) >= limit) return undefined;
-      return upsertOnline(input);
+      const previous = claimChains.get(input.accountId) ?? Promise.resolve();
+      const claim = previous.then(async () => {
+        if ((await countOthersOnline(db, input.accountId, hostname)) >= limit) return undefined;
+        return upsertOnline(input);
+      });
+      const tail = claim.catch(() => undefined);
+      claimChains.set(input.accountId, tail);
+      void tail.then(() => {
+        if (claimChains.get(input.accountId) === tail) claimChains.delete(input.accountId);
+      });
+      return claim;
     }
     // A session-level advisory lock on one pooled connection, and every statement on that
     // connection: upsertOnline's retry after a unique violation needs statements that commit
@@ -141,13 +153,27 @@ export function createTunnelRepo(db: Kysely<Database>, now: () => number): Tunne
       return Number(row.n);
     },
 
-    async markAllOfflineForNode(nodeId) {
-      const result = await db
+    async markAllOfflineForNode(nodeId, heldElsewhereAt) {
+      let update = db
         .updateTable('tunnels')
         .set({ status: 'offline', updated_at: now() })
         .where('node_id', '=', nodeId)
-        .where('status', '=', 'online')
-        .executeTakeFirst();
+        .where('status', '=', 'online');
+      if (heldElsewhereAt !== undefined) {
+        update = update.where((eb) =>
+          eb.not(
+            eb.exists(
+              eb
+                .selectFrom('cluster_routes')
+                .select('cluster_routes.hostname')
+                .whereRef('cluster_routes.hostname', '=', 'tunnels.hostname')
+                .where('cluster_routes.node_id', '<>', nodeId)
+                .where('cluster_routes.expires_at', '>', heldElsewhereAt),
+            ),
+          ),
+        );
+      }
+      const result = await update.executeTakeFirst();
       return Number(result.numUpdatedRows);
     },
   };
