@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AgentSession, ErrorCode, Messages, SvcError, type BindRequest } from '@svcrouter/sdk';
 import { freshDatabase, startNode, until, type TestDatabase } from './cluster-support.js';
-import { startAgent, startOrigin, visit, type TestOrigin, type TestServer } from './harness/index.js';
+import { api, startAgent, startOrigin, visit, type TestOrigin, type TestServer } from './harness/index.js';
 
 // Three svc-server processes on one real PostgreSQL: an agent given the three URLs holds its
 // tunnel through two of them and survives the death of one; binds of one account on the three
@@ -14,6 +14,10 @@ const baseUrl = process.env.SVC_TEST_DATABASE_URL;
 const HANG = { timeout: 60_000 };
 /** The free plan's tunnel limit. */
 const FREE_TUNNELS = 10;
+const MiB = 1024 * 1024;
+/** The pro plan's monthly transfer here, small enough to pass with two uploads. */
+const PRO_QUOTA = 4 * MiB;
+const PLANS = JSON.stringify({ pro: { bandwidthBytes: PRO_QUOTA } });
 
 if (baseUrl === undefined || baseUrl === '') {
   if (process.env.CI === 'true') {
@@ -24,6 +28,12 @@ if (baseUrl === undefined || baseUrl === '') {
   }
 } else {
   failoverSuite(baseUrl);
+}
+
+/** used.bandwidthBytes of GET /v1/usage on one node: the stored total as of its last flush, plus its own unflushed bytes. */
+async function usedOn(node: TestServer, token: string): Promise<number> {
+  const usage = await api(node, 'GET', '/v1/usage', { token });
+  return (usage.body as { used: { bandwidthBytes: number } }).used.bandwidthBytes;
 }
 
 /** A tunnel as a bare session sees it: nothing served, only bound or refused. */
@@ -48,9 +58,12 @@ function failoverSuite(url: string): void {
 
     before(async () => {
       database = await freshDatabase(url);
-      a = await startNode(database.url, 'node-a', { first: true });
+      a = await startNode(database.url, 'node-a', { first: true, env: { SVC_PLANS: PLANS } });
       token = a.token!;
-      [b, c] = await Promise.all([startNode(database.url, 'node-b'), startNode(database.url, 'node-c')]);
+      [b, c] = await Promise.all([
+        startNode(database.url, 'node-b', { env: { SVC_PLANS: PLANS } }),
+        startNode(database.url, 'node-c', { env: { SVC_PLANS: PLANS } }),
+      ]);
       origin = await startOrigin();
     });
 
@@ -89,6 +102,34 @@ function failoverSuite(url: string): void {
         assert.equal(online[0]!.n, FREE_TUNNELS);
       } finally {
         await Promise.all(sessions.map((session) => session.close()));
+      }
+    });
+
+    it('transfer through different nodes counts towards one quota: each node moved less, every node refuses once the sum passed it', HANG, async () => {
+      const quotaToken = await a.createAccount('quota@example.test', 'pro');
+      const agent = await startAgent(a, { token: quotaToken, target: origin.port });
+      try {
+        for (const node of [b, c]) {
+          await until(`${node.url} serves the tunnel`, async () => (await visit(node, agent.hostname, '/status/204')).status === 204);
+        }
+        // 3 MiB through B, then 3 MiB through C: neither node alone reaches the 4 MiB quota.
+        const upload = Buffer.alloc(3 * MiB, 0x61);
+        assert.equal((await visit(b, agent.hostname, '/upload', { method: 'POST', body: upload })).status, 200);
+        // C may already know B's bytes and cut this one off at the quota: either way it is metered.
+        await visit(c, agent.hostname, '/upload', { method: 'POST', body: upload }).catch(() => undefined);
+        // Each node learns the shared total at its next flush (a request of its own starts one).
+        for (const node of [a, b, c]) {
+          await until(`${node.url} refuses the account`, async () => {
+            const page = await visit(node, agent.hostname, '/status/204');
+            return page.status === 429 && page.text.includes(Messages.BANDWIDTH_LIMIT);
+          });
+        }
+        const used = await usedOn(b, quotaToken);
+        assert.ok(used > PRO_QUOTA, `stored total ${used}`);
+        // The overshoot is what the other node moved before its flush told it: here C's upload.
+        assert.ok(used - PRO_QUOTA <= 3 * MiB + 64 * 1024, `overshoot ${used - PRO_QUOTA}`);
+      } finally {
+        await agent.close();
       }
     });
 
