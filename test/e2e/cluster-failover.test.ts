@@ -105,87 +105,95 @@ function failoverSuite(url: string): void {
       }
     });
 
-    it('transfer through different nodes counts towards one quota: each node moved less, every node refuses once the sum passed it', HANG, async () => {
-      const quotaToken = await a.createAccount('quota@example.test', 'pro');
-      const agent = await startAgent(a, { token: quotaToken, target: origin.port });
-      try {
-        for (const node of [b, c]) {
-          await until(`${node.url} serves the tunnel`, async () => (await visit(node, agent.hostname, '/status/204')).status === 204);
-        }
-        // 3 MiB through B, then 3 MiB through C: neither node alone reaches the 4 MiB quota.
-        const upload = Buffer.alloc(3 * MiB, 0x61);
-        assert.equal((await visit(b, agent.hostname, '/upload', { method: 'POST', body: upload })).status, 200);
-        // C may already know B's bytes and cut this one off at the quota: either way it is metered.
-        await visit(c, agent.hostname, '/upload', { method: 'POST', body: upload }).catch(() => undefined);
-        // Each node learns the shared total at its next flush (a request of its own starts one).
-        for (const node of [a, b, c]) {
-          await until(`${node.url} refuses the account`, async () => {
-            const page = await visit(node, agent.hostname, '/status/204');
-            return page.status === 429 && page.text.includes(Messages.BANDWIDTH_LIMIT);
-          });
-        }
-        const used = await usedOn(b, quotaToken);
-        assert.ok(used > PRO_QUOTA, `stored total ${used}`);
-        // The overshoot is what the other node moved before its flush told it: here C's upload.
-        assert.ok(used - PRO_QUOTA <= 3 * MiB + 64 * 1024, `overshoot ${used - PRO_QUOTA}`);
-      } finally {
-        await agent.close();
-      }
-    });
-
-    it('an agent given three URLs holds its name on two nodes; A killed, visitors through B and C lose at most the requests in flight on A, and the agent is on two nodes again', HANG, async () => {
-      const agent = await startAgent(a, { token, target: origin.port, env: { SVC_SERVER: `${a.url},${b.url},${c.url}` } });
-      const holders = async (): Promise<string[]> =>
-        (await database.query('select node_id from cluster_routes where hostname = $1 order by node_id', [agent.hostname])).map((row) =>
-          String(row.node_id),
-        );
-      try {
-        // The random name the first node gave is bound under the same name on the second.
-        await until('the name is held on A and B', async () => (await holders()).join() === 'node-a,node-b');
-        for (const node of [b, c]) {
-          await until(`${node.url} serves the tunnel`, async () => (await visit(node, agent.hostname, '/status/204')).status === 204);
-        }
-
-        // Visitors in a loop through the nodes that stay: two loops through B, two through C.
-        let running = true;
-        let ok = 0;
-        const failures: string[] = [];
-        const loop = async (node: TestServer): Promise<void> => {
-          while (running) {
-            try {
-              const res = await visit(node, agent.hostname, '/status/204');
-              if (res.status === 204) ok++;
-              else failures.push(`${node.url}: ${res.status}`);
-            } catch (error) {
-              failures.push(`${node.url}: ${(error as Error).message}`);
-            }
+    it(
+      'transfer through different nodes counts towards one quota: each node moved less, every node refuses once the sum passed it',
+      HANG,
+      async () => {
+        const quotaToken = await a.createAccount('quota@example.test', 'pro');
+        const agent = await startAgent(a, { token: quotaToken, target: origin.port });
+        try {
+          for (const node of [b, c]) {
+            await until(`${node.url} serves the tunnel`, async () => (await visit(node, agent.hostname, '/status/204')).status === 204);
           }
-        };
-        const loops = [b, b, c, c].map(loop);
-        await until('visitors are being served', () => Promise.resolve(ok >= 20));
-        a.proc.child.kill('SIGKILL');
-        await a.proc.exited;
-        const servedBeforeRecovery = ok;
-        // The agent replaces its session on A with one on C (the URL after A that B does not hold).
-        await agent.proc.waitForLine(/^Edge node http:\/\/\S+ lost \(.+\); still forwarding through the other node$/);
-        await agent.proc.waitForLine(/^Forwarding through two edge nodes again \(http:\/\/\S+ replaces the lost one\)$/);
-        await until('the name is held on B and C', async () => {
-          const held = await holders();
-          return held.includes('node-b') && held.includes('node-c');
-        });
-        const recoveredAt = ok;
-        await until('visitors are served after the recovery', () => Promise.resolve(ok >= recoveredAt + 20));
-        running = false;
-        await Promise.all(loops);
-        // Only a request through C that C had just handed to A could fail: one per loop through C.
-        assert.ok(failures.length <= 2, `failed requests: ${failures.join('; ')}`);
-        assert.ok(ok > servedBeforeRecovery);
-        // One Forwarding line for the tunnel, however many nodes hold it.
-        assert.equal(agent.proc.lines.filter((line) => line.startsWith('Forwarding https://')).length, 1);
-        assert.doesNotMatch(agent.proc.output, /Connection to the edge lost/);
-      } finally {
-        await agent.close();
-      }
-    });
+          // 3 MiB through B, then 3 MiB through C: neither node alone reaches the 4 MiB quota.
+          const upload = Buffer.alloc(3 * MiB, 0x61);
+          assert.equal((await visit(b, agent.hostname, '/upload', { method: 'POST', body: upload })).status, 200);
+          // C may already know B's bytes and cut this one off at the quota: either way it is metered.
+          await visit(c, agent.hostname, '/upload', { method: 'POST', body: upload }).catch(() => undefined);
+          // Each node learns the shared total at its next flush (a request of its own starts one).
+          for (const node of [a, b, c]) {
+            await until(`${node.url} refuses the account`, async () => {
+              const page = await visit(node, agent.hostname, '/status/204');
+              return page.status === 429 && page.text.includes(Messages.BANDWIDTH_LIMIT);
+            });
+          }
+          const used = await usedOn(b, quotaToken);
+          assert.ok(used > PRO_QUOTA, `stored total ${used}`);
+          // The overshoot is what the other node moved before its flush told it: here C's upload.
+          assert.ok(used - PRO_QUOTA <= 3 * MiB + 64 * 1024, `overshoot ${used - PRO_QUOTA}`);
+        } finally {
+          await agent.close();
+        }
+      },
+    );
+
+    it(
+      'an agent given three URLs holds its name on two nodes; A killed, visitors through B and C lose at most the requests in flight on A, and the agent is on two nodes again',
+      HANG,
+      async () => {
+        const agent = await startAgent(a, { token, target: origin.port, env: { SVC_SERVER: `${a.url},${b.url},${c.url}` } });
+        const holders = async (): Promise<string[]> =>
+          (await database.query('select node_id from cluster_routes where hostname = $1 order by node_id', [agent.hostname])).map((row) =>
+            String(row.node_id),
+          );
+        try {
+          // The random name the first node gave is bound under the same name on the second.
+          await until('the name is held on A and B', async () => (await holders()).join() === 'node-a,node-b');
+          for (const node of [b, c]) {
+            await until(`${node.url} serves the tunnel`, async () => (await visit(node, agent.hostname, '/status/204')).status === 204);
+          }
+
+          // Visitors in a loop through the nodes that stay: two loops through B, two through C.
+          let running = true;
+          let ok = 0;
+          const failures: string[] = [];
+          const loop = async (node: TestServer): Promise<void> => {
+            while (running) {
+              try {
+                const res = await visit(node, agent.hostname, '/status/204');
+                if (res.status === 204) ok++;
+                else failures.push(`${node.url}: ${res.status}`);
+              } catch (error) {
+                failures.push(`${node.url}: ${(error as Error).message}`);
+              }
+            }
+          };
+          const loops = [b, b, c, c].map(loop);
+          await until('visitors are being served', () => Promise.resolve(ok >= 20));
+          a.proc.child.kill('SIGKILL');
+          await a.proc.exited;
+          const servedBeforeRecovery = ok;
+          // The agent replaces its session on A with one on C (the URL after A that B does not hold).
+          await agent.proc.waitForLine(/^Edge node http:\/\/\S+ lost \(.+\); still forwarding through the other node$/);
+          await agent.proc.waitForLine(/^Forwarding through two edge nodes again \(http:\/\/\S+ replaces the lost one\)$/);
+          await until('the name is held on B and C', async () => {
+            const held = await holders();
+            return held.includes('node-b') && held.includes('node-c');
+          });
+          const recoveredAt = ok;
+          await until('visitors are served after the recovery', () => Promise.resolve(ok >= recoveredAt + 20));
+          running = false;
+          await Promise.all(loops);
+          // Only a request through C that C had just handed to A could fail: one per loop through C.
+          assert.ok(failures.length <= 2, `failed requests: ${failures.join('; ')}`);
+          assert.ok(ok > servedBeforeRecovery);
+          // One Forwarding line for the tunnel, however many nodes hold it.
+          assert.equal(agent.proc.lines.filter((line) => line.startsWith('Forwarding https://')).length, 1);
+          assert.doesNotMatch(agent.proc.output, /Connection to the edge lost/);
+        } finally {
+          await agent.close();
+        }
+      },
+    );
   });
 }

@@ -44,7 +44,10 @@ describe('RouteCache', () => {
     cache.set(route({ nodeId: 'node-b', group: 'g1', claimedAt: 5 }));
     assert.equal(cache.get('app.example.test', 0)?.route.nodeId, 'node-b');
     assert.equal(cache.get('app.example.test', 0, (node) => node !== 'node-b')?.route.nodeId, 'node-a');
-    assert.equal(cache.get('app.example.test', 0, () => false), undefined);
+    assert.equal(
+      cache.get('app.example.test', 0, () => false),
+      undefined,
+    );
     assert.equal([...cache.forAccount('acc_1', 0)].length, 1);
     cache.delete('app.example.test', 'node-b');
     assert.equal(cache.get('app.example.test', 0)?.route.nodeId, 'node-a');
