@@ -7,7 +7,7 @@ import { reconnectDelay } from './backoff.js';
 import type { DialOptions } from './dial.js';
 import { EdgePair, parseServerUrls } from './edge-servers.js';
 import { DEFAULT_SERVER_URL, envDefault } from './env-defaults.js';
-import { hostRewrite } from './host-header.js';
+import { hostHeaderProblem, hostRewrite } from './host-header.js';
 import { Inspector, type InspectOptions } from './inspector.js';
 import { isOriginProto, parseLocalTarget, type LocalTarget, type OriginProto } from './local-target.js';
 import { OriginProxy, type RequestLog } from './origin-proxy.js';
@@ -39,7 +39,8 @@ export interface ForwardOptions {
   domain?: string;
   /**
    * Host header sent to the local service: `rewrite` sends the local target's `host:port`, any
-   * other value is sent as is; unset keeps the public hostname. The public one stays in X-Forwarded-Host.
+   * other host (with an optional port) is sent as is; unset (default SVC_HOST_HEADER) keeps the
+   * public hostname. The public one stays in X-Forwarded-Host. Anything else is NAME_INVALID.
    */
   hostHeader?: string;
   /**
@@ -247,11 +248,12 @@ export class Tunnel extends EventEmitter<TunnelEvents> implements SessionTunnel,
  */
 export async function forward(options: ForwardOptions): Promise<Tunnel> {
   const target = localTarget(options);
+  const hostHeader = checkedHostHeader(options.hostHeader ?? envDefault('SVC_HOST_HEADER'));
   const edge = await openEdge(options);
   const tunnel = await bindOn(edge, target, {
     subdomain: options.subdomain ?? envDefault('SVC_SUBDOMAIN'),
     domain: options.domain ?? envDefault('SVC_DOMAIN'),
-    hostHeader: options.hostHeader,
+    hostHeader,
     inspect: options.inspect,
   });
   holdOnSecondNode(edge, [tunnel]);
@@ -268,6 +270,7 @@ export async function forwardMany(
 ): Promise<Tunnel[]> {
   // Every address is checked before dialling, so a typo never leaves half the tunnels bound.
   const targets = tunnels.map(localTarget);
+  for (const spec of tunnels) checkedHostHeader(spec.hostHeader);
   const edge = await openEdge(common);
   const result: Tunnel[] = [];
   try {
@@ -323,6 +326,13 @@ function localTarget(options: Pick<ForwardOptions, 'addr' | 'proto'>): LocalTarg
   const target = parseLocalTarget(options.addr, options.proto);
   if (typeof target === 'string') throw new SvcError(ErrorCode.NAME_INVALID, target);
   return target;
+}
+
+/** The host header option as given; one that is neither `rewrite` nor a host is NAME_INVALID. */
+function checkedHostHeader(value: string | undefined): string | undefined {
+  const problem = value === undefined ? undefined : hostHeaderProblem(value);
+  if (problem !== undefined) throw new SvcError(ErrorCode.NAME_INVALID, problem);
+  return value;
 }
 
 /**
