@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { ErrorCode, Messages, SVC_VERSION, SvcError } from '@svcrouter/protocol';
-import { DEFAULT_SERVER_URL, parseLocalTarget, type LocalTarget } from '@svcrouter/sdk';
+import { DEFAULT_SERVER_URL, parseLocalTarget, parseServerUrls, type LocalTarget } from '@svcrouter/sdk';
 import { parseCommand, USAGE, type Command, type InspectFlags } from './args.js';
 import { startInspection } from './inspection.js';
 import { formatProblems, loadConfigFile } from './config-file.js';
@@ -151,6 +151,11 @@ export function sessionSpec(env: AgentEnv, file: { token?: string; server?: stri
     return explainFailure(new SvcError(ErrorCode.TOKEN_INVALID, Messages.TOKEN_INVALID));
   }
   const spec: SessionSpec = { token, server: env.server || file?.server || DEFAULT_SERVER_URL };
+  try {
+    parseServerUrls(spec.server);
+  } catch (error) {
+    return explainFailure(error);
+  }
   if (env.caFile) {
     const ca = readCaFile(env.caFile);
     if (typeof ca !== 'string') return ca;
