@@ -221,6 +221,7 @@ const agent = spawnNode(AGENT_BIN, ['http', `127.0.0.1:${originPort}`], {
 let overcounts = 0;
 let integrityFailures = 0;
 let maxLossShare = 0;
+let beyondBound = 0;
 try {
   await agent.waitForLine(/^Forwarding https:\/\//);
   agent.drainStdout();
@@ -257,6 +258,7 @@ try {
     if (integrity !== 'ok') integrityFailures++;
     const cycle = now - cycleBase;
     maxLossShare = Math.max(maxLossShare, lost / Math.max(1, window + drained));
+    if (lost > window + drained) beyondBound++;
     console.log(
       `kill ${String(kill).padStart(2)} at ${afterMs.toFixed(0)} ms (agent back in ${backMs.toFixed(0)} ms): real ${now}, far end ${farEnd}, recorded ${recorded} ` +
         `(${recorded <= now ? 'recorded ≤ real' : `OVERCOUNT by ${recorded - now}`}${recorded <= farEnd ? '' : `; above far end by ${recorded - farEnd}`}); ` +
@@ -273,7 +275,7 @@ try {
       `GET /v1/usage on the restarted server ${used.bandwidthBytes}; lost ${real() - used.bandwidthBytes} in all; agent back in ${backMs.toFixed(0)} ms`,
   );
   console.log(
-    `result: ${overcounts} overcounts, ${integrityFailures} integrity failures in ${kills} kills; largest loss ${(maxLossShare * 100).toFixed(0)}% of its bound`,
+    `result: ${overcounts} overcounts, ${integrityFailures} integrity failures, ${beyondBound} losses beyond their bound in ${kills} kills; largest loss ${(maxLossShare * 100).toFixed(0)}% of its bound`,
   );
 } finally {
   await agent.stop('SIGINT');
