@@ -107,6 +107,7 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
       for (const session of edge.sessions) open += session.mux.streamCount;
       return open;
     },
+    ...(config.cluster ? { cluster: () => cluster?.stats() ?? { forwardedOut: 0, forwardedIn: 0, peerLinks: 0, leaseRenewals: 0 } } : {}),
   });
   // Runs on the request path for every exchange on a tunnel hostname: only in-memory work.
   const observe = (exchange: Exchange): void => {
@@ -239,7 +240,11 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
       log.info({ drainMs }, 'new connections refused; finishing requests in flight');
       const closeStarted = performance.now();
       if (drainMs > 0) {
-        const drained = await drainSessions(() => edge.sessions, drainMs);
+        const drained = await drainSessions(
+          () => edge.sessions,
+          drainMs,
+          () => cluster?.forwardedInFlight() ?? 0,
+        );
         log.info(drained, drained.streamsLeft === 0 ? 'requests in flight finished' : 'drain time over; open streams are cut');
       }
       await edge.close();

@@ -1,0 +1,125 @@
+import assert from 'node:assert/strict';
+import { rm } from 'node:fs/promises';
+import { after, before, describe, it } from 'node:test';
+import { freshDatabase, startNode, until, type TestDatabase } from './cluster-support.js';
+import { startAgent, startOrigin, visit, type TestOrigin, type TestServer } from './harness/index.js';
+
+// Three svc-server processes on one real PostgreSQL, restarted one at a time with SIGTERM under
+// steady traffic: the agent given the three URLs moves its tunnel off each leaving node before
+// that node lets it go, and no visitor request fails.
+
+const SKIP_NOTICE = 'skipping the cluster rolling restart suite: set SVC_TEST_DATABASE_URL (apt-get install postgresql)';
+const baseUrl = process.env.SVC_TEST_DATABASE_URL;
+/** Bounds a hung test; not a timing assertion. */
+const HANG = { timeout: 90_000 };
+/** Long enough that the drain never ends before the agent has moved. */
+const NODE_ENV = { SVC_DRAIN_MS: '15000' };
+
+if (baseUrl === undefined || baseUrl === '') {
+  if (process.env.CI === 'true') {
+    it('cluster rolling restart suite', () => assert.fail('SVC_TEST_DATABASE_URL is unset; CI must run the cluster suite'));
+  } else {
+    process.stderr.write(`${SKIP_NOTICE}\n`);
+    it('cluster rolling restart suite', { skip: SKIP_NOTICE }, () => {});
+  }
+} else {
+  rollingSuite(baseUrl);
+}
+
+function rollingSuite(url: string): void {
+  describe('a rolling restart of every edge node', () => {
+    let database: TestDatabase;
+    const nodes: TestServer[] = [];
+    let origin: TestOrigin;
+    let token: string;
+
+    before(async () => {
+      database = await freshDatabase(url);
+      const a = await startNode(database.url, 'node-a', { first: true, env: NODE_ENV });
+      token = a.token!;
+      nodes.push(a, ...(await Promise.all(['node-b', 'node-c'].map((id) => startNode(database.url, id, { env: NODE_ENV })))));
+      origin = await startOrigin();
+    });
+
+    after(async () => {
+      await Promise.all(nodes.map((node) => node.close()));
+      // A restarted node reuses the first one's data dir, which its close() does not remove.
+      await Promise.all(nodes.map((node) => rm(node.dataDir, { recursive: true, force: true })));
+      await origin?.close();
+      await database?.drop();
+    });
+
+    it('SIGTERM on each node in turn, under visitors through every node: the agent moves first and no request fails', HANG, async () => {
+      const urls = nodes.map((node) => node.url).join(',');
+      const agent = await startAgent(nodes[0]!, { token, target: origin.port, env: { SVC_SERVER: urls } });
+      const holders = async (): Promise<string[]> =>
+        (
+          await database.query('select node_id from cluster_routes where hostname = $1 and expires_at > $2 order by node_id', [
+            agent.hostname,
+            Date.now(),
+          ])
+        ).map((row) => String(row.node_id));
+      try {
+        await until('the name is held on two nodes', async () => (await holders()).length === 2);
+        for (const node of nodes) {
+          await until(`${node.url} serves the tunnel`, async () => (await visit(node, agent.hostname, '/status/204')).status === 204);
+        }
+
+        // Visitors as a TCP load balancer sends them: round the nodes, and a refused connection
+        // (a node that is down) goes to the next node, as HAProxy's redispatch does. Anything
+        // else (a reset, a 5xx, a 404) is a failed request.
+        let running = true;
+        let ok = 0;
+        const failures: string[] = [];
+        const loop = async (offset: number): Promise<void> => {
+          for (let turn = offset; running; turn++) {
+            let refused = 0;
+            for (;;) {
+              const node = nodes[(turn + refused) % nodes.length]!;
+              try {
+                const res = await visit(node, agent.hostname, '/status/204');
+                if (res.status === 204) ok++;
+                else
+                  failures.push(
+                    `${node.url}: ${res.status} ${res.text
+                      .replace(/<[^>]*>/g, ' ')
+                      .replace(/\s+/g, ' ')
+                      .slice(0, 400)}`,
+                  );
+                break;
+              } catch (error) {
+                if ((error as NodeJS.ErrnoException).code === 'ECONNREFUSED' && refused < nodes.length * 20) {
+                  refused++;
+                  continue;
+                }
+                failures.push(`${node.url}: ${(error as Error).message}`);
+                break;
+              }
+            }
+          }
+        };
+        const loops = [0, 1, 2].map(loop);
+        await until('visitors are being served', () => Promise.resolve(ok >= 20));
+
+        for (let index = 0; index < nodes.length; index++) {
+          const leaving = nodes[index]!;
+          const nodeId = `node-${'abc'[index]}`;
+          assert.deepEqual(await leaving.proc.kill('SIGTERM'), { code: 0, signal: null });
+          nodes[index] = await startNode(database.url, nodeId, { env: NODE_ENV, restartOf: leaving });
+          await until('the name is held on two nodes again', async () => (await holders()).length === 2);
+          const servedAt = ok;
+          await until('visitors are served after the restart', () => Promise.resolve(ok >= servedAt + 10));
+        }
+        running = false;
+        await Promise.all(loops);
+        assert.deepEqual(failures, []);
+        assert.ok(ok > 50, `served ${ok}`);
+        // The agent never lost both paths: no failure line, no reconnect.
+        assert.doesNotMatch(agent.proc.output, /Connection to the edge lost/);
+        assert.equal(agent.proc.lines.filter((line) => line.startsWith('Forwarding https://')).length, 1);
+      } finally {
+        await agent.close();
+      }
+    });
+  });
+}
