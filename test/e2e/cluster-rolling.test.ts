@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { rm } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import { freshDatabase, startNode, until, type TestDatabase } from './cluster-support.js';
-import { startAgent, startOrigin, visit, type TestOrigin, type TestServer } from './harness/index.js';
+import { api, startAgent, startOrigin, visit, type TestOrigin, type TestServer } from './harness/index.js';
 
 // Three svc-server processes on one real PostgreSQL, restarted one at a time with SIGTERM under
 // steady traffic: the agent given the three URLs moves its tunnel off each leaving node before
@@ -114,6 +114,25 @@ function rollingSuite(url: string): void {
         await Promise.all(loops);
         assert.deepEqual(failures, []);
         assert.ok(ok > 50, `served ${ok}`);
+        // Every node counts its links, its renewals and the requests it carried to or for the others.
+        let out = 0;
+        let into = 0;
+        const metricsOf = async (node: TestServer): Promise<(name: string) => number> => {
+          const text = (await api(node, 'GET', '/metrics')).text;
+          return (name) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
+        };
+        for (const node of nodes) {
+          // Links to a node just restarted open as its peers learn of it; renewals run every 3 s.
+          await until(`${node.url} has links to both peers and renewed its leases`, async () => {
+            const value = await metricsOf(node);
+            return value('svc_cluster_peer_links') === 2 && value('svc_cluster_lease_renewals_total') > 0;
+          });
+          const value = await metricsOf(node);
+          out += value('svc_cluster_forwarded_requests_total\\{direction="out"\\}');
+          into += value('svc_cluster_forwarded_requests_total\\{direction="in"\\}');
+        }
+        // The node without the agent carries every visitor it gets to another node.
+        assert.ok(out > 0 && into > 0, `forwarded out ${out}, in ${into}`);
         // The agent never lost both paths: no failure line, no reconnect.
         assert.doesNotMatch(agent.proc.output, /Connection to the edge lost/);
         assert.equal(agent.proc.lines.filter((line) => line.startsWith('Forwarding https://')).length, 1);
