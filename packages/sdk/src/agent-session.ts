@@ -106,6 +106,8 @@ export class AgentSession extends EventEmitter {
   chooseServer: ((current: string) => string) | undefined;
   /** The other session of the pair (several SVC_SERVER URLs), which holds the same tunnels on another node. */
   partner: AgentSession | undefined;
+  /** The connection to a leaving node while its tunnels move to another (see moveAway). */
+  private leftBehind: Mux | undefined;
 
   constructor(
     private dial: DialOptions,
@@ -205,6 +207,8 @@ export class AgentSession extends EventEmitter {
 
   private async closeNow(): Promise<void> {
     this.closing = true;
+    // A leaving node's connection the tunnels moved away from: nothing left on it to wait for.
+    this.leftBehind?.close('agent closing');
     const { mux, socket } = this;
     if (mux && !mux.isClosed && socket && !socket.destroyed) {
       const acknowledged = waitForClose(socket, CLOSE_ACK_TIMEOUT_MS);
@@ -381,6 +385,10 @@ export class AgentSession extends EventEmitter {
         this.useServer(from);
         return;
       }
+      this.leftBehind = old;
+      old.once('close', () => {
+        if (this.leftBehind === old) this.leftBehind = undefined;
+      });
       if (this.closing) return void this.mux?.close('agent closing');
       await this.rebindAll();
       if (this.mux?.isClosed !== false) return;
