@@ -8,13 +8,13 @@ import type { Store } from '../store/index.js';
 import { Binder, type BinderDeps } from './binder.js';
 import type { EdgeSession } from './edge-session.js';
 import { isIpHost, normalizeHost } from './host.js';
-import { proxyLean } from './lean/lean-proxy.js';
+import { LeanVisitor } from './lean/lean-proxy.js';
 import type { LeanRequest } from './lean/request-head.js';
 import type { LeanHandler, VisitorConnection } from './lean/visitor-connection.js';
 import { headerListBytes, MAX_HEADER_BYTES } from './limits.js';
-import { badRequestPage, bandwidthPage, headTooLargePage, offlinePage, rawResponse, type EdgePage } from './pages.js';
-import { finishExchange, newExchange, type ByteMeter, type Exchange, type ExchangeObserver } from './exchange.js';
-import { proxyRequest, sendPage } from './proxy.js';
+import { badRequestPage, bandwidthPage, headTooLargePage, offlinePage, rawResponse } from './pages.js';
+import { EdgeExchange, type ByteMeter, type ExchangeDeps, type ExchangeObserver } from './exchange.js';
+import { NodeVisitor, sendPage } from './proxy.js';
 import { Router, type Binding } from './router.js';
 import {
   AuthorityRefusal,
@@ -25,7 +25,7 @@ import {
   type AbsoluteTarget,
 } from './request-target.js';
 import { acceptSession, clientIp, isSessionUpgrade, type Authenticate } from './session-acceptor.js';
-import { proxyUpgrade } from './upgrade.js';
+import { UpgradeVisitor } from './upgrade.js';
 
 type VisitorRequest = IncomingMessage | Http2ServerRequest;
 type VisitorResponse = ServerResponse | Http2ServerResponse;
@@ -60,11 +60,11 @@ export class Edge implements LeanHandler {
   readonly router = new Router();
   readonly sessions = new Set<EdgeSession>();
   private readonly binder: Binder;
-  private readonly observe: ExchangeObserver;
+  private readonly exchanges: ExchangeDeps;
 
   constructor(private readonly deps: EdgeDeps) {
     this.binder = new Binder({ ...deps, router: this.router });
-    this.observe = deps.observe ?? (() => undefined);
+    this.exchanges = { observe: deps.observe ?? (() => undefined), meter: deps.meter };
   }
 
   /** Whether a normalised host is the apex (API and dashboard), not a tunnel. */
@@ -101,13 +101,9 @@ export class Edge implements LeanHandler {
     }
     if (!secure && this.answerAcmeChallenge(req, res)) return;
     if (this.isApex(host)) return this.deps.apex(req, res);
-    const exchange = this.newExchange(req, host, absolute);
-    const binding = this.tunnelFor(exchange);
-    if (!binding) {
-      exchange.status = sendPage(res, this.refusal(exchange));
-      return this.finish(exchange);
-    }
-    proxyRequest(req, res, binding, exchange, secure, this.observe, this.deps.meter, absolute);
+    const exchange = this.newExchange(req, host, secure, absolute);
+    const visitor = new NodeVisitor(exchange, req, res);
+    if (this.route(exchange)) visitor.forward();
   }
 
   /**
@@ -119,14 +115,21 @@ export class Edge implements LeanHandler {
     const host = normalizeHost(request.host);
     if (!host || this.isApex(host)) return false;
     if (!connection.secure && this.deps.acmeChallenge && request.target.startsWith(ACME_CHALLENGE_PATH)) return false;
-    const exchange = newExchange(host, request.method, request.target, connection.ip, request.userAgent, 'HTTP/1.1');
-    const binding = this.tunnelFor(exchange);
-    if (!binding) {
-      exchange.status = connection.sendPage(this.refusal(exchange));
-      this.finish(exchange);
-      return true;
-    }
-    proxyLean(connection, request, binding, exchange, this.observe, this.deps.meter);
+    const exchange = new EdgeExchange(
+      {
+        host,
+        method: request.method,
+        path: request.target,
+        ip: connection.ip,
+        userAgent: request.userAgent,
+        proto: 'HTTP/1.1',
+        secure: connection.secure,
+        absolute: undefined,
+      },
+      this.exchanges,
+    );
+    const visitor = new LeanVisitor(exchange, connection, request);
+    if (this.route(exchange)) visitor.forward();
     return true;
   }
 
@@ -171,15 +174,9 @@ export class Edge implements LeanHandler {
       socket.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
       return;
     }
-    const exchange = this.newExchange(req, host, absolute);
-    const binding = this.tunnelFor(exchange);
-    if (!binding) {
-      const page = this.refusal(exchange);
-      exchange.status = page.status;
-      socket.end(rawResponse(page));
-      return this.finish(exchange);
-    }
-    proxyUpgrade(req, socket, head, binding, exchange, secure, this.observe, this.deps.meter, absolute);
+    const exchange = this.newExchange(req, host, secure, absolute);
+    const visitor = new UpgradeVisitor(exchange, req, socket, head);
+    if (this.route(exchange)) visitor.forward();
   }
 
   /**
@@ -241,35 +238,39 @@ export class Edge implements LeanHandler {
     return true;
   }
 
-  private newExchange(req: VisitorRequest, host: string, absolute: AbsoluteTarget | undefined): Exchange {
+  private newExchange(req: VisitorRequest, host: string, secure: boolean, absolute: AbsoluteTarget | undefined): EdgeExchange {
     const userAgent = req.headers['user-agent'];
-    return newExchange(
-      host,
-      req.method ?? 'GET',
-      absolute?.path ?? req.url ?? '/',
-      clientIp(req),
-      typeof userAgent === 'string' ? userAgent : '',
-      `HTTP/${req.httpVersion}`,
+    return new EdgeExchange(
+      {
+        host,
+        method: req.method ?? 'GET',
+        path: absolute?.path ?? req.url ?? '/',
+        ip: clientIp(req),
+        userAgent: typeof userAgent === 'string' ? userAgent : '',
+        proto: `HTTP/${req.httpVersion}`,
+        secure,
+        absolute,
+      },
+      this.exchanges,
     );
   }
 
   /**
-   * The live binding the exchange's host routes to, recorded on the exchange; undefined when
-   * the request must be refused instead (see `refusal`).
+   * Records on the exchange the live binding its host routes to, and answers true; when there
+   * is none (no live agent) or its account is over the transfer quota, the exchange is refused
+   * with the offline or the quota page instead.
    */
-  private tunnelFor(exchange: Exchange): Binding | undefined {
+  private route(exchange: EdgeExchange): boolean {
     const binding = this.router.resolve(exchange.host);
-    if (!binding || binding.session.isClosed) return undefined;
+    if (!binding || binding.session.isClosed) {
+      exchange.refuse(offlinePage(exchange.host));
+      return false;
+    }
     exchange.binding = binding;
-    return this.deps.isOverBandwidth?.(binding.accountId) ? undefined : binding;
-  }
-
-  /** The page for a request `tunnelFor` refused: offline (no live agent), or over the transfer quota. */
-  private refusal(exchange: Exchange): EdgePage {
-    return exchange.binding ? bandwidthPage() : offlinePage(exchange.host);
-  }
-
-  private finish(exchange: Exchange): void {
-    finishExchange(exchange, this.observe);
+    if (this.deps.isOverBandwidth?.(binding.accountId)) {
+      exchange.refuse(bandwidthPage());
+      return false;
+    }
+    return true;
   }
 }

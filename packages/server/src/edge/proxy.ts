@@ -1,11 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
-import { ResetCode, StreamResetError, hasValidFields, isResponseHead, type MuxStream, type ResponseHead } from '@svcrouter/protocol';
-import { finishExchange, type ByteMeter, type Exchange, type ExchangeObserver } from './exchange.js';
-import { hasRequestBody, requestHead, responseHeaders } from './forwarding.js';
-import { bandwidthPage, offlinePage, unreachablePage, upstreamErrorPage, type EdgePage } from './pages.js';
-import type { AbsoluteTarget } from './request-target.js';
-import type { Binding } from './router.js';
+import { ResetCode, StreamResetError, hasValidFields, type MuxStream } from '@svcrouter/protocol';
+import type { EdgeExchange, VisitorWriter } from './exchange.js';
+import { hasRequestBody } from './forwarding.js';
+import type { EdgePage } from './pages.js';
 
 type VisitorRequest = IncomingMessage | Http2ServerRequest;
 type VisitorResponse = ServerResponse | Http2ServerResponse;
@@ -22,113 +20,102 @@ export function sendPage(res: VisitorResponse, page: EdgePage): number {
 }
 
 /**
- * Proxies one visitor request over the binding's session: opens a stream, streams the body
- * up, waits for the response head, streams the body down. Backpressure is end to end: a slow
- * visitor stops reading the stream, which stops returning credit, which pauses the agent,
- * which pauses the origin. Calls `done` exactly once with the exchange's outcome.
+ * Drives an exchange from a MuxStream's events, as a CallbackStream drives it directly. Body
+ * events are listened for only once the head went out: until then the Duplex holds what
+ * arrives (credit unreturned), so nothing reaches the visitor before its head.
  */
-export function proxyRequest(
-  req: VisitorRequest,
-  res: VisitorResponse,
-  binding: Binding,
-  exchange: Exchange,
-  secure: boolean,
-  done: ExchangeObserver,
-  meter?: ByteMeter,
-  absolute?: AbsoluteTarget,
-): void {
-  const withBody = hasRequestBody(req);
-  const head = requestHead(req, binding, exchange.host, exchange.ip, secure, 'request', absolute);
-  // The agent reads `b` to decide whether to stream a body to the origin: without it the body is dropped.
-  if (withBody) head.b = 1;
-  let stream: MuxStream;
-  try {
-    stream = binding.session.mux.open(head, !withBody);
-  } catch {
-    exchange.status = sendPage(res, offlinePage(exchange.host));
-    return finish();
-  }
-  let finished = false;
-  function finish(): void {
-    if (finished) return;
-    finished = true;
-    finishExchange(exchange, done);
-  }
-  // Quota used up mid-transfer. Runs inside a 'data' listener registered before the pipe, so
-  // the chunk that crossed the limit is not forwarded; both directions stop.
-  let cut = false;
-  function cutOff(): void {
-    cut = true;
-    if (withBody) req.unpipe(stream);
-    stream.reset(ResetCode.CANCEL);
-    if (res.headersSent) res.destroy();
-    else exchange.status = sendPage(res, bandwidthPage());
+export function followStream(stream: MuxStream, exchange: EdgeExchange): void {
+  stream.on('headers', (meta: unknown) => {
+    if (!exchange.onHeaders(meta)) return;
+    stream.on('data', (chunk: Buffer) => exchange.onData(chunk));
+    stream.on('end', () => exchange.onEnd());
+  });
+  stream.on('error', (error: Error) => exchange.failed(error instanceof StreamResetError ? error.code : 'CANCEL'));
+}
+
+/**
+ * The visitor's side of an exchange served by Node's HTTP/1.1 or HTTP/2 server (requests with a
+ * body, HTTP/2, and whatever the lean path hands over). Made before routing, so a refusal is
+ * written through it too; `forward` then proxies the request over the exchange's binding.
+ */
+export class NodeVisitor implements VisitorWriter {
+  constructor(
+    private readonly exchange: EdgeExchange,
+    private readonly req: VisitorRequest,
+    private readonly res: VisitorResponse,
+  ) {
+    exchange.respondThrough(this);
   }
 
-  if (withBody) {
-    req.on('data', (chunk: Buffer) => {
-      exchange.bytesIn += chunk.length;
-      if (meter && !cut && !meter(binding.accountId, chunk.length)) cutOff();
-    });
-    req.pipe(stream);
-  }
-  stream.on('headers', (meta: ResponseHead) => {
-    // The agent is not trusted. Node's HTTP/1.1 writeHead refuses bad names and values itself
-    // (and throws); HTTP/2's is checked here, as its encoder is not this strict.
-    const valid = isResponseHead(meta) && meta.s >= 200 && (req.httpVersionMajor !== 2 || hasValidFields(meta.h));
-    try {
-      if (!valid) throw new Error('invalid response head');
-      (res as ServerResponse).writeHead(meta.s, responseHeaders(meta.h) as unknown as Record<string, string>);
-    } catch {
-      stream.reset(ResetCode.UPSTREAM_ERROR);
-      exchange.status = sendPage(res, upstreamErrorPage(exchange.host, 'invalid response headers'));
-      return;
+  /**
+   * Opens a stream, streams the body up, and lets the exchange answer from the stream's events.
+   * Backpressure is end to end: a slow visitor stops reading the stream, which stops returning
+   * credit, which pauses the agent, which pauses the origin.
+   */
+  forward(): void {
+    const { exchange, req, res } = this;
+    const withBody = hasRequestBody(req);
+    const stream = exchange.open(req, 'request', withBody, (mux, head) => mux.open(head, !withBody));
+    if (stream === undefined) return;
+    if (withBody) {
+      // Registered before the pipe, so the chunk that crossed a quota is not forwarded.
+      req.on('data', (chunk: Buffer) => {
+        if (!exchange.uploaded(chunk.length)) req.unpipe(stream);
+      });
+      req.pipe(stream);
     }
-    exchange.status = meta.s;
-    // A hand-written pipe: metering and forwarding in one listener, and none of pipe()'s eight
-    // listeners per request. Backpressure as pipe(): pause on a full visitor socket, resume on drain.
-    stream.on('data', (chunk: Buffer) => {
-      exchange.bytesOut += chunk.length;
-      if (meter && !cut && !meter(binding.accountId, chunk.length)) return cutOff();
-      if (!(res as ServerResponse).write(chunk)) stream.pause();
+    followStream(stream, exchange);
+    res.on('finish', () => {
+      // The response is complete but the upload is not: the origin answered without reading it
+      // all (a 413, a 401). Stop forwarding and let the rest drain here, as Node does for its own
+      // handlers; the reset frees the stream on both sides, which would otherwise wait forever.
+      if (withBody && !stream.writableFinished) {
+        req.unpipe(stream);
+        req.resume();
+        stream.reset(ResetCode.CANCEL);
+      }
+      exchange.finish();
     });
-    stream.on('end', () => res.end());
-    res.on('drain', () => stream.resume());
+    res.on('close', () => {
+      if (res.writableFinished) exchange.finish();
+      else exchange.visitorGone();
+    });
+  }
+
+  sendPage(page: EdgePage): void {
+    sendPage(this.res, page);
+  }
+
+  writeHead(status: number, headers: string[]): boolean {
+    const res = this.res as ServerResponse;
+    // Node's HTTP/1.1 writeHead refuses bad names and values itself (and throws); HTTP/2's are
+    // checked here, as its encoder is not this strict.
+    if (status < 200 || (this.req.httpVersionMajor === 2 && !hasValidFields(headers))) return false;
+    try {
+      res.writeHead(status, headers as unknown as Record<string, string>);
+    } catch {
+      return false;
+    }
+    res.on('drain', () => this.exchange.visitorDrained());
     // Node holds an HTTP/1.1 head back until the first body bytes. Frames that came in the same
     // read as the head have flowed by the check phase; when none did (an event stream, a long
     // poll), the visitor gets the head now, as the origin sent it. HTTP/2 sends it at once anyway.
     setImmediate(() => {
-      if (exchange.bytesOut === 0 && !res.writableEnded && !res.destroyed) (res as ServerResponse).flushHeaders();
+      if (this.exchange.bytesOut === 0 && !res.writableEnded && !res.destroyed) res.flushHeaders();
     });
-  });
-  stream.on('error', (error: Error) => {
-    if (res.headersSent) {
-      res.destroy();
-      return finish();
-    }
-    const code = error instanceof StreamResetError ? error.code : 'CANCEL';
-    exchange.status = sendPage(
-      res,
-      code === ResetCode.UPSTREAM_UNREACHABLE
-        ? unreachablePage(exchange.host, binding.local)
-        : upstreamErrorPage(exchange.host, code === 'SESSION_CLOSED' ? 'the agent disconnected' : 'the local service failed'),
-    );
-    finish();
-  });
-  res.on('finish', () => {
-    // The response is complete but the upload is not: the origin answered without reading it
-    // all (a 413, a 401). Stop forwarding and let the rest drain here, as Node does for its own
-    // handlers; the reset frees the stream on both sides, which would otherwise wait forever.
-    if (withBody && !stream.writableFinished) {
-      req.unpipe(stream);
-      req.resume();
-      stream.reset(ResetCode.CANCEL);
-    }
-    finish();
-  });
-  res.on('close', () => {
-    // The visitor left before the response completed: tell the agent to stop the origin.
-    if (!res.writableFinished) stream.reset(ResetCode.CANCEL);
-    finish();
-  });
+    return true;
+  }
+
+  writeBody(chunk: Buffer): boolean {
+    return (this.res as ServerResponse).write(chunk);
+  }
+
+  endBody(): void {
+    // The exchange finishes on the response's 'finish'.
+    this.res.end();
+  }
+
+  abort(): void {
+    this.res.destroy();
+  }
 }

@@ -1,134 +1,63 @@
-import {
-  ResetCode,
-  isResponseHead,
-  type CallbackStream,
-  type CallbackStreamHandler,
-  type ResponseHead,
-  type StreamResetError,
-} from '@svcrouter/protocol';
-import { offlinePage, unreachablePage, upstreamErrorPage } from '../pages.js';
-import { finishExchange, type ByteMeter, type Exchange, type ExchangeObserver } from '../exchange.js';
-import { requestHead, responseHeaders } from '../forwarding.js';
-import type { Binding } from '../router.js';
+import type { EdgeExchange, VisitorWriter } from '../exchange.js';
+import type { EdgePage } from '../pages.js';
 import type { LeanRequest } from './request-head.js';
 import { visitorResponseHead } from './response-head.js';
 import type { ResponseOwner, VisitorConnection } from './visitor-connection.js';
 
 /**
- * Proxies one body-less request read by the lean path: the same exchange as proxy.ts (pages for
- * every failure before the head, a closed connection after it, metering, backpressure from the
- * visitor's socket to the stream), written straight to the visitor's socket instead of through
- * Node's IncomingMessage and ServerResponse.
+ * The visitor's side of a body-less request read by the lean path: the exchange's response
+ * written straight to the visitor's socket (VisitorConnection) instead of through Node's
+ * IncomingMessage and ServerResponse. It owns the connection's response side meanwhile, and
+ * tells the exchange when the visitor drains or leaves. Made before routing, so a refusal is
+ * written through it too; `forward` then proxies the request over the exchange's binding.
  */
-export function proxyLean(
-  connection: VisitorConnection,
-  request: LeanRequest,
-  binding: Binding,
-  exchange: Exchange,
-  done: ExchangeObserver,
-  meter?: ByteMeter,
-): void {
-  const head = requestHead(
-    { rawHeaders: request.rawHeaders, method: request.method, url: request.target },
-    binding,
-    exchange.host,
-    exchange.ip,
-    connection.secure,
-    'request',
-  );
-  const lean = new LeanExchange(connection, request.method, binding, exchange, done, meter);
-  try {
-    lean.stream = binding.session.mux.openCallbackStream(head, lean, true);
-  } catch {
-    exchange.status = connection.sendPage(offlinePage(exchange.host));
-    finishExchange(exchange, done);
-    return;
-  }
-  connection.adopt(lean);
-}
-
-/** The response of one lean request: the handler of its stream, and the owner of the visitor's connection meanwhile. */
-class LeanExchange implements ResponseOwner, CallbackStreamHandler {
-  stream!: CallbackStream;
-  /** Once set, nothing more is done: the exchange was observed, and its stream ended or was reset. */
-  private settled = false;
-
+export class LeanVisitor implements VisitorWriter, ResponseOwner {
   constructor(
+    private readonly exchange: EdgeExchange,
     private readonly connection: VisitorConnection,
-    private readonly method: string,
-    private readonly binding: Binding,
-    private readonly exchange: Exchange,
-    private readonly done: ExchangeObserver,
-    private readonly meter: ByteMeter | undefined,
-  ) {}
+    private readonly request: LeanRequest,
+  ) {
+    exchange.respondThrough(this);
+  }
+
+  /** The exchange drives the stream itself (it is the CallbackStream's handler), with no Duplex between. */
+  forward(): void {
+    const { exchange, request } = this;
+    const source = { rawHeaders: request.rawHeaders, method: request.method, url: request.target };
+    const stream = exchange.open(source, 'request', false, (mux, head) => mux.openCallbackStream(head, exchange, true));
+    if (stream !== undefined) this.connection.adopt(this);
+  }
+
+  sendPage(page: EdgePage): void {
+    this.connection.sendPage(page);
+  }
+
+  writeHead(status: number, headers: string[]): boolean {
+    // visitorResponseHead checks names, values and the status's range, as Node's writeHead would.
+    const head = visitorResponseHead(status, headers, this.request.method, this.connection.keepAlive);
+    if (head === undefined) return false;
+    this.connection.startBody(head);
+    return true;
+  }
+
+  writeBody(chunk: Buffer): boolean {
+    return this.connection.writeBody(chunk);
+  }
+
+  endBody(): void {
+    this.connection.endBody();
+    this.exchange.finish();
+  }
+
+  abort(): void {
+    this.connection.abort();
+  }
 
   onVisitorDrain(): void {
-    this.stream.resume();
+    this.exchange.visitorDrained();
   }
 
   onVisitorGone(): void {
-    // The visitor left before the response completed: tell the agent to stop the origin.
-    this.stream.reset(ResetCode.CANCEL);
-    this.settle();
-  }
-
-  onHeaders(meta: unknown): void {
-    const exchange = this.exchange;
-    // The agent is not trusted: a head of the wrong shape never reaches the visitor or the
-    // inspector (visitorResponseHead checks names, values and the status's range).
-    const head = isResponseHead(meta)
-      ? visitorResponseHead(meta.s, responseHeaders(meta.h), this.method, this.connection.keepAlive)
-      : undefined;
-    if (!head) {
-      this.stream.reset(ResetCode.UPSTREAM_ERROR);
-      exchange.status = this.connection.sendPage(upstreamErrorPage(exchange.host, 'invalid response headers'));
-      this.settle();
-      return;
-    }
-    exchange.status = (meta as ResponseHead).s;
-    this.connection.startBody(head);
-  }
-
-  onData(chunk: Buffer): void {
-    if (this.settled) return;
-    this.exchange.bytesOut += chunk.length;
-    if (this.meter && !this.meter(this.binding.accountId, chunk.length)) return this.cutOff();
-    if (!this.connection.writeBody(chunk)) this.stream.pause();
-  }
-
-  onEnd(): void {
-    if (this.settled) return;
-    this.connection.endBody();
-    this.settle();
-  }
-
-  onReset(error: StreamResetError): void {
-    if (this.settled) return;
-    const exchange = this.exchange;
-    if (exchange.status !== 0) {
-      // The head is out: the visitor can only learn of the failure by the connection closing.
-      this.connection.abort();
-    } else {
-      const code = error.code;
-      exchange.status = this.connection.sendPage(
-        code === ResetCode.UPSTREAM_UNREACHABLE
-          ? unreachablePage(exchange.host, this.binding.local)
-          : upstreamErrorPage(exchange.host, code === 'SESSION_CLOSED' ? 'the agent disconnected' : 'the local service failed'),
-      );
-    }
-    this.settle();
-  }
-
-  /** The account's transfer quota ran out mid-response: both directions stop, the chunk is not forwarded. */
-  private cutOff(): void {
-    this.stream.reset(ResetCode.CANCEL);
-    this.connection.abort();
-    this.settle();
-  }
-
-  private settle(): void {
-    if (this.settled) return;
-    this.settled = true;
-    finishExchange(this.exchange, this.done);
+    this.exchange.visitorGone();
   }
 }
