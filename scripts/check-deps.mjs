@@ -19,6 +19,13 @@ const PACKAGE_RULES = {
   // The browser app talks to the server over HTTP only.
   dashboard: [],
 };
+/**
+ * Packages whose types (and nothing else) a package may import: the dashboard reads the API's
+ * shapes from the SDK's generated types, which the bundler erases.
+ */
+const TYPE_ONLY_RULES = {
+  dashboard: ['@svcrouter/sdk'],
+};
 /** What the benchmark may import: packages by name (their exports), never their files. */
 const BENCH_PACKAGES = ['@svcrouter/protocol', '@svcrouter/sdk', '@svcrouter/server', '@svcrouter/testkit'];
 /** Server root files a server folder may import: only the parsed config's types and defaults. */
@@ -87,8 +94,10 @@ function checkFile(file, { area, src, allowed, server }) {
   const edges = [];
   for (const match of text.matchAll(importPattern)) {
     const spec = match[1] ?? match[2] ?? match[3];
+    const typeOnly = /^\s*(?:import|export)\s+type\b/.test(match[0]);
     if (builtPath(spec)) violations.push(`${rel}: imports a built file (${spec}); import the package or its source`);
-    if (spec.startsWith('@svcrouter/') && !allowed.includes(packageName(spec)) && !isTest) {
+    const typesAllowed = typeOnly && (TYPE_ONLY_RULES[area] ?? []).includes(packageName(spec));
+    if (spec.startsWith('@svcrouter/') && !allowed.includes(packageName(spec)) && !typesAllowed && !isTest) {
       violations.push(`${rel}: ${area} must not import ${spec}`);
     }
     if (!spec.startsWith('.')) continue;

@@ -20,25 +20,8 @@ export interface OpenApiDoc {
   components: { schemas: Record<string, unknown> };
 }
 
-/** One GET /v1/requests item (and one live stream event's data). */
-export interface Captured {
-  id: string;
-  tunnelId: string | null;
-  timestamp: string;
-  method: string;
-  path: string;
-  status: number;
-  durationMs: number;
-  bytes: number;
-  ip: string;
-  userAgent: string;
-  proto: string;
-  host: string;
-}
-export interface Page {
-  requests: Captured[];
-  nextCursor: string | null;
-}
+/** One GET /v1/requests item (and one live stream event's data), and one page of them. */
+export type { CapturedRequest as Captured, RequestPage as Page } from '@svcrouter/sdk';
 
 /** Auth for a call: a token (Bearer), a raw Authorization value, or nothing. */
 export type Auth = { token: string } | { authorization: string } | 'none';
