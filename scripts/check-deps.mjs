@@ -38,18 +38,20 @@ const PENDING_CYCLES = new Set([]);
 /** Server folders and the server folders they must not import. */
 const SERVER_FOLDER_RULES = {
   // What a DNS hostname is: a leaf every folder may use.
-  hostname: ['store', 'auth', 'edge', 'api', 'certs', 'domains', 'usage', 'inspector', 'metrics', 'cli', 'dashboard'],
-  store: ['edge', 'api', 'certs', 'domains', 'usage', 'inspector', 'metrics', 'auth', 'cli'],
-  auth: ['edge', 'api', 'certs', 'domains', 'usage', 'inspector', 'metrics', 'cli'],
-  certs: ['edge', 'api', 'domains', 'usage', 'inspector', 'metrics', 'cli'],
-  domains: ['edge', 'api', 'usage', 'inspector', 'metrics', 'cli'],
-  usage: ['edge', 'api', 'certs', 'domains', 'inspector', 'cli'],
-  inspector: ['edge', 'api', 'certs', 'domains', 'usage', 'cli'],
-  metrics: ['edge', 'api', 'certs', 'domains', 'usage', 'inspector', 'store', 'cli'],
-  edge: ['api', 'cli', 'domains', 'usage', 'inspector'],
-  api: ['edge', 'cli'],
+  hostname: ['store', 'auth', 'edge', 'api', 'certs', 'domains', 'usage', 'inspector', 'metrics', 'cli', 'dashboard', 'cluster'],
+  store: ['edge', 'api', 'certs', 'domains', 'usage', 'inspector', 'metrics', 'auth', 'cli', 'cluster'],
+  auth: ['edge', 'api', 'certs', 'domains', 'usage', 'inspector', 'metrics', 'cli', 'cluster'],
+  certs: ['edge', 'api', 'domains', 'usage', 'inspector', 'metrics', 'cli', 'cluster'],
+  domains: ['edge', 'api', 'usage', 'inspector', 'metrics', 'cli', 'cluster'],
+  usage: ['edge', 'api', 'certs', 'domains', 'inspector', 'cli', 'cluster'],
+  inspector: ['edge', 'api', 'certs', 'domains', 'usage', 'cli', 'cluster'],
+  metrics: ['edge', 'api', 'certs', 'domains', 'usage', 'inspector', 'store', 'cli', 'cluster'],
+  edge: ['api', 'cli', 'domains', 'usage', 'inspector', 'cluster'],
+  api: ['edge', 'cli', 'cluster'],
   // Static files only: it knows a folder, not the store, the API or the edge.
-  dashboard: ['store', 'auth', 'edge', 'api', 'certs', 'domains', 'usage', 'inspector', 'metrics', 'cli'],
+  dashboard: ['store', 'auth', 'edge', 'api', 'certs', 'domains', 'usage', 'inspector', 'metrics', 'cli', 'cluster'],
+  // Several edge nodes: it drives the edge and the store, and is driven by server.ts only.
+  cluster: ['api', 'cli', 'domains', 'usage', 'inspector', 'metrics', 'certs', 'auth', 'dashboard'],
 };
 
 function files(dir, out = []) {

@@ -30,6 +30,16 @@ as_owner() {
   fi
 }
 
+# pg_ctl on a cluster made by this script, as its owner (fault tests stop and start it):
+#   start-test-postgres.sh ctl <data dir> restart -m fast
+if [[ "${1:-}" == "ctl" ]]; then
+  dir=${2:?usage: start-test-postgres.sh ctl <data dir> <pg_ctl arguments>}
+  [[ -f "$dir/PG_VERSION" ]] || die "$dir is not a cluster made by this script"
+  shift 2
+  exec_owner() { if [[ $(id -u) -eq 0 ]]; then exec runuser -u postgres -- "$@"; else exec "$@"; fi; }
+  exec_owner "$bindir/pg_ctl" -D "$dir" "$@"
+fi
+
 if [[ "${1:-}" == "stop" ]]; then
   dir=${2:?usage: start-test-postgres.sh stop <data dir>}
   [[ -f "$dir/PG_VERSION" ]] || die "$dir is not a cluster made by this script"

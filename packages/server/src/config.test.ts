@@ -36,6 +36,7 @@ describe('loadConfig defaults', () => {
       signup: 'open',
       nameGraceMs: 30_000,
       drainMs: 30_000,
+      cluster: undefined,
     });
   });
 
@@ -161,6 +162,22 @@ describe('loadConfig errors name the variable', () => {
     [{ SVC_INSPECTOR_MAX_PER_ACCOUNT: '1e5' }, 'invalid SVC_INSPECTOR_MAX_PER_ACCOUNT: expected an integer 1-100000000'],
     [{ SVC_USAGE_FLUSH_MS: '10' }, 'invalid SVC_USAGE_FLUSH_MS: expected an integer 100-60000'],
     [{ SVC_SIGNUP: 'Open' }, 'invalid SVC_SIGNUP: expected one of open, closed'],
+    [{ SVC_NODE_URL: 'https://10.0.0.5:8090' }, 'invalid SVC_NODE_URL: expected http://host:port'],
+    [{ SVC_NODE_URL: 'http://10.0.0.5:8090/peer' }, 'invalid SVC_NODE_URL: expected http://host:port'],
+    [{ SVC_NODE_URL: '10.0.0.5:8090' }, 'invalid SVC_NODE_URL: expected http://host:port'],
+    [{ SVC_CLUSTER_SECRET: 'short' }, 'invalid SVC_CLUSTER_SECRET: expected at least 16 characters without spaces'],
+    [
+      { SVC_NODE_URL: 'http://10.0.0.5:8090', SVC_DATABASE_URL: 'postgres://db/svc' },
+      'invalid SVC_CLUSTER_SECRET: SVC_NODE_URL is set, so the secret shared by the nodes must be set too',
+    ],
+    [
+      { SVC_CLUSTER_SECRET: 'a-long-enough-secret', SVC_DATABASE_URL: 'postgres://db/svc' },
+      'invalid SVC_NODE_URL: SVC_CLUSTER_SECRET is set, so this node must say where its peers reach it',
+    ],
+    [
+      { SVC_NODE_URL: 'http://10.0.0.5:8090', SVC_CLUSTER_SECRET: 'a-long-enough-secret' },
+      'invalid SVC_NODE_URL: several nodes share one PostgreSQL store; set SVC_DATABASE_URL to it',
+    ],
   ];
   for (const [env, message] of cases) {
     it(`${Object.entries(env)[0]?.join('=')} -> ${message}`, () => {
@@ -179,6 +196,25 @@ describe('loadConfig errors name the variable', () => {
       message:
         'invalid SVC_HTTP_PORT: expected an integer 0-65535; invalid SVC_LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent',
     });
+  });
+
+  it('a node joins a cluster with SVC_NODE_URL, SVC_CLUSTER_SECRET and PostgreSQL, and stays single without them', () => {
+    assert.equal(loadConfig({}, CWD).cluster, undefined);
+    const config = loadConfig(
+      { SVC_NODE_URL: 'http://10.0.0.5:8090/', SVC_CLUSTER_SECRET: 'a-long-enough-secret', SVC_DATABASE_URL: 'postgres://db/svc' },
+      CWD,
+    );
+    assert.deepEqual(config.cluster, { nodeUrl: 'http://10.0.0.5:8090', secret: 'a-long-enough-secret' });
+  });
+
+  it('never echoes the cluster secret', () => {
+    assert.throws(
+      () => loadConfig({ SVC_CLUSTER_SECRET: 'hunter2 hunter2 hunter2' }, CWD),
+      (err: Error) => {
+        assert.ok(!err.message.includes('hunter2'));
+        return true;
+      },
+    );
   });
 
   it('never echoes the value of a bad variable', () => {

@@ -82,6 +82,23 @@ export interface ServerConfig {
    * leaving; 0 closes at once.
    */
   readonly drainMs: number;
+  /**
+   * SVC_NODE_URL + SVC_CLUSTER_SECRET. Default unset: a single node. Set (both, with a
+   * PostgreSQL SVC_DATABASE_URL): this node joins the others sharing the database and carries
+   * visitors to whichever node holds a tunnel's agent (cluster/).
+   */
+  readonly cluster: Readonly<ClusterConfig> | undefined;
+}
+
+/** How this node takes part in a cluster of nodes sharing one PostgreSQL. */
+export interface ClusterConfig {
+  /**
+   * SVC_NODE_URL: where the other nodes reach this node's internal listener, `http://host:port`.
+   * The node listens on that port (on SVC_BIND_HOST); port 0 picks a free one and advertises it.
+   */
+  readonly nodeUrl: string;
+  /** SVC_CLUSTER_SECRET: shared by every node; authenticates node-to-node links (HMAC, never sent). */
+  readonly secret: string;
 }
 
 /** Plan limits before SVC_PLANS overrides. */
@@ -114,6 +131,8 @@ const MIN_HEARTBEAT_MS = 10;
 const MAX_HEARTBEAT_MS = 600_000;
 const EMAIL_RE = /^[^\s@"'<>]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$/;
 const NODE_ID_RE = /^[A-Za-z0-9._-]{1,100}$/;
+/** A shared secret shorter than this is guessable offline from one captured handshake. */
+const MIN_CLUSTER_SECRET = 16;
 
 type Check<T> = (raw: string) => { ok: true; value: T } | { ok: false; expected: string };
 const ok = <T>(value: T) => ({ ok: true, value }) as const;
@@ -152,6 +171,18 @@ const httpUrl: Check<string> = (raw) => {
   const url = URL.canParse(raw) ? new URL(raw) : undefined;
   return url && (url.protocol === 'https:' || url.protocol === 'http:') ? ok(raw) : expected('an http(s) URL');
 };
+
+// The internal listener speaks plain HTTP: TLS between nodes is not done yet (docs/deploy.md).
+const nodeUrl: Check<string> = (raw) => {
+  const url = URL.canParse(raw) ? new URL(raw) : undefined;
+  const plain = url?.protocol === 'http:' && url.username === '' && url.password === '' && url.search === '' && url.hash === '';
+  return url && plain && url.pathname === '/'
+    ? ok(`http://${url.host}`)
+    : expected('http://host:port, the address other nodes reach this node at, e.g. http://10.0.0.5:8090');
+};
+
+const clusterSecret: Check<string> = (raw) =>
+  raw.length >= MIN_CLUSTER_SECRET && !/\s/.test(raw) ? ok(raw) : expected(`at least ${MIN_CLUSTER_SECRET} characters without spaces`);
 
 const postgresUrl: Check<string> = (raw) =>
   /^postgres(ql)?:\/\//i.test(raw) && URL.canParse(raw) ? ok(raw) : expected('a postgres:// or postgresql:// URL');
@@ -247,6 +278,8 @@ const ENV_SCHEMA = z.object({
   SVC_SIGNUP: envVar(DEFAULTS.signup, oneOf(['open', 'closed'] as const)),
   SVC_NAME_GRACE_MS: envVar(DEFAULTS.nameGraceMs, integer(0, 3_600_000)),
   SVC_DRAIN_MS: envVar(DEFAULTS.drainMs, integer(0, 600_000)),
+  SVC_NODE_URL: envVar<string | undefined>(undefined, nodeUrl),
+  SVC_CLUSTER_SECRET: envVar<string | undefined>(undefined, clusterSecret),
 });
 
 /**
@@ -264,6 +297,19 @@ export function loadConfig(env: Record<string, string | undefined>, cwd: string 
     const missing = e.SVC_TLS_CERT === undefined ? 'SVC_TLS_CERT' : 'SVC_TLS_KEY';
     throw new Error(`invalid ${missing}: expected SVC_TLS_CERT and SVC_TLS_KEY to be set together`);
   }
+  if (e.SVC_NODE_URL !== undefined && e.SVC_CLUSTER_SECRET === undefined) {
+    throw new Error('invalid SVC_CLUSTER_SECRET: SVC_NODE_URL is set, so the secret shared by the nodes must be set too');
+  }
+  if (e.SVC_CLUSTER_SECRET !== undefined && e.SVC_NODE_URL === undefined) {
+    throw new Error('invalid SVC_NODE_URL: SVC_CLUSTER_SECRET is set, so this node must say where its peers reach it');
+  }
+  if (e.SVC_NODE_URL !== undefined && e.SVC_DATABASE_URL === undefined) {
+    throw new Error('invalid SVC_NODE_URL: several nodes share one PostgreSQL store; set SVC_DATABASE_URL to it');
+  }
+  const cluster =
+    e.SVC_NODE_URL !== undefined && e.SVC_CLUSTER_SECRET !== undefined
+      ? Object.freeze({ nodeUrl: e.SVC_NODE_URL, secret: e.SVC_CLUSTER_SECRET })
+      : undefined;
   return Object.freeze({
     sharedDomain: e.SVC_SHARED_DOMAIN,
     httpPort: e.SVC_HTTP_PORT,
@@ -288,6 +334,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd: string 
     signup: e.SVC_SIGNUP,
     nameGraceMs: e.SVC_NAME_GRACE_MS,
     drainMs: e.SVC_DRAIN_MS,
+    cluster,
   });
 }
 

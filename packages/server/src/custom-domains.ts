@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { DomainRouteDeps } from './api/index.js';
 import { CertificateCache, createAcmeIssuer, type AcmeIssuer, type SniResolverOptions } from './certs/index.js';
 import type { ServerConfig } from './config.js';
-import { cascadeDomainRemoval, checkDomainBinding, ownsCustomHost } from './domains/index.js';
+import { cascadeDomainRemoval, checkDomainBinding, ownsCustomHost, type RemovableBinding } from './domains/index.js';
 import type { DomainDecision, Edge, EdgeDeps } from './edge/index.js';
 import type { HostOwner } from './inspector/index.js';
 import { Registry } from './metrics/index.js';
@@ -40,7 +40,19 @@ export interface CustomDomains {
 }
 
 /** Wires the issuer to the store, the edge (read lazily: it is built after the TLS options) and the config. */
-export function createCustomDomains(config: ServerConfig, store: Store, log: Logger, edge: () => Edge): CustomDomains {
+/** With several edge nodes: the account's bindings on every node, and release wherever a tunnel is held. */
+export interface ClusterReach {
+  liveBindings(accountId: string, local: Iterable<RemovableBinding>): Iterable<RemovableBinding>;
+  releaseTunnel(tunnelId: string, reason: string): boolean;
+}
+
+export function createCustomDomains(
+  config: ServerConfig,
+  store: Store,
+  log: Logger,
+  edge: () => Edge,
+  cluster: () => ClusterReach | undefined = () => undefined,
+): CustomDomains {
   const acmeLog = log.child({ component: 'acme' });
   const issuer = createAcmeIssuer({
     store,
@@ -68,12 +80,18 @@ export function createCustomDomains(config: ServerConfig, store: Store, log: Log
     return (await store.tunnels.byHostname(host)) !== undefined;
   }
 
+  function* localBindings(accountId: string): Generator<RemovableBinding> {
+    for (const session of edge().sessions) if (session.accountId === accountId) yield* session.bindings.values();
+  }
+
   const removal = {
     store,
-    *liveBindings(accountId: string) {
-      for (const session of edge().sessions) if (session.accountId === accountId) yield* session.bindings.values();
+    liveBindings(accountId: string): Iterable<RemovableBinding> {
+      const local = localBindings(accountId);
+      return cluster()?.liveBindings(accountId, local) ?? local;
     },
-    releaseTunnel: (tunnelId: string, reason: string) => edge().releaseTunnel(tunnelId, reason),
+    releaseTunnel: (tunnelId: string, reason: string) =>
+      cluster()?.releaseTunnel(tunnelId, reason) ?? edge().releaseTunnel(tunnelId, reason),
     served,
     forgetCertificate(name: string) {
       cache.delete(name);

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { SVC_VERSION } from '@svcrouter/protocol';
 import { runAccountCommand } from './cli/account-command.js';
+import { runClusterCommand } from './cli/cluster-command.js';
 import { printWelcome } from './cli/welcome.js';
 import { loadConfig, type ServerConfig } from './config.js';
 import { LOG_REDACTION } from './log-redaction.js';
@@ -24,6 +25,7 @@ const USAGE = `Usage:
   svc-server account password --email E                         set the dashboard password (typed without echo,
                                                                 or one line on stdin); signs the account's browsers out
   svc-server account link --email E                             print a one-time dashboard sign-in link (30 minutes)
+  svc-server cluster status [--json]                            the nodes sharing this PostgreSQL: heartbeats, sessions, tunnels
   svc-server version                                            print the version
 
 Configuration is read from SVC_* environment variables (SVC_SIGNUP=closed turns dashboard sign-up off); see the README.`;
@@ -47,6 +49,7 @@ async function main(argv: string[]): Promise<number> {
   }
   if (command === 'account')
     return runAccountCommand(rest, config, { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr });
+  if (command === 'cluster') return runClusterCommand(rest, config, { stdout: process.stdout, stderr: process.stderr });
   if (command !== 'start') {
     process.stderr.write(`${USAGE}\n`);
     return 2;

@@ -4,6 +4,7 @@ import { authRoutes, controlPlaneRoutes, createApi, opsRoutes } from './api/inde
 import { readFile } from 'node:fs/promises';
 import { createBearerAuthenticator, DashboardSessions, SignInLimiter } from './auth/index.js';
 import { createSniResolver, loadOrCreateDevCa, type DevCa } from './certs/index.js';
+import { Cluster } from './cluster/index.js';
 import type { ServerConfig } from './config.js';
 import { createCustomDomains } from './custom-domains.js';
 import { createDashboardHandler } from './dashboard/index.js';
@@ -15,6 +16,8 @@ import { openStore, type Store } from './store/index.js';
 import { UsageMeter } from './usage/index.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+/** Least time the final usage and inspector writes retry a store that is out at shutdown. */
+const FINAL_FLUSH_MIN_MS = 5000;
 
 /** A running svc-server. */
 export interface RunningServer {
@@ -31,6 +34,8 @@ export interface RunningServer {
   metrics: Metrics;
   /** Public URL of a tunnel hostname. */
   publicUrl(hostname: string): string;
+  /** This node's part in a cluster (SVC_NODE_URL); undefined for a single node. */
+  cluster: Cluster | undefined;
   /**
    * Graceful stop: listeners take no new connections, agents are told the node is leaving, the
    * requests in flight get up to `drainMs` (0: none) to finish, then sessions and listeners are
@@ -45,15 +50,27 @@ export interface RunningServer {
  * dashboard (index.html, assets/); without it the apex serves the API alone.
  */
 export async function startServer(config: ServerConfig, log: Logger, dashboardDir?: string): Promise<RunningServer> {
-  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const store = await openStore({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    // The query that meets the loss answers for it (503, batch kept); this says why.
+    onPoolError: (err) => log.warn({ err }, 'PostgreSQL connection lost'),
+  });
   const nodeId = config.nodeId ?? osHostname();
   const stale = await store.tunnels.markAllOfflineForNode(nodeId);
   if (stale > 0) log.info({ count: stale }, 'tunnels left online by a previous run marked offline');
 
   const devCa = config.tlsCert ? undefined : await loadOrCreateDevCa(config.dataDir);
   let edge: Edge;
+  let cluster: Cluster | undefined;
   // Custom domains: ACME certificates on demand, SVC_DOMAIN checks, the /v1/domains routes.
-  const domains = createCustomDomains(config, store, log, () => edge);
+  const domains = createCustomDomains(
+    config,
+    store,
+    log,
+    () => edge,
+    () => cluster,
+  );
   const sni = createSniResolver({
     sharedDomain: config.sharedDomain,
     devCa,
@@ -120,12 +137,14 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
         store,
         liveRequests: inspector.live,
         publicUrl,
-        releaseTunnel: (id, reason) => edge.releaseTunnel(id, reason),
-        isLive: (id) => edge.router.byTunnelId(id) !== undefined,
+        // With several nodes these reach every node (cluster/), else this one.
+        releaseTunnel: (id, reason) => (cluster ? cluster.releaseTunnel(id, reason) : edge.releaseTunnel(id, reason)),
+        isLive: (id) => (cluster ? cluster.isLive(id) : edge.router.byTunnelId(id) !== undefined),
         limitsFor: (plan) => config.plans[plan],
-        liveTunnels: (accountId) => edge.liveTunnels(accountId),
+        liveTunnels: (accountId) => (cluster ? cluster.liveTunnels(accountId) : edge.liveTunnels(accountId)),
         meter: { usedBytes: (accountId) => usage.loadUsedBytes(accountId) },
-        dropSessionsOfKey: (keyId, message) => edge.dropSessionsOfKey(keyId, message),
+        dropSessionsOfKey: (keyId, message) =>
+          cluster ? cluster.dropSessionsOfKey(keyId, message) : edge.dropSessionsOfKey(keyId, message),
         onRevoked: (event) => log.info(event, 'key revoked'),
         limiter,
         ...domains.routes,
@@ -157,7 +176,27 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
       return !usage.shouldCutOff(accountId);
     },
     ...domains.edge,
+    ...(config.cluster ? { remoteBinding: (host: string) => cluster?.remoteBinding(host) } : {}),
   });
+  if (config.cluster && config.databaseUrl) {
+    try {
+      cluster = await Cluster.start({
+        config: config.cluster,
+        nodeId,
+        databaseUrl: config.databaseUrl,
+        bindHost: config.host,
+        heartbeatMs: config.heartbeatMs,
+        store,
+        edge,
+        log,
+        publicUrl,
+        onRemoteAccount: (accountId) => void usage.warm(accountId).catch(() => undefined),
+      });
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
+  }
   usage.start();
   inspector.start();
   domains.start();
@@ -183,21 +222,27 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
     inspector,
     metrics,
     publicUrl,
+    cluster,
     async close({ drainMs = 0 } = {}) {
       if (closed) return;
       closed = true;
       listeners.stopAccepting();
       // Said once the listening sockets are closed, so whoever reads the log may rely on it.
       log.info({ drainMs }, 'new connections refused; finishing requests in flight');
+      const closeStarted = performance.now();
       if (drainMs > 0) {
         const drained = await drainSessions(() => edge.sessions, drainMs);
         log.info(drained, drained.streamsLeft === 0 ? 'requests in flight finished' : 'drain time over; open streams are cut');
       }
       await edge.close();
+      await cluster?.close();
       await listeners.close();
       // Destroyed sockets emit 'close' on the next tick; let their exchanges finish first.
       await new Promise((resolve) => setImmediate(resolve));
-      const flushed = await Promise.allSettled([usage.stop(), inspector.stop(), domains.close()]);
+      // A store out at this moment (locked, full, restarting) gets what is left of the drain
+      // time, at least FINAL_FLUSH_MIN_MS, before the last counts and records are given up.
+      const retryForMs = Math.max(FINAL_FLUSH_MIN_MS, drainMs - (performance.now() - closeStarted));
+      const flushed = await Promise.allSettled([usage.stop({ retryForMs }), inspector.stop({ retryForMs }), domains.close()]);
       for (const result of flushed) {
         if (result.status === 'rejected') log.error({ err: result.reason }, 'final flush failed');
       }

@@ -14,6 +14,11 @@ export interface ServerOptions {
   /** Fixed ports (restart tests); 0 (any free port) otherwise. */
   httpPort?: number;
   httpsPort?: number;
+  /**
+   * Whether to wait for the first-start token. Default: on a fresh data dir. False for a node
+   * joining a shared PostgreSQL that already has accounts (several edge nodes).
+   */
+  expectToken?: boolean;
 }
 
 /** A running `svc-server start` process. */
@@ -60,7 +65,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
   const httpsPort = Number(tunnels[1]);
   let token: string | undefined;
   const fresh = proc.lines.some((line) => line.startsWith('Created a local account'));
-  if (fresh || !options.dataDir) {
+  if (options.expectToken ?? (fresh || !options.dataDir)) {
     const match = await proc.waitForLine(/^\s+(svc_[A-Za-z0-9_-]{43})$/);
     token = match[1];
   }

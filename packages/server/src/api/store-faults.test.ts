@@ -61,4 +61,17 @@ describe('the API over an SQLite file locked by another writer', () => {
     assert.ok(api.logLines.some((line) => line.includes('store unavailable; answered 503')));
     assert.ok(!api.logLines.some((line) => line.includes('api handler failed')));
   });
+
+  it('waits for the lock on timers: reads answer while a write waits, and the write lands once the lock goes', async () => {
+    other.exec('BEGIN IMMEDIATE');
+    let settled = false;
+    const waiting = api.call('POST', '/v1/keys', { body: { description: 'waits for the lock' } }).finally(() => (settled = true));
+    // Answered while the write is still waiting: the process is not stuck inside SQLite.
+    for (let i = 0; i < 3; i++) assert.equal((await api.call('GET', '/v1/keys')).status, 200);
+    assert.equal(settled, false);
+    other.exec('ROLLBACK');
+    const written = await waiting;
+    assert.equal(written.status, 201, written.text);
+    assert.equal(other.pragma('integrity_check', { simple: true }), 'ok');
+  });
 });

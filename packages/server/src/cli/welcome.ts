@@ -1,7 +1,7 @@
 import { createAccountWithToken } from '../auth/index.js';
 import type { ServerConfig } from '../config.js';
 import type { DevCa } from '../certs/index.js';
-import type { Store } from '../store/index.js';
+import { StoreConflictError, type Store } from '../store/index.js';
 import { apexHttpUrl, printSignInLink } from './sign-in-link-text.js';
 
 /** Email of the account created on the first start of an empty store. */
@@ -14,6 +14,8 @@ export interface WelcomeServer {
   devCa: DevCa | undefined;
   store: Store;
   publicUrl(hostname: string): string;
+  /** Set when this node is one of several sharing PostgreSQL. */
+  cluster?: { nodeUrl: string } | undefined;
 }
 
 /**
@@ -31,6 +33,7 @@ export async function printWelcome(server: WelcomeServer, config: ServerConfig, 
     `  tunnels    https://<name>.${config.sharedDomain}:${server.httpsPort} and http://<name>.${config.sharedDomain}:${server.httpPort}\n`,
   );
   out.write(`  data       ${config.dataDir}\n`);
+  if (server.cluster) out.write(`  cluster    node ${config.nodeId}, peers reach it at ${server.cluster.nodeUrl}\n`);
   if (server.devCa) {
     out.write(`  dev CA     ${server.devCa.certPath}\n`);
     out.write(`             trust it to avoid certificate warnings, e.g.:\n`);
@@ -41,7 +44,15 @@ export async function printWelcome(server: WelcomeServer, config: ServerConfig, 
     );
   }
   if ((await server.store.accounts.count()) === 0) {
-    const { account, token } = await createAccountWithToken(server.store, { email: LOCAL_ACCOUNT_EMAIL, name: 'local', plan: 'free' });
+    let created;
+    try {
+      created = await createAccountWithToken(server.store, { email: LOCAL_ACCOUNT_EMAIL, name: 'local', plan: 'free' });
+    } catch (error) {
+      // Several nodes starting together on an empty PostgreSQL: one of them creates it.
+      if (error instanceof StoreConflictError) return;
+      throw error;
+    }
+    const { account, token } = created;
     const serverHint = server.httpPort === 8080 ? '' : `SVC_SERVER=${apexHttp} `;
     out.write(`\nCreated a local account (${LOCAL_ACCOUNT_EMAIL}). Its agent token is shown once:\n`);
     out.write(`  ${token}\n`);

@@ -12,7 +12,16 @@ export interface Binding {
   local: string;
   /** Whether the agent chose the name (kept when the agent leaves) or got a random one. */
   pinned: boolean;
-  session: EdgeSession;
+  /** The agent's session on this node, or the link to the node that holds it (cluster/). */
+  session: BindingSession;
+}
+
+/** What a binding's requests travel over: the streams of an agent session, or of a peer link. */
+export interface BindingSession {
+  readonly mux: Mux;
+  readonly isClosed: boolean;
+  /** Tells the agent one tunnel is gone and forgets it; a peer link has no agent to tell. */
+  release(tunnelId: string, code: ErrorCodeValue, text: string): Binding | undefined;
 }
 
 /** What a session asks of the edge for its control messages. */
@@ -25,7 +34,7 @@ export interface SessionHandlers {
  * One connected agent: its multiplexed connection, who it authenticated as, and the
  * tunnels bound on it. Long-lived state, hence a class.
  */
-export class EdgeSession {
+export class EdgeSession implements BindingSession {
   readonly bindings = new Map<string, Binding>();
   private ended = false;
 

@@ -46,6 +46,11 @@ export interface EdgeDeps extends Omit<BinderDeps, 'router'> {
   meter?: ByteMeter;
   /** ACME HTTP-01: the key authorization for a token this node is being challenged with, else undefined. */
   acmeChallenge?(token: string): string | undefined;
+  /**
+   * Several edge nodes: a binding that carries requests for `host` to the node holding its agent,
+   * when this node holds none; undefined when no node does (or this node is alone).
+   */
+  remoteBinding?(host: string): Binding | undefined;
 }
 
 /**
@@ -256,12 +261,14 @@ export class Edge implements LeanHandler {
   }
 
   /**
-   * Records on the exchange the live binding its host routes to, and answers true; when there
-   * is none (no live agent) or its account is over the transfer quota, the exchange is refused
-   * with the offline or the quota page instead.
+   * Records on the exchange the live binding its host routes to (this node's, else one that
+   * carries it to the node holding the agent), and answers true; when there is none (no live
+   * agent) or its account is over the transfer quota, the exchange is refused with the offline
+   * or the quota page instead.
    */
   private route(exchange: EdgeExchange): boolean {
-    const binding = this.router.resolve(exchange.host);
+    let binding = this.router.resolve(exchange.host);
+    if (!binding && this.deps.remoteBinding) binding = this.deps.remoteBinding(exchange.host);
     if (!binding || binding.session.isClosed) {
       exchange.refuse(offlinePage(exchange.host));
       return false;

@@ -3,6 +3,12 @@ import type { Binding } from './edge-session.js';
 // Binding is declared beside EdgeSession (each holds the other), so the two modules import one way.
 export type { Binding };
 
+/** Hears this node's bindings come and go (cluster/ records them in the shared route table). */
+export interface RouterWatcher {
+  added(binding: Binding): void;
+  removed(binding: Binding): void;
+}
+
 /**
  * Routing table of this edge node: hostname → live binding, in memory, so the request path
  * never touches the store. Hostnames are stored normalised (lower-case, no port).
@@ -10,6 +16,12 @@ export type { Binding };
 export class Router {
   private readonly byHost = new Map<string, Binding>();
   private readonly byTunnel = new Map<string, Binding>();
+  private watcher: RouterWatcher | undefined;
+
+  /** Sets the one watcher of binding changes (several edge nodes); without it the router tells nobody. */
+  watch(watcher: RouterWatcher): void {
+    this.watcher = watcher;
+  }
 
   /** The binding serving `host`, or undefined when no agent is bound. */
   resolve(host: string): Binding | undefined {
@@ -27,6 +39,7 @@ export class Router {
     if (previous) this.byTunnel.delete(previous.tunnelId);
     this.byHost.set(binding.hostname, binding);
     this.byTunnel.set(binding.tunnelId, binding);
+    this.watcher?.added(binding);
   }
 
   /** Removes exactly this binding; a newer binding for the same hostname is left alone. */
@@ -34,12 +47,18 @@ export class Router {
     if (this.byHost.get(binding.hostname) !== binding) return false;
     this.byHost.delete(binding.hostname);
     if (this.byTunnel.get(binding.tunnelId) === binding) this.byTunnel.delete(binding.tunnelId);
+    this.watcher?.removed(binding);
     return true;
   }
 
   /** Number of live bindings. */
   get size(): number {
     return this.byHost.size;
+  }
+
+  /** Every live binding of this node. */
+  bindings(): IterableIterator<Binding> {
+    return this.byHost.values();
   }
 
   /** Live bindings of one account. */

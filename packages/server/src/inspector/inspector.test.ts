@@ -240,4 +240,35 @@ describe('Inspector', () => {
     await inspector.stop();
     assert.equal((await store.requests.list(a.id, { limit: 10 })).length, 1);
   });
+
+  it('stop retries a store that is out and writes the records once it is back within the time given', async () => {
+    const a = await newAccount();
+    const { inspector, fault } = setup();
+    fault.error = () => Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+    fault.fail = true;
+    inspector.capture(captured({ accountId: a.id, path: '/at-shutdown' }));
+    const stopping = inspector.stop({ retryForMs: 60_000 });
+    // Back after the first attempt failed: the retry, not the first write, stores it.
+    await new Promise((resolve) => setImmediate(resolve));
+    fault.fail = false;
+    await stopping;
+    assert.deepEqual(inspector.stats(), { queueDepth: 0, dropped: 0, written: 1, streamSubscribers: 0 });
+    assert.deepEqual(
+      (await store.requests.list(a.id, { limit: 10 })).map((r) => r.path),
+      ['/at-shutdown'],
+    );
+  });
+
+  it('stop gives up when the store stays out, and counts and logs what it dropped', async () => {
+    const a = await newAccount();
+    const lines: string[] = [];
+    const { inspector, fault } = setup({ log: pino({ level: 'info' }, { write: (line: string) => void lines.push(line) }) });
+    fault.error = () => Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    fault.fail = true;
+    for (let i = 0; i < 3; i++) inspector.capture(captured({ accountId: a.id }));
+    await inspector.stop({ retryForMs: 250 });
+    assert.deepEqual(inspector.stats(), { queueDepth: 0, dropped: 3, written: 0, streamSubscribers: 0 });
+    const dropped = lines.map((l) => JSON.parse(l) as { msg: string; count?: number }).find((l) => l.msg.includes('dropped at shutdown'));
+    assert.equal(dropped?.count, 3);
+  });
 });

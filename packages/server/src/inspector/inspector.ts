@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { isStoreUnavailable, type NewRequestRecord, type Store } from '../store/index.js';
 import { RequestHub } from './request-hub.js';
@@ -40,7 +41,7 @@ export interface InspectorOptions {
 export interface InspectorStats {
   /** Records waiting to be written. */
   queueDepth: number;
-  /** Records lost: captured while the queue was full, or in a batch the store refused. */
+  /** Records lost: captured while the queue was full, in a batch the store refused, or still queued when stop() gave up. */
   dropped: number;
   /** Records written to the store. */
   written: number;
@@ -59,6 +60,9 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  */
 const DEFAULT_BATCH_SIZE = 256;
 const DEFAULT_FLUSH_INTERVAL_MS = 20;
+/** Pauses between the final write's attempts while the store is unavailable: 100 ms doubling to 1 s. */
+const FINAL_RETRY_FIRST_MS = 100;
+const FINAL_RETRY_MAX_MS = 1000;
 /** How long a hostname's owner (or its absence) is remembered. */
 const OWNER_TTL_MS = 30_000;
 /** Hostnames remembered at most; the oldest entry goes first. */
@@ -139,11 +143,26 @@ export class Inspector {
     });
   }
 
-  /** Stops the loops and writes what is queued. */
-  async stop(): Promise<void> {
+  /**
+   * Stops the loops and writes what is queued. While the store is unavailable the write is
+   * retried for up to `retryForMs` (0: one attempt); what is still queued then is dropped,
+   * counted in `dropped` and logged, so a shutdown during a store outage says what it lost.
+   */
+  async stop({ retryForMs = 0 }: { retryForMs?: number } = {}): Promise<void> {
     for (const timer of this.timers) clearInterval(timer);
     this.timers = [];
-    await this.flush();
+    const deadline = performance.now() + retryForMs;
+    for (let attempt = 0; ; attempt++) {
+      await this.flush();
+      if (this.queue.length === 0) return;
+      const pause = Math.min(FINAL_RETRY_MAX_MS, FINAL_RETRY_FIRST_MS * 2 ** attempt);
+      if (performance.now() + pause > deadline) break;
+      await delay(pause);
+    }
+    const lost = this.queue.length;
+    this.queue = [];
+    this.dropped += lost;
+    this.opts.log.error({ count: lost, retriedForMs: retryForMs }, 'inspector records dropped at shutdown: the store stayed unavailable');
   }
 
   private readonly kickBound = (): void => void this.kick();

@@ -52,7 +52,7 @@ export function createMetrics(sources: MetricsSources): Metrics {
   registry.collect('svc_inspector_queue_depth', 'Inspector records waiting to be written.', 'gauge', () => sources.inspector().queueDepth);
   registry.collect(
     'svc_inspector_dropped_total',
-    'Inspector records dropped (queue full or store write failed).',
+    'Inspector records dropped (queue full, store write failed, or store still unavailable at shutdown).',
     'counter',
     () => sources.inspector().dropped,
   );

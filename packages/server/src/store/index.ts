@@ -34,3 +34,4 @@ export type { DailyUsage, MonthTotal, UsageDelta, UsageRepo } from './usage-reco
 export type { DashboardSession, DashboardSessionRepo, NewDashboardSession, NewSignInLink, SignInLinkRepo } from './sign-in-records.js';
 export { StoreConflictError } from './store-conflict-error.js';
 export { openStore, isPostgresUrl, SQLITE_FILE, type OpenStoreOptions } from './open-store.js';
+export type { ClusterNode, ClusterRepo, ClusterRoute } from './cluster-records.js';

@@ -306,6 +306,39 @@ const MIGRATIONS: readonly NamedMigration[] = [
       await db.schema.alterTable('accounts').dropColumn('password_hash').execute();
     },
   },
+  {
+    // Several edge nodes on one database: the nodes with their heartbeats and internal URLs, and
+    // where each live hostname's agent is held, leased by the holder (cluster/). SQLite gets the
+    // tables too, so both engines keep one schema; only PostgreSQL nodes use them.
+    name: '007_cluster_nodes_routes',
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('cluster_nodes')
+        .addColumn('node_id', 'text', (c) => c.primaryKey())
+        .addColumn('url', 'text', (c) => c.notNull())
+        .addColumn('started_at', 'bigint', (c) => c.notNull())
+        .addColumn('heartbeat_at', 'bigint', (c) => c.notNull())
+        .addColumn('sessions', 'integer', (c) => c.notNull())
+        .addColumn('tunnels', 'integer', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('cluster_routes')
+        .addColumn('hostname', 'text', (c) => c.primaryKey())
+        .addColumn('node_id', 'text', (c) => c.notNull())
+        .addColumn('tunnel_id', 'text', (c) => c.notNull())
+        .addColumn('account_id', 'text', (c) => c.notNull())
+        .addColumn('local_addr', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .execute();
+      // Renewal and goodbye address a node's rows; the reaper finds expired ones.
+      await db.schema.createIndex('cluster_routes_node_id_idx').on('cluster_routes').column('node_id').execute();
+      await db.schema.createIndex('cluster_routes_expires_at_idx').on('cluster_routes').column('expires_at').execute();
+    },
+    async down(db: Kysely<any>) {
+      await db.schema.dropTable('cluster_routes').execute();
+      await db.schema.dropTable('cluster_nodes').execute();
+    },
+  },
 ];
 
 /** Rows per statement when migrations convert inspector records: 13 parameters each, far below SQLite's limit. */

@@ -2,9 +2,10 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, PostgresDialect, sql, SqliteDialect } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { createAccountRepo } from './accounts-repo.js';
+import { createClusterRepo } from './cluster-repo.js';
 import { createKeyRepo } from './keys-repo.js';
 import { migrateToLatest } from './migrations.js';
 import type { Database } from './schema.js';
@@ -19,6 +20,7 @@ import { createDashboardSessionRepo, createSignInLinkRepo } from './sign-in-repo
 import { StatementCachingDatabase } from './sqlite-statement-cache.js';
 import { applyConnectionPragmas, openSqliteConnection, SQLITE_BUSY_TIMEOUT_MS } from './sqlite-connection.js';
 import { SqliteRequestWriter } from './requests/sqlite-request-writer.js';
+import { BusyRetrySqliteDialect } from './sqlite-busy-retry.js';
 
 // This is the only file that chooses the engine; everything it runs beyond
 // plain Kysely queries (pragmas, BEGIN IMMEDIATE, type parsers, the SQLite
@@ -65,6 +67,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
     acme: createAcmeAccountRepo(db),
     sessions: createDashboardSessionRepo(db, now),
     signInLinks: createSignInLinkRepo(db, now),
+    cluster: createClusterRepo(db),
     close: async () => {
       try {
         // First: it waits for the inspector batches in flight.
@@ -87,7 +90,8 @@ async function openSqlite(dataDir: string): Promise<{ db: Kysely<Database>; writ
     applyConnectionPragmas(raw);
     // Kysely prepares every query anew; the wrapper reuses prepared statements (see its notes).
     const database = new StatementCachingDatabase(raw);
-    db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+    // Waits for a foreign write lock on timers, not inside SQLite (see sqlite-busy-retry.ts).
+    db = new Kysely<Database>({ dialect: new BusyRetrySqliteDialect({ database }, { budgetMs: SQLITE_BUSY_TIMEOUT_MS }) });
     // Kysely runs SQLite migrations outside any transaction (its adapter
     // claims no transactional DDL), so two processes opening a fresh file
     // would both run 001. BEGIN IMMEDIATE takes the write lock up front,
@@ -101,6 +105,9 @@ async function openSqlite(dataDir: string): Promise<{ db: Kysely<Database>; writ
     } finally {
       if (raw.inTransaction) raw.exec('ROLLBACK');
     }
+    // From here on SQLite itself never waits on this connection: a wait inside better-sqlite3
+    // would stop the event loop, so the dialect above retries on timers instead.
+    raw.pragma('busy_timeout = 0');
     // Inspector pages are written by a worker thread on its own connection, off the event loop
     // (see request-writer-thread.ts). Its thread starts with the first batch: the table exists now.
     return { db, writer: new SqliteRequestWriter({ file }) };
@@ -142,6 +149,12 @@ async function openPostgres(url: string, onPoolError: (err: Error) => void): Pro
   const pool = new pg.Pool({ connectionString: url, max: PG_POOL_MAX });
   // Without a listener, an idle connection dropped by the server would crash the process.
   pool.on('error', onPoolError);
+  // The pool listens only to idle clients. A client checked out with no query on the wire (a
+  // transaction between two statements) that PostgreSQL drops (57P01 on a fast shutdown)
+  // emits 'error' itself, and unheard that crashed the server on every database restart under
+  // traffic. Heard here, the client is marked unqueryable: the statement that follows fails
+  // as a store fault (503, batch kept) and the pool discards the client on release.
+  pool.on('connect', (client) => client.on('error', onPoolError));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   try {
     // Tables go to the first schema of the search_path (`public` unless the

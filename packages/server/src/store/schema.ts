@@ -166,6 +166,26 @@ export interface SignInLinksTable {
 }
 
 /** The Kysely database type: table name to row shape. */
+/** cluster_nodes: one row per edge node sharing the database, renewed by its heartbeat. */
+export interface ClusterNodesTable {
+  node_id: string;
+  url: string;
+  started_at: number;
+  heartbeat_at: number;
+  sessions: number;
+  tunnels: number;
+}
+
+/** cluster_routes: which node holds the agent of a live hostname, until expires_at unless renewed. */
+export interface ClusterRoutesTable {
+  hostname: string;
+  node_id: string;
+  tunnel_id: string;
+  account_id: string;
+  local_addr: string;
+  expires_at: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -180,4 +200,6 @@ export interface Database {
   acme_account: AcmeAccountTable;
   dashboard_sessions: DashboardSessionsTable;
   sign_in_links: SignInLinksTable;
+  cluster_nodes: ClusterNodesTable;
+  cluster_routes: ClusterRoutesTable;
 }

@@ -3,7 +3,11 @@ import BetterSqlite3 from 'better-sqlite3';
 // Connection settings shared by every SQLite connection the server opens to its file: the
 // store's main connection (open-store) and the inspector's writer thread.
 
-/** How long a SQLite statement waits for another connection's write lock. */
+/**
+ * How long a SQLite statement waits for another connection's write lock: inside SQLite on the
+ * inspector's writer thread and while the store opens, on timers on the main connection once
+ * it is open (sqlite-busy-retry.ts).
+ */
 export const SQLITE_BUSY_TIMEOUT_MS = 5000;
 
 /** Opens (creating if missing) the database file with the busy timeout already set. */

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { Store, TunnelBinding } from './store.js';
 import { StoreConflictError } from './store-conflict-error.js';
+import { runClusterContract } from './cluster.contract.js';
 import { runDomainContract } from './domains.contract.js';
 import { runRequestsContract } from './requests.contract.js';
 import { runSignInContract } from './sign-in.contract.js';
@@ -334,5 +335,6 @@ export function runStoreContract(name: string, open: (now: () => number) => Prom
       () => store,
       () => newAccount(),
     );
+    runClusterContract(() => store);
   });
 }

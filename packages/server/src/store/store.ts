@@ -3,6 +3,7 @@
 // invariants (a duplicate email, a hostname held online by someone else)
 // throw, as StoreConflictError.
 
+import type { ClusterRepo } from './cluster-records.js';
 import type { AcmeAccountRepo, CertificateRepo, DomainRepo } from './domain-records.js';
 import type { RequestRepo } from './requests/request-records.js';
 import type { DashboardSessionRepo, SignInLinkRepo } from './sign-in-records.js';
@@ -149,6 +150,8 @@ export interface Store {
   sessions: DashboardSessionRepo;
   /** One-time sign-in links. */
   signInLinks: SignInLinkRepo;
+  /** Nodes sharing the database and where each live hostname is held (several edge nodes). */
+  cluster: ClusterRepo;
   /** Waits for inspector batches in flight, then closes the database connection(s); the store is unusable afterwards. */
   close(): Promise<void>;
 }

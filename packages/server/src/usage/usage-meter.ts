@@ -1,6 +1,11 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Plan, Store } from '../store/index.js';
 import { UsageLedger, type AccountMeter, type Batch } from './usage-ledger.js';
+
+/** Pauses between the final flush's attempts while the store refuses it: 100 ms doubling to 1 s. */
+const FINAL_RETRY_FIRST_MS = 100;
+const FINAL_RETRY_MAX_MS = 1000;
 
 /** What the meter needs; everything but the store and plan lookups has a default. */
 export interface UsageMeterOptions {
@@ -135,11 +140,24 @@ export class UsageMeter {
     return this.serial(() => this.flushNow());
   }
 
-  /** Stops the loop and flushes what is left. */
-  async stop(): Promise<void> {
+  /**
+   * Stops the loop and flushes what is left. A flush the store refuses is retried for up to
+   * `retryForMs` (0: one attempt), then the last error is thrown with the counts still unwritten.
+   */
+  async stop({ retryForMs = 0 }: { retryForMs?: number } = {}): Promise<void> {
     clearInterval(this.timer);
     this.timer = undefined;
-    await this.flush();
+    const deadline = performance.now() + retryForMs;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.flush();
+        return;
+      } catch (error) {
+        const pause = Math.min(FINAL_RETRY_MAX_MS, FINAL_RETRY_FIRST_MS * 2 ** attempt);
+        if (performance.now() + pause > deadline) throw error;
+        await delay(pause);
+      }
+    }
   }
 
   private tick(): void {

@@ -53,8 +53,8 @@ port.on('message', (command: RequestWriterCommand) => {
   try {
     // IMMEDIATE takes the write lock at BEGIN, waiting up to busy_timeout for the main
     // connection (usage flushes, retention) instead of failing on a lock upgrade later.
-    // The other way round, a main-connection write that meets this transaction waits in
-    // SQLite's busy handler, which sleeps on the event loop.
+    // The other way round, a main-connection write that meets this transaction retries on
+    // timers (sqlite-busy-retry.ts); this thread may block, the main thread must not.
     insertBatch.immediate(command.packed, command.idParts);
     reply = { ok: true };
   } catch (error) {

@@ -1,0 +1,277 @@
+import type { Logger } from 'pino';
+import type { ClusterConfig } from '../config.js';
+import type { Binding, Edge } from '../edge/index.js';
+import type { Store } from '../store/index.js';
+import { ClusterBus, type ClusterMessage } from './cluster-bus.js';
+import { PeerLinks } from './peer-links.js';
+import { PeerListener } from './peer-listener.js';
+import { relayToAgent } from './relay.js';
+import { RouteCache } from './route-cache.js';
+import { RouteWriter } from './route-writer.js';
+
+/** How long a route (and a node) stays valid without renewal: a node that dies silently loses its tunnels after this. */
+export const LEASE_MS = 10_000;
+/** How often a node renews its leases, records its heartbeat and reloads the others' routes. */
+export const RENEW_MS = 3_000;
+
+export interface ClusterDeps {
+  config: ClusterConfig;
+  nodeId: string;
+  databaseUrl: string;
+  /** Address the internal listener binds (SVC_BIND_HOST). */
+  bindHost: string;
+  heartbeatMs: number;
+  store: Store;
+  edge: Edge;
+  log: Logger;
+  publicUrl(hostname: string): string;
+  /** An account whose tunnel another node holds was first seen here (the usage meter loads its month). */
+  onRemoteAccount?(accountId: string): void;
+}
+
+/** A live binding of the cluster, as the domain-removal cascade sees it. */
+export interface ClusterBinding {
+  tunnelId: string;
+  hostname: string;
+  url: string;
+}
+
+/**
+ * This node's part in a cluster of nodes sharing one PostgreSQL: the internal listener peers
+ * send visitors' requests to, links to every live peer, the route table (this node's leases
+ * written, the others' cached), and cluster-wide revocation and release.
+ */
+export class Cluster {
+  private readonly routes = new RouteCache();
+  private readonly links: PeerLinks;
+  private readonly listener: PeerListener;
+  private readonly bus: ClusterBus;
+  private readonly writer: RouteWriter;
+  private readonly startedAt = Date.now();
+  private readonly accountsSeen = new Set<string>();
+  private url = '';
+  private timer: NodeJS.Timeout | undefined;
+  private ticking: Promise<void> | undefined;
+  /** Something changed while a tick was running (a node joined): run one more after it. */
+  private tickAgain = false;
+  private closed = false;
+
+  private constructor(private readonly deps: ClusterDeps) {
+    const { nodeId, config, heartbeatMs, log, edge } = deps;
+    const clusterLog = log.child({ component: 'cluster' });
+    this.links = new PeerLinks({ nodeId, secret: config.secret, heartbeatMs, log: clusterLog });
+    this.listener = new PeerListener({
+      nodeId,
+      secret: config.secret,
+      host: deps.bindHost,
+      port: Number(new URL(config.nodeUrl).port || 80),
+      heartbeatMs,
+      log: clusterLog,
+      onStream: (stream) => relayToAgent(stream, (tunnelId) => edge.router.byTunnelId(tunnelId)),
+    });
+    this.bus = new ClusterBus({
+      databaseUrl: deps.databaseUrl,
+      log: clusterLog,
+      onMessage: (message) => this.onMessage(message),
+      onListening: () => void this.tick(),
+    });
+    this.writer = new RouteWriter({ nodeId, leaseMs: LEASE_MS, store: deps.store, edge, bus: this.bus, log: clusterLog });
+  }
+
+  /** Joins the cluster: listens for peers, announces this node, loads the routes, starts renewing. */
+  static async start(deps: ClusterDeps): Promise<Cluster> {
+    const cluster = new Cluster(deps);
+    await cluster.join();
+    return cluster;
+  }
+
+  /** This node's internal URL as announced to peers (the bound port when SVC_NODE_URL asked for 0). */
+  get nodeUrl(): string {
+    return this.url;
+  }
+
+  /** The binding carrying requests for `host` to the node holding it, or undefined. */
+  remoteBinding(host: string): Binding | undefined {
+    const entry = this.routes.get(host, Date.now());
+    if (!entry) return undefined;
+    const session = this.links.session(entry.route.nodeId);
+    if (!session) return undefined;
+    if (entry.binding?.session !== session) {
+      const { route } = entry;
+      entry.binding = {
+        tunnelId: route.tunnelId,
+        accountId: route.accountId,
+        hostname: route.hostname,
+        url: this.deps.publicUrl(route.hostname),
+        local: route.localAddr,
+        pinned: false,
+        session,
+      };
+    }
+    return entry.binding;
+  }
+
+  /** Releases a tunnel wherever it is held. True when it was live on some node. */
+  releaseTunnel(tunnelId: string, reason: string): boolean {
+    const here = this.deps.edge.releaseTunnel(tunnelId, reason);
+    if (here) return true;
+    void this.bus.publish({ k: 'release', t: tunnelId, msg: reason });
+    return this.routes.byTunnelId(tunnelId, Date.now()) !== undefined;
+  }
+
+  /** Drops the agents using a revoked key on every node; returns how many this node dropped. */
+  dropSessionsOfKey(keyId: string, message: string): number {
+    const dropped = this.deps.edge.dropSessionsOfKey(keyId, message);
+    void this.bus.publish({ k: 'revoke', key: keyId, msg: message });
+    return dropped;
+  }
+
+  /** Whether a tunnel is live on any node. */
+  isLive(tunnelId: string): boolean {
+    return this.deps.edge.router.byTunnelId(tunnelId) !== undefined || this.routes.byTunnelId(tunnelId, Date.now()) !== undefined;
+  }
+
+  /** Live tunnels of an account on every node. */
+  liveTunnels(accountId: string): number {
+    return this.deps.edge.liveTunnels(accountId) + this.routes.countForAccount(accountId, Date.now());
+  }
+
+  /** An account's live bindings on every node. */
+  *liveBindings(accountId: string, local: Iterable<ClusterBinding>): Generator<ClusterBinding> {
+    yield* local;
+    for (const route of this.routes.forAccount(accountId, Date.now())) {
+      yield { tunnelId: route.tunnelId, hostname: route.hostname, url: this.deps.publicUrl(route.hostname) };
+    }
+  }
+
+  /** Leaves the cluster: this node's routes and row are deleted and the peers told, then links close. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.timer);
+    await this.ticking;
+    await this.writer.idle();
+    try {
+      await this.deps.store.cluster.deleteNode(this.deps.nodeId);
+      await this.bus.publish({ k: 'node', n: this.deps.nodeId, gone: 1 });
+    } catch (error) {
+      this.deps.log.warn({ err: error }, 'could not say goodbye to the cluster; peers drop this node when its leases expire');
+    }
+    this.links.close();
+    await Promise.all([this.bus.close(), this.listener.close()]);
+  }
+
+  private async join(): Promise<void> {
+    const { nodeId, store, edge, log } = this.deps;
+    const port = await this.listener.listen();
+    const url = new URL(this.deps.config.nodeUrl);
+    url.port = String(port);
+    this.url = url.origin;
+    try {
+      // Routes a previous run of this node left behind are void: its agents are gone.
+      await store.cluster.deleteNode(nodeId);
+      await this.heartbeat();
+      await this.bus.start();
+      edge.router.watch({ added: (b) => this.writer.added(b), removed: (b) => this.writer.removed(b) });
+      await this.bus.publish({ k: 'node', n: nodeId });
+      await this.tick();
+    } catch (error) {
+      await Promise.allSettled([this.listener.close(), this.bus.close()]);
+      throw error;
+    }
+    this.timer = setInterval(() => void this.tick(), RENEW_MS);
+    this.timer.unref();
+    log.info({ nodeId, nodeUrl: this.url, leaseMs: LEASE_MS }, 'joined the cluster');
+  }
+
+  private async heartbeat(): Promise<void> {
+    const { nodeId, store, edge } = this.deps;
+    await store.cluster.upsertNode({
+      nodeId,
+      url: this.url,
+      startedAt: this.startedAt,
+      heartbeatAt: Date.now(),
+      sessions: edge.sessions.size,
+      tunnels: edge.router.size,
+    });
+  }
+
+  /** Renews this node's leases and heartbeat, reloads the nodes and their routes, reaps expired leases. */
+  private tick(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    if (this.ticking) {
+      this.tickAgain = true;
+      return this.ticking;
+    }
+    this.ticking = this.renewAndReload()
+      .catch((error: unknown) => this.deps.log.warn({ err: error }, 'cluster renewal failed; retrying'))
+      .finally(() => {
+        this.ticking = undefined;
+        if (this.tickAgain) {
+          this.tickAgain = false;
+          void this.tick();
+        }
+      });
+    return this.ticking;
+  }
+
+  private async renewAndReload(): Promise<void> {
+    const { nodeId, store, edge } = this.deps;
+    const now = Date.now();
+    await this.heartbeat();
+    const renewed = await store.cluster.renewRoutes(nodeId, now + LEASE_MS);
+    // Fewer rows than bindings: the table lost some (a failed write, a reaper that saw them
+    // expire while the database was out of reach). Claim them all again.
+    if (renewed !== edge.router.size) this.writer.reclaimAll();
+    const nodes = await store.cluster.listNodes();
+    const alive = nodes.filter((node) => node.heartbeatAt > now - LEASE_MS);
+    this.links.sync(alive);
+    const aliveIds = new Set(alive.map((node) => node.nodeId));
+    const routes = (await store.cluster.liveRoutes(now)).filter((r) => r.nodeId !== nodeId && aliveIds.has(r.nodeId));
+    this.routes.replaceAll(routes);
+    for (const route of routes) this.sawAccount(route.accountId);
+    // Leases of nodes gone silent: their tunnels are offline for the API too.
+    for (const gone of await store.cluster.reapRoutes(now)) {
+      if (!aliveIds.has(gone)) await store.tunnels.markAllOfflineForNode(gone);
+    }
+  }
+
+  private onMessage(message: ClusterMessage): void {
+    const { nodeId, edge } = this.deps;
+    switch (message.k) {
+      case 'route':
+        if (message.n === nodeId) return;
+        this.routes.set({
+          hostname: message.h,
+          nodeId: message.n,
+          tunnelId: message.t,
+          accountId: message.a,
+          localAddr: message.l,
+          expiresAt: message.e,
+        });
+        this.sawAccount(message.a);
+        this.writer.claimedElsewhere(message.h);
+        return;
+      case 'unroute':
+        if (message.n !== nodeId) this.routes.delete(message.h, message.n);
+        return;
+      case 'node':
+        if (message.n === nodeId) return;
+        if (message.gone) this.routes.dropNode(message.n);
+        void this.tick();
+        return;
+      case 'revoke':
+        edge.dropSessionsOfKey(message.key, message.msg);
+        return;
+      case 'release':
+        edge.releaseTunnel(message.t, message.msg);
+        return;
+    }
+  }
+
+  private sawAccount(accountId: string): void {
+    if (this.accountsSeen.has(accountId)) return;
+    this.accountsSeen.add(accountId);
+    this.deps.onRemoteAccount?.(accountId);
+  }
+}

@@ -1,0 +1,1 @@
+export { Cluster, LEASE_MS, RENEW_MS, type ClusterDeps, type ClusterBinding } from './cluster.js';

@@ -1,0 +1,72 @@
+import { ResetCode, StreamResetError, type MuxStream, type RequestHead } from '@svcrouter/protocol';
+import { normalizeHost } from '../edge/index.js';
+import type { Binding } from '../edge/index.js';
+import { offlinePage } from '../edge/pages.js';
+
+/**
+ * On the node holding a tunnel's agent: carries one stream a peer node opened (a visitor's
+ * request that reached the peer) into the agent's session. The head goes on unchanged (the peer
+ * built it as for an agent: X-Forwarded-For with the visitor's address, Host, the tunnel id),
+ * then bytes both ways through pipes, so flow control is end to end: a slow agent stops the
+ * peer's stream, which stops the visitor. Resets cross in both directions with their codes, so
+ * the peer shows the visitor the page this node would have shown. The peer records the exchange
+ * (inspector, metering); this node does not, so each request is counted once.
+ */
+export function relayToAgent(peer: MuxStream, bindingOf: (tunnelId: string) => Binding | undefined): void {
+  const head = peer.meta;
+  if (!isRequestHead(head)) {
+    peer.reset(ResetCode.CANCEL);
+    return;
+  }
+  const binding = bindingOf(head.t);
+  if (!binding || binding.session.isClosed) return answerOffline(peer, head);
+  // OPEN carries END exactly when the peer has no body to send: no body flag, no upgrade.
+  const end = head.b !== 1 && head.u !== 1;
+  let agent: MuxStream;
+  try {
+    agent = binding.session.mux.open(head, end);
+  } catch {
+    return answerOffline(peer, head);
+  }
+  peer.on('error', (error: Error) => agent.reset(error instanceof StreamResetError ? error.code : ResetCode.CANCEL));
+  peer.on('close', () => {
+    // The peer's side went away before the agent's answer completed (a local reset on close).
+    if (!agent.destroyed && peer.resetCode !== undefined) agent.reset(peer.resetCode);
+  });
+  agent.on('error', (error: Error) => peer.reset(error instanceof StreamResetError ? error.code : ResetCode.CANCEL));
+  agent.on('headers', (meta: unknown) => peer.sendHeaders(meta));
+  agent.pipe(peer);
+  if (!end) peer.pipe(agent);
+}
+
+/** The page the holder shows when the tunnel left it between the peer's lookup and the stream. */
+function answerOffline(peer: MuxStream, head: RequestHead): void {
+  const host = hostOf(head.h);
+  const page = offlinePage(host);
+  const headers = Object.entries(page.headers).flat();
+  peer.sendHeaders({ s: page.status, h: headers });
+  peer.end(page.body);
+  // Whatever the peer still sends (a body) is read and dropped.
+  peer.resume();
+}
+
+function hostOf(headers: readonly string[]): string {
+  for (let i = 0; i < headers.length; i += 2) {
+    if (headers[i]!.toLowerCase() === 'host') return normalizeHost(headers[i + 1]!) ?? '';
+  }
+  return '';
+}
+
+function isRequestHead(meta: unknown): meta is RequestHead {
+  const head = meta as Partial<RequestHead> | null;
+  return (
+    typeof head === 'object' &&
+    head !== null &&
+    typeof head.t === 'string' &&
+    typeof head.m === 'string' &&
+    typeof head.p === 'string' &&
+    Array.isArray(head.h) &&
+    head.h.length % 2 === 0 &&
+    head.h.every((v) => typeof v === 'string')
+  );
+}
