@@ -19,8 +19,10 @@ import { sse } from './w-sse.js';
 import { download, transfer, upload } from './w-transfer.js';
 import { manyTunnels } from './w-tunnels.js';
 import { tlsSession } from './w-tls.js';
-import { streamSubscriber } from './w-stream-subscriber.js';
+import { streamSubscriber, subscribe } from './w-stream-subscriber.js';
 import { websocketEcho } from './w-websocket.js';
+import { h2SmallGet, h2Uploads } from './w-h2.js';
+import { h2loadAvailable } from './h2-clients.js';
 import { floorComparison, floorMarkdown } from './w-floor.js';
 
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
@@ -41,6 +43,10 @@ async function runAll(options: BenchOptions, generator: LoadGenerator): Promise<
     log('bulk transfer');
     const download = await transfer(system, 'download', sizes, log);
     const upload = await transfer(system, 'upload', sizes, log);
+    log('HTTP/2 with TLS: small GET and uploads');
+    const h2Get = (await h2loadAvailable()) ? await h2SmallGet(system, sizes, log) : null;
+    if (!h2Get) log('  h2load is not installed (Debian nghttp2-client): HTTP/2 small GET skipped');
+    const h2Upload = await h2Uploads(system, sizes, log);
     log('server-sent events');
     const sseResult = await sse(system, sizes, log);
     log('WebSocket echo');
@@ -50,7 +56,18 @@ async function runAll(options: BenchOptions, generator: LoadGenerator): Promise<
     const load = meter.stop();
     log(`other processes used ${load.foreignS.toFixed(1)} CPU-s (${load.foreignPercent.toFixed(1)}% of the machine) during the run`);
     return {
-      results: { smallGet: smallGetResult, tls, streamSubscriber: stream, download, upload, sse: sseResult, websocket, tunnels },
+      results: {
+        smallGet: smallGetResult,
+        tls,
+        streamSubscriber: stream,
+        download,
+        upload,
+        h2SmallGet: h2Get,
+        h2Upload,
+        sse: sseResult,
+        websocket,
+        tunnels,
+      },
       load,
     };
   } finally {
@@ -71,11 +88,13 @@ async function profile(options: BenchOptions, generator: LoadGenerator, dir: str
     agentNodeArgs: ['--cpu-prof', `--cpu-prof-dir=${agentDir}`],
   });
   try {
-    if (options.cpuProfWorkload === 'small-get') {
+    if (options.cpuProfWorkload === 'small-get' || options.cpuProfWorkload === 'small-get-stream') {
+      const subscriber = options.cpuProfWorkload === 'small-get-stream' ? await subscribe(system) : undefined;
       if (sizes.w1WarmupS > 0) await runLoad(generator, smallGetSpec(system, 'tunnel', sizes, sizes.w1WarmupS));
       const run = await tunnelLoad(system, generator, smallGetSpec(system, 'tunnel', sizes, sizes.w1DurationS));
+      await subscriber?.proc.stop('SIGTERM');
       log(
-        `profiled W1: ${run.rps.toFixed(0)} req/s, ${run.requests} requests, edge ${run.edgeCpuS.toFixed(2)} s CPU, agent ${run.agentCpuS.toFixed(2)} s CPU`,
+        `profiled W1${subscriber ? ' with a stream subscriber' : ''}: ${run.rps.toFixed(0)} req/s, ${run.requests} requests, edge ${run.edgeCpuS.toFixed(2)} s CPU, agent ${run.agentCpuS.toFixed(2)} s CPU`,
       );
     } else {
       const move = options.cpuProfWorkload === 'download' ? download : upload;

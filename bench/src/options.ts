@@ -103,7 +103,7 @@ export interface BenchOptions {
 const DEFAULT_FLOOR_BUSY_US = [4, 8];
 
 /** Workloads --cpu-prof can profile. */
-export const PROFILED_WORKLOADS = ['small-get', 'download', 'upload'] as const;
+export const PROFILED_WORKLOADS = ['small-get', 'small-get-stream', 'download', 'upload'] as const;
 export type ProfiledWorkload = (typeof PROFILED_WORKLOADS)[number];
 
 export const USAGE = `Usage: node --expose-gc bench/dist/bench.js [--quick | --smoke] [--json <path>] [--loadgen wrk|node] [--cpu-prof <dir> [--cpu-prof-workload <name>]] [--floor [--floor-busy <list>]]
@@ -112,8 +112,9 @@ export const USAGE = `Usage: node --expose-gc bench/dist/bench.js [--quick | --s
   --json <path>     results file (default bench/results/latest.json)
   --loadgen <name>  force wrk or the built-in Node generator (default: wrk when installed)
   --cpu-prof <dir>  only W1 through the tunnel, with --cpu-prof on svc-server and svc; prints their top functions
-  --cpu-prof-workload small-get|download|upload
-                    what --cpu-prof runs through the tunnel (default small-get; transfers move 1 GiB)
+  --cpu-prof-workload small-get|small-get-stream|download|upload
+                    what --cpu-prof runs through the tunnel (default small-get; small-get-stream with
+                    one live request-stream subscriber attached; transfers move 1 GiB)
   --floor           only the small GET, in rounds of direct, a bare two-process relay that does no
                     work of its own (the floor for the tunnel's shape), and svcRouter
                     (JSON default bench/results/floor.json)

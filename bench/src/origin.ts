@@ -19,31 +19,7 @@ const BULK_CHUNK = Buffer.alloc(64 * 1024, 'b');
  * - `/ws` (upgrade): WebSocket echo.
  */
 export async function startOrigin(port = 0): Promise<{ port: number; close(): Promise<void> }> {
-  const server = http.createServer((req, res) => {
-    const url = req.url ?? '/';
-    if (url === '/small') {
-      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '100' });
-      res.end(SMALL_BODY);
-      return;
-    }
-    const parsed = new URL(url, 'http://origin');
-    if (parsed.pathname === '/bytes') return sendBytes(res, Number(parsed.searchParams.get('n') ?? '0'));
-    if (parsed.pathname === '/upload') {
-      let length = 0;
-      req.on('data', (chunk: Buffer) => (length += chunk.length));
-      req.on('end', () => {
-        const body = JSON.stringify({ length });
-        res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(body.length) });
-        res.end(body);
-      });
-      return;
-    }
-    if (parsed.pathname === '/sse') {
-      return sendEvents(res, Number(parsed.searchParams.get('count') ?? '10'), Number(parsed.searchParams.get('interval') ?? '50'));
-    }
-    res.writeHead(404, { 'content-type': 'text/plain', 'content-length': '9' });
-    res.end('not found');
-  });
+  const server = http.createServer(serveOrigin);
   server.keepAliveTimeout = 65_000;
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
   server.on('upgrade', (req, socket, head) => {
@@ -60,6 +36,33 @@ export async function startOrigin(port = 0): Promise<{ port: number; close(): Pr
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** The origin's routes, for HTTP/1.1 and (through the compatibility API) HTTP/2 alike. */
+export function serveOrigin(req: http.IncomingMessage, res: http.ServerResponse): void {
+  const url = req.url ?? '/';
+  if (url === '/small') {
+    res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '100' });
+    res.end(SMALL_BODY);
+    return;
+  }
+  const parsed = new URL(url, 'http://origin');
+  if (parsed.pathname === '/bytes') return sendBytes(res, Number(parsed.searchParams.get('n') ?? '0'));
+  if (parsed.pathname === '/upload') {
+    let length = 0;
+    req.on('data', (chunk: Buffer) => (length += chunk.length));
+    req.on('end', () => {
+      const body = JSON.stringify({ length });
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(body.length) });
+      res.end(body);
+    });
+    return;
+  }
+  if (parsed.pathname === '/sse') {
+    return sendEvents(res, Number(parsed.searchParams.get('count') ?? '10'), Number(parsed.searchParams.get('interval') ?? '50'));
+  }
+  res.writeHead(404, { 'content-type': 'text/plain', 'content-length': '9' });
+  res.end('not found');
 }
 
 function sendBytes(res: http.ServerResponse, total: number): void {

@@ -7,6 +7,7 @@ import type { Sizes } from './options.js';
 import type { SmallGetResult } from './w-small-get.js';
 import type { SseResult } from './w-sse.js';
 import type { StreamSubscriberResult } from './w-stream-subscriber.js';
+import type { H2SmallGetResult, H2UploadResult } from './w-h2.js';
 import type { TlsSessionResult } from './w-tls.js';
 import type { TransferResult } from './w-transfer.js';
 import type { TunnelsResult } from './w-tunnels.js';
@@ -42,6 +43,9 @@ export interface Results {
   streamSubscriber: StreamSubscriberResult;
   download: TransferResult;
   upload: TransferResult;
+  /** Null when h2load is not installed. */
+  h2SmallGet: H2SmallGetResult | null;
+  h2Upload: H2UploadResult;
   sse: SseResult;
   websocket: WebSocketResult;
   tunnels: TunnelsResult;
@@ -98,6 +102,14 @@ export function buildRows(r: Results, sizes: Sizes): Row[] {
       ratio: r.streamSubscriber.rps.ratio, ratioText: `${r.streamSubscriber.rps.ratio.toFixed(2)}× without`, goal: '≥ 0.95 × without', met: r.streamSubscriber.rps.ratio >= 0.95,
     },
     {
+      id: 'stream_edge_cpu_us_per_req', metric: '… edge CPU per request, µs (without a subscriber in the same pairs)', direct: r.streamSubscriber.edgeCpuUsPerRequest.without,
+      tunnel: r.streamSubscriber.edgeCpuUsPerRequest.with, ratio: null, ratioText: signedUs(r.streamSubscriber.edgeCpuUsPerRequest.with - r.streamSubscriber.edgeCpuUsPerRequest.without), goal: '—', met: null,
+    },
+    {
+      id: 'stream_subscriber_cpu_us_per_req', metric: '… the subscriber process\'s own CPU per request, µs', direct: null,
+      tunnel: r.streamSubscriber.subscriberCpuUsPerRequest, ratio: null, goal: '—', met: null,
+    },
+    {
       id: 'stream_cpu_us_per_req', metric: '… CPU per request, edge + agent, µs (without a subscriber in the same pairs)', direct: r.streamSubscriber.cpuUsPerRequest.without,
       tunnel: r.streamSubscriber.cpuUsPerRequest.with, ratio: null, ratioText: signedUs(r.streamSubscriber.cpuUsPerRequest.with - r.streamSubscriber.cpuUsPerRequest.without), goal: '—', met: null,
     },
@@ -106,6 +118,7 @@ export function buildRows(r: Results, sizes: Sizes): Row[] {
     { id: 'download_cpu_s_gib', metric: 'Download CPU, edge + agent, s/GiB', direct: null, tunnel: r.download.cpuSPerGiB, ratio: null, goal: '—', met: null },
     { id: 'upload_mib_s', metric: `Upload ${mib} MiB, MiB/s`, ...r.upload.mibPerS, goal: '≥ 600 MiB/s', met: r.upload.mibPerS.tunnel >= 600 },
     { id: 'upload_cpu_s_gib', metric: 'Upload CPU, edge + agent, s/GiB', direct: null, tunnel: r.upload.cpuSPerGiB, ratio: null, goal: '—', met: null },
+    ...h2Rows(r, mib),
     {
       id: 'sse_first_ms', metric: 'SSE first event, ms', direct: r.sse.firstMs.direct, tunnel: r.sse.firstMs.tunnel,
       ratio: r.sse.firstMs.tunnel / r.sse.firstMs.direct, ratioText: signed(r.sse.firstMs.diff), goal: '≤ direct + 5 ms', met: r.sse.firstMs.diff <= 5,
@@ -122,6 +135,27 @@ export function buildRows(r: Results, sizes: Sizes): Row[] {
     { id: 'tunnels_responding', metric: `Tunnels of those ${n} answering 200`, direct: null, tunnel: r.tunnels.responding, ratio: null, goal: `all ${n}`, met: r.tunnels.responding === n },
     { id: 'bind_latency_ms', metric: 'Bind latency, forward() to live, median, ms', direct: null, tunnel: r.tunnels.bindLatencyMs, ratio: null, goal: '—', met: null },
     { id: 'first_response_ms', metric: 'forward() to first 200 through the edge, median, ms', direct: null, tunnel: r.tunnels.firstResponseMs, ratio: null, goal: '—', met: null },
+  ];
+}
+
+/** The HTTP/2 rows: small GET (when h2load ran) and uploads, each against direct HTTP/2, and the upload against HTTP/1.1 with TLS. */
+function h2Rows(r: Results, mib: string): Row[] {
+  const get = r.h2SmallGet;
+  const up = r.h2Upload;
+  // prettier-ignore
+  return [
+    ...(get
+      ? [
+          { id: 'h2_w1_rps', metric: `Small GET over HTTP/2 with TLS (h2load, 50 sessions), req/s`, ...get.rps, goal: '—', met: null },
+          { id: 'h2_w1_mean_ms', metric: '… mean request time, ms', ...get.meanMs, goal: '—', met: null },
+          { id: 'h2_cpu_us_per_req', metric: '… CPU per request, edge + agent, µs', direct: null, tunnel: get.cpuUsPerRequest, ratio: null, goal: '—', met: null },
+        ]
+      : []),
+    { id: 'h2_upload_mib_s', metric: `Upload ${mib} MiB over HTTP/2 with TLS, MiB/s`, ...up.mibPerS, goal: '—', met: null },
+    {
+      id: 'h2_upload_vs_https', metric: '… through the edge against HTTP/1.1 with TLS in the same rounds, MiB/s', direct: up.againstHttps.https, tunnel: up.againstHttps.h2,
+      ratio: up.againstHttps.ratio, ratioText: `${up.againstHttps.ratio.toFixed(2)}× HTTP/1.1`, goal: '≥ 0.7 × HTTP/1.1', met: up.againstHttps.ratio >= 0.7,
+    },
   ];
 }
 

@@ -14,6 +14,8 @@ const BENCH_PLANS = JSON.stringify({ free: { tunnels: 100_000, bandwidthBytes: 1
 export interface BenchSystem {
   origin: Proc;
   originPort: number;
+  /** The same origin over HTTP/2 with TLS (a self-signed certificate for x.localhost). */
+  originH2Port: number;
   server: Proc;
   /** Edge HTTP port (visitors and the agent's session both use it). */
   httpPort: number;
@@ -49,6 +51,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<BenchSys
     const origin = spawnNode(path.join(BENCH_DIST, 'origin-main.js'), [], { label: 'origin' });
     started.push(origin);
     const originPort = Number((await origin.waitForLine(/^origin listening on (\d+)$/))[1]);
+    const originH2Port = Number((await origin.waitForLine(/^origin h2 listening on (\d+)$/))[1]);
 
     const server = spawnNode(SERVER_BIN, ['start'], {
       label: 'server',
@@ -89,6 +92,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<BenchSys
     return {
       origin,
       originPort,
+      originH2Port,
       server,
       httpPort,
       serverUrl,

@@ -1,6 +1,8 @@
-import http from 'node:http';
+import path from 'node:path';
+import { ipcClient } from './ipc.js';
 import { runLoad, type LoadGenerator } from './loadgen.js';
 import type { Sizes } from './options.js';
+import { BENCH_DIST, cpuSeconds, spawnNode, type Proc } from './proc.js';
 import { matchedPairs, median, summarise } from './stats.js';
 import type { BenchSystem } from './system.js';
 import { smallGetSpec, tunnelLoad, type TunnelLoad } from './w-small-get.js';
@@ -8,62 +10,51 @@ import { smallGetSpec, tunnelLoad, type TunnelLoad } from './w-small-get.js';
 export interface StreamSubscriberResult {
   /** Small GET through the tunnel without and with one live-stream subscriber attached. */
   rps: { without: number; with: number; ratio: number };
+  /** Median CPU microseconds per request of the edge process alone, for each: the cost the goal is about. */
+  edgeCpuUsPerRequest: { without: number; with: number };
   /** Median CPU microseconds per request, edge + agent, for each. */
   cpuUsPerRequest: { without: number; with: number };
+  /** Median CPU microseconds per request of the subscriber process itself (it shares the machine's cores). */
+  subscriberCpuUsPerRequest: number;
   /** Over the runs with the subscriber: request events it received, and records it was told it missed. */
   events: number;
   dropped: number;
 }
 
-/** One open GET /v1/requests/stream, counting what arrives. */
-interface Subscriber {
-  events: number;
-  dropped: number;
-  close(): void;
+/** A tunnel run, plus the subscriber process's CPU seconds over it (0 without one). */
+interface StreamRun extends TunnelLoad {
+  subscriberCpuS: number;
 }
 
-/**
- * Opens the live request stream the way an open dashboard does, reading everything, and
- * resolves once the server has subscribed it (its first bytes arrived).
- */
-function subscribe(system: BenchSystem): Promise<Subscriber> {
-  return new Promise((resolve, reject) => {
-    const subscriber: Subscriber = { events: 0, dropped: 0, close: () => req.destroy() };
-    const req = http.get(
-      {
-        host: '127.0.0.1',
-        port: system.httpPort,
-        path: '/v1/requests/stream',
-        headers: { host: `localhost:${system.httpPort}`, authorization: `Bearer ${system.token}` },
-        agent: false,
-      },
-      (res) => {
-        if (res.statusCode !== 200) return reject(new Error(`the request stream answered ${res.statusCode}`));
-        res.setEncoding('utf8');
-        let buffered = '';
-        res.once('data', () => resolve(subscriber));
-        res.on('data', (chunk: string) => {
-          buffered += chunk;
-          const end = buffered.lastIndexOf('\n\n');
-          if (end < 0) return;
-          const complete = buffered.slice(0, end);
-          buffered = buffered.slice(end + 2);
-          subscriber.events += complete.split('event: request\n').length - 1;
-          for (const match of complete.matchAll(/^event: dropped\ndata: (.*)$/gm))
-            subscriber.dropped += (JSON.parse(match[1]!) as { dropped: number }).dropped;
-        });
-        res.on('error', () => undefined);
-      },
-    );
-    req.on('error', (error) => reject(error));
+/** One open GET /v1/requests/stream in its own process (stream-subscriber-main.ts). */
+export interface Subscriber {
+  proc: Proc;
+  call: (cmd: string, args?: Record<string, unknown>) => Promise<unknown>;
+}
+
+/** Starts the subscriber process and opens the stream; resolves once the server has subscribed it. */
+export async function subscribe(system: BenchSystem): Promise<Subscriber> {
+  const proc = spawnNode(path.join(BENCH_DIST, 'stream-subscriber-main.js'), [String(system.httpPort), system.token], {
+    label: 'stream-subscriber',
+    ipc: true,
   });
+  const call = ipcClient(proc.child);
+  try {
+    await call('open');
+  } catch (error) {
+    await proc.stop('SIGKILL');
+    throw error;
+  }
+  return { proc, call };
 }
 
 /**
  * W1 through the tunnel in matched pairs: without, then with one subscriber of
  * GET /v1/requests/stream attached (an open dashboard's live Traffic table). The inspector
  * publishes every captured request to it, so the difference is what following the traffic
- * live costs the tunnel.
+ * live costs the tunnel. The subscriber runs in its own process: its CPU is read apart from
+ * the edge's, though on a small machine it still takes cores the load generator, edge and
+ * agent would otherwise use, which the throughput ratio includes.
  */
 export async function streamSubscriber(
   system: BenchSystem,
@@ -72,32 +63,51 @@ export async function streamSubscriber(
   log: (line: string) => void,
 ): Promise<StreamSubscriberResult> {
   const spec = smallGetSpec(system, 'tunnel', sizes, sizes.w1DurationS);
-  if (sizes.w1WarmupS > 0) await runLoad(generator, { ...spec, durationS: sizes.w1WarmupS });
+  if (sizes.w1WarmupS > 0) {
+    // The edge's stream path warms up too (JIT), not only the proxy path.
+    const warm = await subscribe(system);
+    await runLoad(generator, { ...spec, durationS: sizes.w1WarmupS });
+    await warm.proc.stop('SIGTERM');
+  }
   let events = 0;
   let dropped = 0;
   // 'direct' is the run without a subscriber here, 'tunnel' the run with one.
-  const pairs = await matchedPairs<TunnelLoad>(sizes.w1Rounds, async (side) => {
+  const pairs = await matchedPairs<StreamRun>(sizes.w1Rounds, async (side) => {
     const subscriber = side === 'tunnel' ? await subscribe(system) : undefined;
     try {
+      const cpu0 = subscriber ? cpuSeconds(subscriber.proc.pid) : 0;
       const run = await tunnelLoad(system, generator, spec);
+      const subscriberCpuS = subscriber ? cpuSeconds(subscriber.proc.pid) - cpu0 : 0;
+      const edgeUs = (run.edgeCpuS * 1e6) / Math.max(1, run.requests);
       log(
-        `  W1 ${subscriber ? 'with stream subscriber   ' : 'without stream subscriber'} ${run.rps.toFixed(0)} req/s  p99 ${run.p99Ms.toFixed(2)} ms  errors ${run.errors}`,
+        `  W1 ${subscriber ? 'with stream subscriber   ' : 'without stream subscriber'} ${run.rps.toFixed(0)} req/s  p99 ${run.p99Ms.toFixed(2)} ms  errors ${run.errors}  edge ${edgeUs.toFixed(1)} µs/req` +
+          (subscriber ? `  subscriber ${((subscriberCpuS * 1e6) / Math.max(1, run.requests)).toFixed(1)} µs/req` : ''),
       );
-      return run;
+      return { ...run, subscriberCpuS };
     } finally {
       if (subscriber) {
-        events += subscriber.events;
-        dropped += subscriber.dropped;
-        subscriber.close();
+        const counts = (await subscriber.call('counts')) as { events: number; dropped: number };
+        events += counts.events;
+        dropped += counts.dropped;
+        await subscriber.call('close');
+        await subscriber.proc.stop('SIGTERM');
       }
     }
   });
-  const perRequest = (runs: TunnelLoad[]): number => median(runs.map((r) => ((r.edgeCpuS + r.agentCpuS) * 1e6) / Math.max(1, r.requests)));
+  const perRequest = (runs: StreamRun[], cpu: (r: StreamRun) => number): number =>
+    median(runs.map((r) => (cpu(r) * 1e6) / Math.max(1, r.requests)));
+  const without = pairs.map((p) => p.direct);
+  const withRuns = pairs.map((p) => p.tunnel);
   const rps = summarise(pairs, (r) => r.rps);
   log(`  the subscriber received ${events} records and was told of ${dropped} it missed`);
   return {
     rps: { without: rps.direct, with: rps.tunnel, ratio: rps.ratio },
-    cpuUsPerRequest: { without: perRequest(pairs.map((p) => p.direct)), with: perRequest(pairs.map((p) => p.tunnel)) },
+    edgeCpuUsPerRequest: { without: perRequest(without, (r) => r.edgeCpuS), with: perRequest(withRuns, (r) => r.edgeCpuS) },
+    cpuUsPerRequest: {
+      without: perRequest(without, (r) => r.edgeCpuS + r.agentCpuS),
+      with: perRequest(withRuns, (r) => r.edgeCpuS + r.agentCpuS),
+    },
+    subscriberCpuUsPerRequest: perRequest(withRuns, (r) => r.subscriberCpuS),
     events,
     dropped,
   };

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -24,12 +24,16 @@ const FIGURES: Array<{ id: string; direct: boolean }> = [
   { id: 'cpu_us_per_req_agent', direct: false },
   { id: 'cpu_us_per_req_kernel', direct: false },
   { id: 'stream_w1_rps', direct: false },
+  { id: 'stream_edge_cpu_us_per_req', direct: true },
+  { id: 'stream_subscriber_cpu_us_per_req', direct: false },
   { id: 'stream_cpu_us_per_req', direct: true },
   { id: 'stream_events', direct: false },
   { id: 'download_mib_s', direct: true },
   { id: 'download_cpu_s_gib', direct: false },
   { id: 'upload_mib_s', direct: true },
   { id: 'upload_cpu_s_gib', direct: false },
+  { id: 'h2_upload_mib_s', direct: true },
+  { id: 'h2_upload_vs_https', direct: true },
   { id: 'sse_first_ms', direct: true },
   { id: 'sse_delay_ms', direct: true },
   { id: 'sse_worst_extra_ms', direct: false },
@@ -78,8 +82,8 @@ async function runSmoke(
   }
 }
 
-function assertEveryFigure(rows: Row[]): void {
-  for (const figure of FIGURES) {
+function assertEveryFigure(rows: Row[], figures = FIGURES): void {
+  for (const figure of figures) {
     const row = rows.find((r) => r.id === figure.id);
     assert.ok(row, `figure ${figure.id} is missing`);
     assert.ok(Number.isFinite(row.tunnel), `${figure.id}: tunnel value ${row.tunnel} is not a number`);
@@ -91,10 +95,27 @@ function assertEveryFigure(rows: Row[]): void {
   }
 }
 
+function h2loadInstalled(): boolean {
+  try {
+    execFileSync('h2load', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 describe('the benchmark in --smoke mode', () => {
   it('produces every figure, numeric, in the JSON file and the markdown table', async () => {
     const { stdout, json } = await runSmoke([]);
     assertEveryFigure(json.rows);
+    // The HTTP/2 small GET needs h2load (Debian nghttp2-client); the bench skips it without.
+    if (h2loadInstalled()) {
+      assertEveryFigure(json.rows, [
+        { id: 'h2_w1_rps', direct: true },
+        { id: 'h2_w1_mean_ms', direct: true },
+        { id: 'h2_cpu_us_per_req', direct: false },
+      ]);
+    }
     // The subscriber really was attached: it received the records of the small GETs it watched.
     assert.ok(json.rows.find((r) => r.id === 'stream_events')!.tunnel > 0, 'the live-stream subscriber received no records');
     for (const key of ['cpu', 'cores', 'node', 'loadGenerator']) assert.ok(json.machine[key], `machine info lacks ${key}`);
@@ -153,7 +174,10 @@ describe('the benchmark options', () => {
     assert.equal(parseOptions(['--cpu-prof', '/tmp/p']).cpuProfWorkload, 'small-get');
     assert.equal(parseOptions(['--cpu-prof', '/tmp/p', '--cpu-prof-workload', 'download']).cpuProfWorkload, 'download');
     assert.equal(parseOptions(['--cpu-prof-workload', 'upload']).cpuProfWorkload, 'upload');
-    assert.throws(() => parseOptions(['--cpu-prof-workload', 'sse']), /--cpu-prof-workload must be one of small-get, download, upload/);
+    assert.throws(
+      () => parseOptions(['--cpu-prof-workload', 'sse']),
+      /--cpu-prof-workload must be one of small-get, small-get-stream, download, upload/,
+    );
     assert.throws(() => parseOptions(['--cpu-prof-workload']), /needs a value/);
   });
 

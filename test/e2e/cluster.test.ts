@@ -113,6 +113,19 @@ function clusterSuite(url: string): void {
       }
     });
 
+    it('carries trailers both ways through B, node to node', HANG, async () => {
+      const res = await request(b, agent.hostname, '/trailers', {
+        method: 'POST',
+        body: (req) => {
+          req.write('upload');
+          req.addTrailers({ 'x-request-sum': '42' });
+          req.end();
+        },
+      });
+      assert.equal(await readText(res), 'body');
+      assert.deepEqual(res.trailers, { 'x-checksum': 'sha256-abc', 'x-echo': '42' });
+    });
+
     it('carries a 50 MiB upload through C intact (sha256)', HANG, async () => {
       const chunks = (50 * MiB) / PATTERN_CHUNK_BYTES;
       const res = await request(c, agent.hostname, '/upload', {

@@ -19,8 +19,10 @@ export async function startHostileAgent(
   serverUrl: string,
   token: string,
   answer: (stream: MuxStream, head: RequestHead) => void,
+  /** The optional protocol features it announces (default: all the SDK's; [] for an agent older than them). */
+  features?: readonly string[],
 ): Promise<HostileAgent> {
-  const socket = await dialSession({ serverUrl, token });
+  const socket = await dialSession({ serverUrl, token, features });
   let onBound: ((hostname: string) => void) | undefined;
   const bound = new Promise<string>((resolve) => (onBound = resolve));
   const mux = new Mux(socket, {

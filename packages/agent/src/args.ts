@@ -22,6 +22,8 @@ export interface TunnelFlags {
   domain?: string;
   /** `--host-header rewrite|<value>`. */
   hostHeader?: string;
+  /** `--proto http1|h2`: the HTTP version spoken to the local service. */
+  proto?: 'http1' | 'h2';
 }
 
 /** What the command line asks for. */
@@ -33,7 +35,8 @@ export type Command =
   | { kind: 'config-check'; configPath: string };
 
 export const USAGE = `Usage:
-  svc http <port | host:port | http(s)://host:port> [options]   expose a local HTTP service
+  svc http <port | host:port | http(s)://host:port | h2c://host:port> [options]
+                                                                expose a local HTTP service
   svc start [names…] --config svc.yml                           start the tunnels of a config file
   svc config check --config svc.yml                             validate a config file
   svc version                                                   print the agent version
@@ -42,6 +45,7 @@ Options:
   --subdomain <name>          pin the subdomain (default SVC_SUBDOMAIN, else a random name)
   --domain <host>             bind on a verified custom domain (default SVC_DOMAIN)
   --host-header <rewrite|v>   Host sent to the local service: rewrite = the local target's host
+  --proto <http1|h2>          HTTP version to the local service (default http1); h2 for gRPC
   --log stdout                plain lines, even on a terminal
   --log-format <text|json>    json: one JSON object per event on stdout
   --inspect=false             turn the local inspector off
@@ -59,6 +63,7 @@ const OPTIONS = {
   subdomain: { type: 'string' },
   domain: { type: 'string' },
   'host-header': { type: 'string' },
+  proto: { type: 'string' },
   log: { type: 'string' },
   'log-format': { type: 'string' },
   inspect: { type: 'string' },
@@ -93,6 +98,10 @@ export function parseCommand(argv: string[]): Command | string {
       if (values['host-header'] !== undefined) {
         if (values['host-header'].trim() === '') return '--host-header needs "rewrite" or a host name';
         tunnel.hostHeader = values['host-header'];
+      }
+      if (values.proto !== undefined) {
+        if (values.proto !== 'http1' && values.proto !== 'h2') return `--proto takes "http1" or "h2", not "${values.proto}"`;
+        tunnel.proto = values.proto;
       }
       return { kind: 'http', target: rest[0]!, tunnel, display, inspect };
     }

@@ -55,14 +55,15 @@ async function runCommand(command: Command, env: AgentEnv, output: Output, hooks
       output.info(USAGE);
       return 0;
     case 'http': {
-      const target = parseLocalTarget(command.target);
+      const target = parseLocalTarget(command.target, command.tunnel.proto);
       if (typeof target === 'string') {
         output.error(target);
         return 2;
       }
       const session = sessionSpec(env, undefined);
       if (!('token' in session)) return fail(output, session);
-      const spec: TunnelSpec = { name: '', target, ...command.tunnel };
+      const spec: TunnelSpec = { name: '', target, subdomain: command.tunnel.subdomain, domain: command.tunnel.domain };
+      if (command.tunnel.hostHeader !== undefined) spec.hostHeader = command.tunnel.hostHeader;
       spec.subdomain ??= env.subdomain || undefined;
       spec.domain ??= env.domain || undefined;
       return runInspected([spec], session, command.inspect, undefined, output, hooks);
@@ -108,7 +109,7 @@ function tunnelSpecs(config: ConfigFile, names: string[], env: AgentEnv): Tunnel
   return picked.map((name) => {
     const tunnel = config.tunnels[name]!;
     // The schema checked the address already.
-    const spec: TunnelSpec = { name, target: parseLocalTarget(tunnel.addr) as LocalTarget };
+    const spec: TunnelSpec = { name, target: parseLocalTarget(tunnel.addr, tunnel.proto) as LocalTarget };
     const subdomain = picked.length === 1 ? env.subdomain || tunnel.subdomain : tunnel.subdomain;
     const domain = picked.length === 1 ? env.domain || tunnel.domain : tunnel.domain;
     if (subdomain !== undefined) spec.subdomain = subdomain;

@@ -27,6 +27,9 @@ test('a full file parses into typed tunnels and inspector options', () => {
       '    addr: http://localhost:3000',
       '    domain: example.com',
       '    inspect: false',
+      '  grpc:',
+      '    addr: 50051',
+      '    proto: h2',
     ].join('\n'),
   );
   assert.ok(result.ok);
@@ -37,6 +40,7 @@ test('a full file parses into typed tunnels and inspector options', () => {
     tunnels: {
       web: { addr: 5173, hostHeader: 'rewrite', subdomain: 'myapp' },
       api: { addr: 'http://localhost:3000', domain: 'example.com', inspect: false },
+      grpc: { addr: 50051, proto: 'h2' },
     },
   });
 });
@@ -48,8 +52,14 @@ test('an unknown key is reported at its own line and column, with the keys allow
     line: 4,
     column: 5,
     key: 'tunnels.web.hostheader',
-    message: 'unknown key (expected one of: addr, subdomain, domain, hostHeader, inspect)',
+    message: 'unknown key (expected one of: addr, proto, subdomain, domain, hostHeader, inspect)',
   });
+});
+
+test('a proto other than http1 or h2 is reported at its value', () => {
+  const [problem] = problems('tunnels:\n  grpc:\n    addr: 50051\n    proto: h3\n');
+  assert.equal(problem!.line, 4);
+  assert.equal(problem!.key, 'tunnels.grpc.proto');
 });
 
 test('a bad value is reported at the value, with the reason; a missing one at its map', () => {

@@ -34,8 +34,10 @@ export const InspectorSchema = z.strictObject({
 
 /** One named tunnel of a config file. */
 export const TunnelConfigSchema = z.strictObject({
-  /** Local service: a port, `host:port` or an http(s) URL. Required. */
+  /** Local service: a port, `host:port`, an http(s) URL or `h2c://host:port`. Required. */
   addr: localTarget,
+  /** HTTP version spoken to the local service: `http1` (default) or `h2` (HTTP/2, needed for gRPC). */
+  proto: z.enum(['http1', 'h2']).optional(),
   /** Pinned subdomain (default: a random name each run). */
   subdomain: z.string().min(1).optional(),
   /** Verified custom domain to bind on (default: the shared domain). */

@@ -49,6 +49,7 @@ export async function runTunnels(specs: TunnelSpec[], session: SessionSpec, outp
     { token: session.token, serverUrl: session.server, ca: session.ca },
     specs.map((spec) => ({
       addr: spec.target.origin,
+      proto: spec.target.proto,
       subdomain: spec.subdomain,
       domain: spec.domain,
       hostHeader: spec.hostHeader,

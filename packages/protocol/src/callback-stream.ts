@@ -10,9 +10,11 @@ import type { StreamTransport } from './stream-transport.js';
 export interface CallbackStreamHandler {
   /** The peer's HEADERS metadata (once). */
   onHeaders?(meta: unknown): void;
+  /** An informational reply head (INFO), zero or more times before onHeaders. */
+  onInfo?(meta: unknown): void;
   /** Bytes from the peer. Taking them returns their credit, so call pause() to hold the sender. */
   onData?(chunk: Buffer): void;
-  /** The peer will send no more bytes (after the last onData). */
+  /** The peer will send no more bytes (after the last onData); its trailers, if any, are in `stream.trailers`. */
   onEnd?(): void;
   /** write() returned false and the stream can take more now. */
   onDrain?(): void;
@@ -50,6 +52,10 @@ export class CallbackStream {
   headers: unknown;
   /** Code of the reset that ended the stream (ours or the peer's); undefined if it was not reset. */
   resetCode: string | undefined;
+  /** The peer's TRAILERS payload (unchecked: see trailerFields), set before onEnd. */
+  trailers: unknown;
+  /** Trailer fields to send in place of the END frame (endWithTrailers). */
+  private trailersToSend: string[] | undefined;
   private handler: CallbackStreamHandler | undefined;
   /** The handler reports bytes it holds `unread` (MuxStream); read once here, off the per-chunk path. */
   private ownerBuffers = false;
@@ -150,6 +156,12 @@ export class CallbackStream {
     return true;
   }
 
+  /** Sends an informational reply head (INFO frame); only before the reply head itself. */
+  sendInfo(meta: unknown): void {
+    if (this.headersSent || this.localEnded || this.closedOnWire) return;
+    this.transport.sendTextFrame(FrameType.INFO, 0, this.id, jsonText(meta));
+  }
+
   /**
    * Sends `chunk` as DATA. Returns false while bytes wait for credit or the session socket is
    * congested; `onDrain` follows. Bytes written after a reset are dropped.
@@ -170,6 +182,16 @@ export class CallbackStream {
     if (this.localEnded || this.closedOnWire) return;
     this.localEnded = true;
     if (this.unsentBytes === 0) this.sendEnd();
+  }
+
+  /**
+   * Ends the write side with trailer fields (flat pairs): TRAILERS leaves after every byte
+   * written. Without fields, or to a peer that does not understand TRAILERS, it is a plain end().
+   */
+  endWithTrailers(fields: string[]): void {
+    if (this.localEnded || this.closedOnWire) return;
+    if (fields.length > 0 && this.transport.peerTrailers) this.trailersToSend = fields;
+    this.end();
   }
 
   /**
@@ -218,6 +240,18 @@ export class CallbackStream {
     this.headers = meta;
     this.handler?.onHeaders?.(meta);
     if (flags & FLAG_END) this.onRemoteEnd();
+  }
+
+  /** @internal */
+  onInfo(meta: unknown): void {
+    if (this.remoteEnded || this.closedOnWire || this.headers !== undefined) return;
+    this.handler?.onInfo?.(meta);
+  }
+
+  onTrailers(meta: unknown): void {
+    if (this.remoteEnded || this.closedOnWire) return;
+    this.trailers = meta;
+    this.onRemoteEnd();
   }
 
   /** @internal */
@@ -316,7 +350,9 @@ export class CallbackStream {
   private sendEnd(): void {
     if (this.endSent) return;
     this.endSent = true;
-    this.transport.sendFrame(FrameType.DATA, FLAG_END, this.id);
+    const trailers = this.trailersToSend;
+    if (trailers) this.transport.sendTextFrame(FrameType.TRAILERS, FLAG_END, this.id, jsonText(trailers));
+    else this.transport.sendFrame(FrameType.DATA, FLAG_END, this.id);
     this.settleIfDone();
   }
 

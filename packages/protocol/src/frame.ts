@@ -33,10 +33,20 @@ export const FrameType = {
   PING: 6,
   /** Orderly session shutdown: no new streams; payload UTF-8 reason. */
   GOAWAY: 7,
+  /**
+   * An informational (1xx) reply head before HEADERS, JSON like HEADERS; zero or more. Sent only
+   * to a peer that announced it understands it (see `Feature`): an older one closes the session.
+   */
+  INFO: 8,
+  /**
+   * Trailer fields after a stream's body, JSON flat pairs; ends the sender's side (FLAG_END is
+   * set and implied). Sent only to a peer that announced the `trailers` feature.
+   */
+  TRAILERS: 9,
 } as const;
 export type FrameTypeValue = (typeof FrameType)[keyof typeof FrameType];
 
-/** The sender half-closes the stream after this frame (OPEN, HEADERS, DATA). */
+/** The sender half-closes the stream after this frame (OPEN, HEADERS, DATA; TRAILERS always). */
 export const FLAG_END = 0x1;
 /** On PING: this is the answer. */
 export const FLAG_ACK = 0x2;

@@ -72,3 +72,50 @@ export function stripHopByHop(raw: readonly string[], keep?: ReadonlySet<string>
   }
   return out;
 }
+
+/**
+ * Fields a trailer section may not carry (RFC 9110 §6.5.1): framing, routing, request
+ * modifiers, authentication, and fields a recipient must know before the body. A sender's
+ * copies are dropped, as HTTP/2 stacks refuse some of them outright.
+ */
+export const FORBIDDEN_TRAILERS = new Set([
+  ...HOP_BY_HOP,
+  'authorization',
+  'cache-control',
+  'content-encoding',
+  'content-length',
+  'content-range',
+  'content-type',
+  'cookie',
+  'expect',
+  'host',
+  'max-forwards',
+  'range',
+  'set-cookie',
+  'www-authenticate',
+]);
+
+/** Most trailer fields kept from one message; the rest are dropped. */
+export const MAX_TRAILER_FIELDS = 64;
+
+/**
+ * The trailer fields of a TRAILERS payload or a parsed trailer section that may be passed on:
+ * flat pairs whose name is a token (lower-cased, as HTTP/2 wants it) and whose value holds no
+ * control byte, without pseudo-fields, hop-by-hop, forbidden or internal (`x-svc-`) fields. A
+ * payload of the wrong shape yields none: trailers arrive after the head, so the message can no
+ * longer be refused, only its bad fields dropped.
+ */
+export function trailerFields(meta: unknown): string[] {
+  if (!Array.isArray(meta) || meta.length % 2 !== 0) return [];
+  const out: string[] = [];
+  for (let i = 0; i < meta.length && out.length < MAX_TRAILER_FIELDS * 2; i += 2) {
+    const name: unknown = meta[i];
+    const value: unknown = meta[i + 1];
+    if (typeof name !== 'string' || typeof value !== 'string') return [];
+    if (!TOKEN.test(name) || INVALID_VALUE.test(value)) continue;
+    const lower = name.toLowerCase();
+    if (FORBIDDEN_TRAILERS.has(lower) || lower.startsWith(INTERNAL_HEADER_PREFIX)) continue;
+    out.push(lower, value);
+  }
+  return out;
+}

@@ -44,6 +44,8 @@ export interface RequestHead {
   b?: 1;
   /** Present when the visitor asked for a protocol upgrade (WebSocket…): bytes flow raw after the 101. */
   u?: 1;
+  /** 1 when the edge takes INFO frames (1xx heads) on this stream; an agent sends none without it. */
+  i?: 1;
 }
 
 /** HEADERS metadata of a response (agent → edge). */
@@ -64,4 +66,9 @@ export const ResetCode = {
   CANCEL: 'CANCEL',
   /** The stream's handler failed on the sender's side; the session carries on. */
   STREAM_FAILED: 'STREAM_FAILED',
+  /**
+   * Not a failure: the reply is complete and the rest of the request body is not wanted (as
+   * HTTP/2's RST_STREAM NO_ERROR after a complete response, RFC 9113 §8.1).
+   */
+  NO_ERROR: 'NO_ERROR',
 } as const;

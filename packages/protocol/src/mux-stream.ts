@@ -34,6 +34,8 @@ export class MuxStream extends Duplex implements CallbackStreamHandler {
   private creditScheduled = false;
   /** The callback of a write that waits for credit or for the session socket to drain. */
   private writeDone: (() => void) | undefined;
+  /** Trailer fields the end carries (endWithTrailers). */
+  private trailersToSend: string[] | undefined;
 
   constructor(
     /** The stream underneath; frames reach it from the session. */
@@ -71,6 +73,11 @@ export class MuxStream extends Duplex implements CallbackStreamHandler {
     return this.core.resetCode;
   }
 
+  /** The peer's TRAILERS payload (unchecked: see trailerFields), set before 'end'. */
+  get trailers(): unknown {
+    return this.core.trailers;
+  }
+
   /** Bytes received from the peer and not yet acknowledged with credit (at most the window). */
   get receiveBuffered(): number {
     return this.core.receiveBuffered;
@@ -91,6 +98,20 @@ export class MuxStream extends Duplex implements CallbackStreamHandler {
     if (this.core.sendHeaders(meta, end) && end) this.end();
   }
 
+  /** Sends an informational reply head (INFO frame); only before the reply head itself. */
+  sendInfo(meta: unknown): void {
+    this.core.sendInfo(meta);
+  }
+
+  /**
+   * Ends the write side with trailer fields (flat pairs) after every byte written. Without
+   * fields, or to a peer that does not understand TRAILERS, it is a plain end().
+   */
+  endWithTrailers(fields: string[]): void {
+    if (fields.length > 0) this.trailersToSend = fields;
+    this.end();
+  }
+
   /** Aborts the stream on both sides with an error code (sent to the peer as RESET). */
   reset(code = 'CANCEL'): void {
     if (this.destroyed) return;
@@ -107,6 +128,11 @@ export class MuxStream extends Duplex implements CallbackStreamHandler {
   /** @internal */
   onHeaders(meta: unknown): void {
     this.emit('headers', meta);
+  }
+
+  /** @internal Emitted as 'info' (the metadata), before 'headers'. */
+  onInfo(meta: unknown): void {
+    this.emit('info', meta);
   }
 
   /** @internal */
@@ -161,7 +187,9 @@ export class MuxStream extends Duplex implements CallbackStreamHandler {
   }
 
   override _final(callback: (error?: Error | null) => void): void {
-    this.core.end();
+    const trailers = this.trailersToSend;
+    if (trailers) this.core.endWithTrailers(trailers);
+    else this.core.end();
     callback();
   }
 

@@ -79,6 +79,12 @@ export interface MuxOptions {
   onCallbackStream?: (stream: CallbackStream) => void;
   /** Called for every control message on stream 0, in order. An exception thrown here ends the session. */
   onControl?: (message: unknown) => void;
+  /**
+   * Whether the peer understands TRAILERS frames (it listed FEATURE_TRAILERS in the handshake).
+   * Default false: streams drop their trailers and end with a plain END, as an older peer
+   * closes the session on a frame type it does not know.
+   */
+  peerTrailers?: boolean;
 }
 
 /**
@@ -160,6 +166,11 @@ export class Mux extends EventEmitter implements StreamTransport {
     socket.on('error', (error) => this.destroy(error));
     socket.on('close', () => this.destroy());
     socket.on('end', () => this.destroy());
+  }
+
+  /** Whether the peer understands TRAILERS frames (MuxOptions.peerTrailers). */
+  get peerTrailers(): boolean {
+    return this.options.peerTrailers === true;
   }
 
   /** Number of open streams. */
@@ -365,6 +376,10 @@ export class Mux extends EventEmitter implements StreamTransport {
         return stream.onData(frame.payload, frame.flags);
       case FrameType.HEADERS:
         return stream.onHeaders(decodeJson(frame.payload), frame.flags);
+      case FrameType.INFO:
+        return stream.onInfo(decodeJson(frame.payload));
+      case FrameType.TRAILERS:
+        return stream.onTrailers(decodeJson(frame.payload));
       case FrameType.WINDOW:
         if (frame.payload.length !== 4) throw new ProtocolError(`WINDOW frame of ${frame.payload.length} bytes`);
         return stream.onWindow(frame.payload.readUInt32BE(0));

@@ -16,4 +16,6 @@ export interface StreamTransport {
   forget(stream: number): void;
   /** Grows receive windows of readers that keep up; undefined keeps every window fixed. */
   readonly windowTuner?: WindowTuner | undefined;
+  /** Whether the peer understands TRAILERS frames; without, trailers are dropped and a plain END is sent. */
+  readonly peerTrailers?: boolean;
 }

@@ -7,6 +7,7 @@
 import { Duplex } from 'node:stream';
 import { FLAG_END, FrameDecoder, FrameType, MAX_FRAME_PAYLOAD, ProtocolError, encodeFrame, type Frame } from './frame.js';
 import { Mux } from './mux.js';
+import { trailerFields } from './headers.js';
 import type { MuxStream } from './mux-stream.js';
 import { prng } from './test-support.js';
 
@@ -23,6 +24,7 @@ export const SEED_INPUTS: readonly Buffer[] = [
     encodeFrame(FrameType.CONTROL, 0, 0, json({ type: 'bind', requestId: 1, subdomain: 'a', local: 'localhost:3000' })),
     encodeFrame(FrameType.PING, 0, 0, Buffer.alloc(8, 1)),
     encodeFrame(FrameType.OPEN, 0, 2, json({ m: 'GET', p: '/', h: ['host', 'a'], t: 'tun_1' })),
+    encodeFrame(FrameType.INFO, 0, 2, json({ s: 103, h: ['link', '</a.css>; rel=preload'] })),
     encodeFrame(FrameType.HEADERS, 0, 2, json({ s: 200, h: ['content-type', 'text/plain'] })),
     encodeFrame(FrameType.DATA, 0, 2, Buffer.from('hello')),
     encodeFrame(FrameType.WINDOW, 0, 2, u32(65536)),
@@ -40,10 +42,16 @@ export const SEED_INPUTS: readonly Buffer[] = [
     encodeFrame(FrameType.PING, 2, 0, Buffer.alloc(8)),
     encodeFrame(FrameType.CONTROL, 0, 0, json({ type: 'unbind', tunnelId: 'tun_1' })),
   ]),
+  Buffer.concat([
+    encodeFrame(FrameType.OPEN, 0, 1, json({ m: 'POST', p: '/grpc', h: ['content-type', 'application/grpc'], t: 't', b: 1 })),
+    encodeFrame(FrameType.DATA, 0, 1, Buffer.from('\0\0\0\0\x02{}')),
+    encodeFrame(FrameType.TRAILERS, FLAG_END, 1, json(['x-sum', '3', 'Bad Name', 'v', 'x-ctl', 'a\r\nb'])),
+    encodeFrame(FrameType.TRAILERS, FLAG_END, 1, json({ not: 'a list' })),
+  ]),
 ];
 
 /** Byte values that sit on boundaries: zero, sign bits, all ones, the frame types. */
-const INTERESTING = [0, 1, 2, 3, 4, 5, 6, 7, 8, 0x7f, 0x80, 0xfe, 0xff];
+const INTERESTING = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0x7f, 0x80, 0xfe, 0xff];
 
 /** One mutation of `input` (bit flips, boundary bytes, cuts, duplicated or spliced slices). */
 export function mutate(input: Buffer, random: () => number, others: readonly Buffer[]): Buffer {
@@ -154,9 +162,12 @@ export async function sessionTarget(input: Buffer, seed: number): Promise<Sessio
   let closedWith: string | undefined;
   const mux = new Mux(socket, {
     role: 'acceptor',
+    peerTrailers: true,
     onStream: (stream) => {
       streams.push(stream);
       stream.on('error', () => undefined);
+      // As the edge does: the peer's trailers are checked when its side ends.
+      stream.on('end', () => trailerFields(stream.trailers));
       stream.resume();
     },
     onControl: () => controls++,

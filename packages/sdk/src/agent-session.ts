@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import {
   ErrorCode,
+  FEATURE_TRAILERS,
   HEARTBEAT_INTERVAL_MS,
   HEARTBEAT_MISSES,
   Mux,
@@ -14,7 +15,7 @@ import {
   isErrorCode,
   type RequestHead,
 } from '@svcrouter/protocol';
-import { dialSession, type DialOptions } from './dial.js';
+import { dialEdge, type DialOptions } from './dial.js';
 import { wantsCallbacks } from './origin-proxy.js';
 import { PLANNED_RECONNECT_CAP_MS, reconnectDelay } from './backoff.js';
 
@@ -105,9 +106,10 @@ export class AgentSession extends EventEmitter {
 
   /** Dials the edge; rejects with SvcError TOKEN_INVALID for a bad token. */
   async connect(): Promise<void> {
-    const socket = await dialSession(this.dial);
+    const { socket, features } = await dialEdge(this.dial);
     const mux = new Mux(socket, {
       role: 'dialer',
+      peerTrailers: features.has(FEATURE_TRAILERS),
       onStream: (stream) => this.onStream(stream),
       wantsCallbacks,
       onCallbackStream: (stream) => this.onStream(stream),

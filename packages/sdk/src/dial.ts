@@ -1,7 +1,18 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
-import { AGENT_VERSION_HEADER, ErrorCode, Messages, SESSION_PATH, SESSION_UPGRADE, SVC_VERSION, SvcError } from '@svcrouter/protocol';
+import {
+  AGENT_VERSION_HEADER,
+  ALL_FEATURES,
+  ErrorCode,
+  FEATURES_HEADER,
+  parseFeatures,
+  Messages,
+  SESSION_PATH,
+  SESSION_UPGRADE,
+  SVC_VERSION,
+  SvcError,
+} from '@svcrouter/protocol';
 
 /** Where and how to dial the edge. */
 export interface DialOptions {
@@ -13,6 +24,8 @@ export interface DialOptions {
   ca?: string | Buffer;
   /** Gives up on a dial that has not upgraded after this long. */
   timeoutMs?: number;
+  /** Optional protocol features to announce (`Feature` values); default: all this agent speaks. */
+  features?: readonly string[];
 }
 
 /**
@@ -20,7 +33,19 @@ export interface DialOptions {
  * Resolves with the raw socket (TCP_NODELAY on); rejects with SvcError TOKEN_INVALID on 401,
  * or EDGE_UNREACHABLE when no edge answered the upgrade (callers may retry those).
  */
-export function dialSession(options: DialOptions): Promise<Socket> {
+export async function dialSession(options: DialOptions): Promise<Socket> {
+  return (await dialEdge(options)).socket;
+}
+
+/** An upgraded session socket and the optional frames the edge said it understands. */
+export interface EdgeConnection {
+  socket: Socket;
+  /** Names from the edge's FEATURES_HEADER (empty for an older edge). */
+  features: Set<string>;
+}
+
+/** As dialSession, and tells which optional frames the edge understands. */
+export function dialEdge(options: DialOptions): Promise<EdgeConnection> {
   const url = new URL(SESSION_PATH, options.serverUrl);
   const transport = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
@@ -31,6 +56,7 @@ export function dialSession(options: DialOptions): Promise<Socket> {
         upgrade: SESSION_UPGRADE,
         authorization: `Bearer ${options.token}`,
         [AGENT_VERSION_HEADER]: SVC_VERSION,
+        [FEATURES_HEADER]: (options.features ?? ALL_FEATURES).join(','),
       },
       ca: options.ca,
       agent: false,
@@ -42,7 +68,7 @@ export function dialSession(options: DialOptions): Promise<Socket> {
       socket.setNoDelay(true);
       socket.setKeepAlive(true, 10_000);
       if (head.length > 0) socket.unshift(head);
-      resolve(socket as Socket);
+      resolve({ socket: socket as Socket, features: parseFeatures(response.headers[FEATURES_HEADER]) });
     });
     request.on('response', (response) => {
       response.resume();

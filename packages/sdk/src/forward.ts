@@ -7,15 +7,21 @@ import type { DialOptions } from './dial.js';
 import { DEFAULT_SERVER_URL, envDefault } from './env-defaults.js';
 import { hostRewrite } from './host-header.js';
 import { Inspector, type InspectOptions } from './inspector.js';
-import { parseLocalTarget, type LocalTarget } from './local-target.js';
+import { isOriginProto, parseLocalTarget, type LocalTarget, type OriginProto } from './local-target.js';
 import { OriginProxy, type RequestLog } from './origin-proxy.js';
 
 export { DEFAULT_SERVER_URL };
 
 /** Options of forward(). */
 export interface ForwardOptions {
-  /** Local service: a port, `host:port` or an http(s) URL. */
+  /** Local service: a port, `host:port`, an http(s) URL or `h2c://host:port`. */
   addr: string | number;
+  /**
+   * HTTP version spoken to the local service: `http1` (default) or `h2`, HTTP/2 on one pooled
+   * connection (prior knowledge for http, ALPN for https), which gRPC needs. An `h2c://`
+   * address means `h2`. Trailers pass through either way.
+   */
+  proto?: OriginProto;
   /** Agent token (`svc_…`; default SVC_TOKEN). */
   token?: string;
   /** Edge URL (default SVC_SERVER, else DEFAULT_SERVER_URL). */
@@ -153,8 +159,7 @@ export class Tunnel extends EventEmitter<TunnelEvents> implements SessionTunnel 
  * DOMAIN_NOT_VERIFIED, EDGE_UNREACHABLE.
  */
 export async function forward(options: ForwardOptions): Promise<Tunnel> {
-  const target = parseLocalTarget(options.addr);
-  if (typeof target === 'string') throw new SvcError(ErrorCode.NAME_INVALID, target);
+  const target = localTarget(options);
   const session = new AgentSession(dialOptions(options), options.reconnect ?? true);
   await connectWithRetries(session, options.startAttempts);
   return bindOn(session, target, {
@@ -171,15 +176,11 @@ export async function forward(options: ForwardOptions): Promise<Tunnel> {
  */
 export async function forwardMany(
   common: Omit<ForwardOptions, 'addr' | 'subdomain' | 'domain'>,
-  tunnels: Array<Pick<ForwardOptions, 'addr' | 'subdomain' | 'domain' | 'hostHeader' | 'inspect'>>,
+  tunnels: Array<Pick<ForwardOptions, 'addr' | 'proto' | 'subdomain' | 'domain' | 'hostHeader' | 'inspect'>>,
 ): Promise<Tunnel[]> {
   const session = new AgentSession(dialOptions(common), common.reconnect ?? true);
   // Every address is checked before dialling, so a typo never leaves half the tunnels bound.
-  const targets = tunnels.map((spec) => {
-    const target = parseLocalTarget(spec.addr);
-    if (typeof target === 'string') throw new SvcError(ErrorCode.NAME_INVALID, target);
-    return target;
-  });
+  const targets = tunnels.map(localTarget);
   await connectWithRetries(session, common.startAttempts);
   const result: Tunnel[] = [];
   try {
@@ -190,6 +191,16 @@ export async function forwardMany(
     throw error;
   }
   return result;
+}
+
+/** The local target of forward() options; a bad address or proto is NAME_INVALID. */
+function localTarget(options: Pick<ForwardOptions, 'addr' | 'proto'>): LocalTarget {
+  if (options.proto !== undefined && !isOriginProto(options.proto)) {
+    throw new SvcError(ErrorCode.NAME_INVALID, `invalid proto "${String(options.proto)}": expected http1 or h2`);
+  }
+  const target = parseLocalTarget(options.addr, options.proto);
+  if (typeof target === 'string') throw new SvcError(ErrorCode.NAME_INVALID, target);
+  return target;
 }
 
 /**

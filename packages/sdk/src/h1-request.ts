@@ -4,6 +4,16 @@ import type { RequestHead } from '@svcrouter/protocol';
 /** Ends a chunked request body: the last (empty) chunk and no trailers. */
 export const LAST_CHUNK = '0\r\n\r\n';
 
+/**
+ * The last chunk with a trailer section, for one latin1 write. `fields` must have been
+ * checked (trailerFields: token names, no CR, LF or other control byte in values).
+ */
+export function lastChunkWithTrailers(fields: readonly string[]): string {
+  let text = '0\r\n';
+  for (let i = 0; i < fields.length; i += 2) text += fields[i]! + ': ' + fields[i + 1]! + '\r\n';
+  return text + '\r\n';
+}
+
 /** How a request body is framed towards the origin. */
 export interface RequestFraming {
   /** The request head, ready for one latin1 write. */
@@ -46,13 +56,13 @@ export function frameRequest(head: RequestHead): RequestFraming {
  * Writes one piece of a chunked body: size line, data, CRLF, corked into one writev.
  * Returns write()'s verdict: false when the socket wants the writer to wait for 'drain'.
  */
-export function writeChunk(socket: Socket, data: Buffer): boolean {
+export function writeChunk(socket: Socket, data: Buffer, done?: (error?: Error | null) => void): boolean {
   // An empty chunk would be read as the end of the body.
   if (data.length === 0) return true;
   socket.cork();
   socket.write(data.length.toString(16) + '\r\n', 'latin1');
   socket.write(data);
-  const ok = socket.write('\r\n', 'latin1');
+  const ok = socket.write('\r\n', 'latin1', done);
   socket.uncork();
   return ok;
 }

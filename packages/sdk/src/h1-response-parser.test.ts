@@ -11,7 +11,9 @@ interface Outcome {
   keepAlive: boolean;
   extraBytes: boolean;
   error: Error | undefined;
-  /** Event names in order: head, body, complete. */
+  /** The trailer section as reported (onResponseTrailers), if it was. */
+  trailers?: string[];
+  /** Event names in order: head, body, trailers, complete. */
   events: string[];
 }
 
@@ -59,6 +61,9 @@ function parseChunks(chunks: Buffer[], options: { noBody?: boolean; eof?: boolea
   };
   const parser = new ResponseParser();
   const handler: ResponseHandler = {
+    onInterimHead(status, headers) {
+      outcome.events.push(`interim ${status} ${headers.join('|')}`);
+    },
     onResponseHead(status, headers) {
       outcome.status = status;
       outcome.headers = headers;
@@ -67,6 +72,10 @@ function parseChunks(chunks: Buffer[], options: { noBody?: boolean; eof?: boolea
     onResponseBody(chunk) {
       outcome.body += chunk.toString('latin1');
       if (outcome.events.at(-1) !== 'body') outcome.events.push('body');
+    },
+    onResponseTrailers(fields) {
+      outcome.trailers = fields;
+      outcome.events.push('trailers');
     },
     onResponseComplete() {
       outcome.complete = true;
@@ -142,7 +151,7 @@ describe('ResponseParser framing', () => {
     assert.equal(outcome.complete, true);
   });
 
-  it('decodes chunked bodies, ignoring extensions and dropping trailers', () => {
+  it('decodes chunked bodies, ignoring extensions, and reports the trailer section before completing', () => {
     const raw =
       'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n' +
       '5;name=value\r\nhello\r\n' +
@@ -154,12 +163,25 @@ describe('ResponseParser framing', () => {
     assert.equal(outcome.complete, true);
     assert.equal(outcome.keepAlive, true);
     assert.deepEqual(outcome.headers, ['Transfer-Encoding', 'chunked']);
+    assert.deepEqual(outcome.trailers, ['X-Trailer', '1', 'X-Other', '2']);
+    assert.deepEqual(outcome.events, ['head', 'body', 'trailers', 'complete']);
+  });
+
+  it('trims trailer values and skips trailer lines without a colon', () => {
+    const outcome = parseAllWays('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nx-sum:  \tabc \r\nno colon\r\n: empty\r\n\r\n');
+    assert.equal(outcome.complete, true);
+    assert.deepEqual(outcome.trailers, ['x-sum', 'abc']);
+  });
+
+  it('rejects a control byte in a trailer line', () => {
+    rejects('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nx-sum: a\x00b\r\n\r\n', /invalid trailer/);
   });
 
   it('completes a chunked body without trailers', () => {
     const outcome = parseAllWays('HTTP/1.1 200 OK\r\ntransfer-encoding: gzip, CHUNKED\r\n\r\n3\r\nabc\r\n0\r\n\r\n');
     assert.equal(outcome.body, 'abc');
     assert.equal(outcome.complete, true);
+    assert.equal(outcome.trailers, undefined);
   });
 
   it('reads a body without length until the origin closes, and does not reuse the connection', () => {
@@ -202,7 +224,7 @@ describe('ResponseParser framing', () => {
     });
   }
 
-  it('skips interim responses (100, 103) and reports the final one', () => {
+  it('reports interim responses (100, 103) with their headers, then the final one', () => {
     const raw =
       'HTTP/1.1 100 Continue\r\n\r\n' +
       'HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n' +
@@ -211,7 +233,7 @@ describe('ResponseParser framing', () => {
     assert.equal(outcome.status, 201);
     assert.deepEqual(outcome.headers, ['Content-Length', '2']);
     assert.equal(outcome.body, 'ok');
-    assert.deepEqual(outcome.events, ['head', 'body', 'complete']);
+    assert.deepEqual(outcome.events, ['interim 100 ', 'interim 103 Link|</style.css>; rel=preload', 'head', 'body', 'complete']);
   });
 
   it('completes at once on Content-Length: 0', () => {

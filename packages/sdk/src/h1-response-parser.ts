@@ -29,12 +29,19 @@ const enum State {
   Done,
 }
 
-/** Receives one response as it is parsed. Interim (1xx) responses are not reported. */
+/** Receives one response as it is parsed. */
 export interface ResponseHandler {
+  /** An interim (1xx) head: 100 Continue, 103 Early Hints…; zero or more before the final head. */
+  onInterimHead?(status: number, headers: string[]): void;
   /** The final response head; called once, before any body. */
   onResponseHead(status: number, headers: string[]): void;
   /** A piece of the de-chunked body: a view into the socket's chunk, not a copy. */
   onResponseBody(chunk: Buffer): void;
+  /**
+   * The trailer section of a chunked body, as flat [name, value…] pairs as the origin sent them
+   * (unchecked); called just before onResponseComplete, only when there was one.
+   */
+  onResponseTrailers?(fields: string[]): void;
   /** The response is complete; the parser has stopped and reads nothing more. */
   onResponseComplete(): void;
 }
@@ -60,6 +67,9 @@ export class ResponseParser {
   private remaining = 0;
   /** Bytes of the chunk-size line or of the trailers read so far, against their limits. */
   private lineBytes = 0;
+  /** The trailer line being read, and the complete ones (latin1, one char per byte); rare, so kept simple. */
+  private trailerLine = '';
+  private trailerLines: string[] | undefined;
 
   /** Prepares for the next response; `noBody` for a HEAD request. */
   reset(handler: ResponseHandler, noBody: boolean): void {
@@ -72,6 +82,8 @@ export class ResponseParser {
     this.head.clear();
     this.remaining = 0;
     this.lineBytes = 0;
+    this.trailerLine = '';
+    this.trailerLines = undefined;
   }
 
   /** Stops calling the handler; later bytes are ignored. */
@@ -140,7 +152,9 @@ export class ResponseParser {
     const info = readHead(this.head.take(chunk, offset, headEnd));
     if (info.status < 200) {
       if (info.status === 101) throw new ResponseParseError('101 switching protocols to a request that asked for no upgrade');
-      return headEnd; // interim (100 Continue, 103 Early Hints): the real head follows
+      // Interim (100 Continue, 103 Early Hints): the real head follows.
+      handler.onInterimHead?.(info.status, info.headers);
+      return this.handler === handler ? headEnd : chunk.length;
     }
     this.startBody(info);
     handler.onResponseHead(info.status, info.headers);
@@ -227,14 +241,18 @@ export class ResponseParser {
           continue;
         case State.TrailerLineStart:
         case State.TrailerLine:
-          // Trailers are read and dropped: the visitor already has the head.
           if (++this.lineBytes > MAX_HEAD_BYTES) throw new ResponseParseError('trailers too large');
           if (c === CR) this.state = this.state === State.TrailerLineStart ? State.TrailerEndLF : State.TrailerLF;
           else if (isControl(c)) throw new ResponseParseError('invalid trailer');
-          else this.state = State.TrailerLine;
+          else {
+            this.trailerLine += String.fromCharCode(c);
+            this.state = State.TrailerLine;
+          }
           continue;
         case State.TrailerLF:
           if (c !== LF) throw new ResponseParseError('trailer not ended by CRLF');
+          (this.trailerLines ??= []).push(this.trailerLine);
+          this.trailerLine = '';
           this.state = State.TrailerLineStart;
           continue;
         case State.TrailerEndLF:
@@ -253,8 +271,24 @@ export class ResponseParser {
     this.state = State.Done;
     this.handler = undefined;
     if (leftover > 0) this.extraBytes = true;
+    const lines = this.trailerLines;
+    if (lines !== undefined) {
+      this.trailerLines = undefined;
+      handler.onResponseTrailers?.(trailerPairs(lines));
+    }
     handler.onResponseComplete();
   }
+}
+
+/** `name: value` lines as flat pairs, value without its surrounding whitespace; lines without a colon are skipped. */
+function trailerPairs(lines: string[]): string[] {
+  const pairs: string[] = [];
+  for (const line of lines) {
+    const colon = line.indexOf(':');
+    if (colon <= 0) continue;
+    pairs.push(line.slice(0, colon), line.slice(colon + 1).trim());
+  }
+  return pairs;
 }
 
 /** 0-15 for a hex digit, -1 otherwise. */

@@ -1,21 +1,40 @@
+/** The HTTP version the agent speaks to the local service. */
+export type OriginProto = 'http1' | 'h2';
+
 /** The local service a tunnel forwards to. */
 export interface LocalTarget {
-  /** Origin URL, e.g. `http://localhost:3000`. */
+  /** Origin URL, e.g. `http://localhost:3000` (an `h2c://` target's is `http://`). */
   origin: string;
   /** `host:port`, as shown on the 502 page. */
   hostPort: string;
   protocol: 'http:' | 'https:';
+  /**
+   * `h2`: one pooled HTTP/2 connection (cleartext with prior knowledge for http, ALPN `h2` for
+   * https), needed for gRPC; `http1` (default): keep-alive HTTP/1.1 connections.
+   */
+  proto: OriginProto;
+}
+
+/** Whether `value` names an origin protocol (`--proto`, the config file's `proto`, forward()'s `proto`). */
+export function isOriginProto(value: unknown): value is OriginProto {
+  return value === 'http1' || value === 'h2';
 }
 
 /**
- * Parses what a user types after `svc http`: `3000`, `host:3000`, `http://host:3000` or
- * `https://host:3000`. Returns an error sentence instead of throwing, for the CLI to print.
+ * Parses what a user types after `svc http`: `3000`, `host:3000`, `http://host:3000`,
+ * `https://host:3000` or `h2c://host:3000` (HTTP/2 in cleartext, as `--proto h2`). `proto`
+ * picks the HTTP version (an `h2c://` target is always h2). Returns an error sentence instead
+ * of throwing, for the CLI to print.
  */
-export function parseLocalTarget(input: string | number): LocalTarget | string {
+export function parseLocalTarget(input: string | number, proto: OriginProto = 'http1'): LocalTarget | string {
   const text = String(input).trim();
   let candidate = text;
   if (/^\d+$/.test(text)) candidate = `http://localhost:${text}`;
   else if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) candidate = `http://${text}`;
+  else if (/^h2c:\/\//i.test(text)) {
+    candidate = `http://${text.slice(6)}`;
+    proto = 'h2';
+  }
   let url: URL;
   try {
     url = new URL(candidate);
@@ -23,7 +42,7 @@ export function parseLocalTarget(input: string | number): LocalTarget | string {
     return `invalid local address "${text}": expected a port, host:port or an http(s) URL`;
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    return `invalid local address "${text}": only http and https are supported`;
+    return `invalid local address "${text}": only http, https and h2c are supported`;
   }
   const port = url.port || (url.protocol === 'https:' ? '443' : '80');
   const portNumber = Number(port);
@@ -33,5 +52,5 @@ export function parseLocalTarget(input: string | number): LocalTarget | string {
   if (url.pathname !== '/' || url.search || url.hash || url.username) {
     return `invalid local address "${text}": give only scheme, host and port`;
   }
-  return { origin: url.origin, hostPort: `${url.hostname}:${port}`, protocol: url.protocol };
+  return { origin: url.origin, hostPort: `${url.hostname}:${port}`, protocol: url.protocol, proto };
 }

@@ -1,9 +1,17 @@
-import { ResetCode, type CallbackStream, type CallbackStreamHandler, type RequestHead, type ResponseHead } from '@svcrouter/protocol';
-import { LAST_CHUNK, frameRequest, writeChunk, type RequestFraming } from './h1-request.js';
+import {
+  ResetCode,
+  trailerFields,
+  type CallbackStream,
+  type CallbackStreamHandler,
+  type RequestHead,
+  type ResponseHead,
+} from '@svcrouter/protocol';
+import { LAST_CHUNK, frameRequest, lastChunkWithTrailers, writeChunk, type RequestFraming } from './h1-request.js';
 import type { ExchangeTap } from './capture.js';
 import type { RequestLog } from './request-log.js';
 import type { ResponseHandler } from './h1-response-parser.js';
 import type { ConnectionUser, OriginConnection, OriginPool } from './origin-pool.js';
+import { readUndelivered } from './origin-salvage.js';
 
 export type { RequestLog } from './request-log.js';
 
@@ -41,6 +49,8 @@ export class OriginExchange implements ConnectionUser, ResponseHandler, Callback
   private bodyEnd = false;
   private uploadPaused = false;
   private downloadPaused = false;
+  /** The response's checked trailer fields (a chunked response's trailer section); usually none. */
+  private responseTrailers: string[] | undefined;
 
   constructor(
     private readonly pool: OriginPool,
@@ -88,7 +98,9 @@ export class OriginExchange implements ConnectionUser, ResponseHandler, Callback
     if (this.finished || connection === undefined) return;
     this.tap?.requestBody(chunk);
     this.bytesSent += chunk.length;
-    const ok = this.framing!.chunked ? writeChunk(connection.socket, chunk) : connection.socket.write(chunk);
+    const ok = this.framing!.chunked
+      ? writeChunk(connection.socket, chunk, this.afterBodyWrite)
+      : connection.socket.write(chunk, this.afterBodyWrite);
     if (!ok) {
       this.uploadPaused = true;
       this.stream.pause();
@@ -99,9 +111,28 @@ export class OriginExchange implements ConnectionUser, ResponseHandler, Callback
   onEnd(): void {
     const connection = this.connection;
     if (this.finished || connection === undefined) return;
-    if (this.framing!.chunked) connection.socket.write(LAST_CHUNK, 'latin1');
+    if (this.framing!.chunked) {
+      // Request trailers ride in the last chunk; a body with a Content-Length has nowhere for them.
+      const trailers = this.stream.trailers === undefined ? undefined : trailerFields(this.stream.trailers);
+      connection.socket.write(trailers?.length ? lastChunkWithTrailers(trailers) : LAST_CHUNK, 'latin1');
+    }
     this.bodyEnd = true;
   }
+
+  /**
+   * A body write failed: the origin closed while the body was still arriving, most likely after
+   * answering without reading it. Its answer may be in the socket unread; Node is about to
+   * destroy the socket (right after this callback), so it is read now, and it completes the
+   * exchange instead of a failure.
+   */
+  private readonly afterBodyWrite = (error: Error | null | undefined): void => {
+    const connection = this.connection;
+    if (!error || this.finished || connection === undefined) return;
+    for (const piece of readUndelivered(connection.socket)) {
+      if (this.connection !== connection) return;
+      this.onOriginData(piece);
+    }
+  };
 
   // ---- origin connection (ConnectionUser) ----
 
@@ -130,6 +161,13 @@ export class OriginExchange implements ConnectionUser, ResponseHandler, Callback
 
   // ---- response (ResponseHandler) ----
 
+  /** 100 Continue, 103 Early Hints…: passed on when the edge takes them (older edges do not). */
+  onInterimHead(status: number, headers: string[]): void {
+    if (this.head.i !== 1) return;
+    this.editResponseHeaders?.(headers);
+    this.stream.sendInfo({ s: status, h: headers } satisfies ResponseHead);
+  }
+
   onResponseHead(status: number, headers: string[]): void {
     this.status = status;
     this.editResponseHeaders?.(headers);
@@ -145,6 +183,10 @@ export class OriginExchange implements ConnectionUser, ResponseHandler, Callback
     }
   }
 
+  onResponseTrailers(fields: string[]): void {
+    this.responseTrailers = trailerFields(fields);
+  }
+
   onResponseComplete(): void {
     const connection = this.connection!;
     this.connection = undefined;
@@ -154,7 +196,8 @@ export class OriginExchange implements ConnectionUser, ResponseHandler, Callback
     else this.pool.discard(connection);
     // The origin answered without reading the whole upload (a 413, a 401): drop the rest.
     if (!requestSent) this.stream.resume();
-    this.stream.end();
+    if (this.responseTrailers === undefined) this.stream.end();
+    else this.stream.endWithTrailers(this.responseTrailers);
     this.log(this.status);
   }
 

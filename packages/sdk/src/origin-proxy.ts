@@ -8,6 +8,9 @@ import { applyHostRewrite, publicOrigin, rewriteLocation, type HostRewrite } fro
 import type { LocalTarget } from './local-target.js';
 import { OriginExchange, resetCodeFor, type RequestLog } from './origin-exchange.js';
 import { OriginPool, originAddress, type OriginAddress } from './origin-pool.js';
+import { H2OriginPool } from './h2-origin-pool.js';
+import { H2Exchange, isGrpcRequest } from './h2-exchange.js';
+import { refuseGrpc } from './grpc-refusal.js';
 
 export type { RequestLog };
 
@@ -28,6 +31,8 @@ export function wantsCallbacks(meta: unknown): boolean {
  */
 export class OriginProxy {
   private readonly pool: OriginPool;
+  /** The HTTP/2 connection of a `proto: 'h2'` target; undefined for HTTP/1.1. */
+  private readonly h2Pool: H2OriginPool | undefined;
   private readonly address: OriginAddress;
 
   constructor(
@@ -40,6 +45,7 @@ export class OriginProxy {
   ) {
     this.address = originAddress(target);
     this.pool = new OriginPool(this.address);
+    if (target.proto === 'h2') this.h2Pool = new H2OriginPool(this.address);
   }
 
   /**
@@ -51,6 +57,14 @@ export class OriginProxy {
     const tap = this.tapFor?.(head);
     const editResponseHeaders = this.hostRewrite && this.rewriteHost(head, this.hostRewrite);
     if (stream instanceof CallbackStream) {
+      if (this.h2Pool !== undefined) {
+        const scheme = this.address.tls ? 'https' : 'http';
+        new H2Exchange(this.h2Pool, stream, head, scheme, this.target.hostPort, this.onLog, editResponseHeaders, tap).start();
+        return;
+      }
+      // gRPC exists only over HTTP/2: an HTTP/1.1 request would fail at the origin with no
+      // word of why, so the call is answered here with a status that says it.
+      if (isGrpcRequest(head)) return refuseGrpc(stream, head, this.onLog, tap);
       new OriginExchange(this.pool, stream, head, this.onLog, editResponseHeaders, tap).start();
       return;
     }
@@ -72,6 +86,7 @@ export class OriginProxy {
   /** Closes pooled origin connections; requests still in flight on them fail. */
   close(): Promise<void> {
     this.pool.close();
+    this.h2Pool?.close();
     return Promise.resolve();
   }
 

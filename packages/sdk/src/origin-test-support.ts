@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Mux, StreamResetError, type MuxStream, type RequestHead, type ResponseHead } from '@svcrouter/protocol';
-import { parseLocalTarget, type LocalTarget } from './local-target.js';
+import { parseLocalTarget, type LocalTarget, type OriginProto } from './local-target.js';
 import { OriginProxy, wantsCallbacks, type RequestLog } from './origin-proxy.js';
 
 /** The edge's end of a session whose agent end forwards every stream to `proxy`. */
@@ -28,8 +28,13 @@ export interface ProxyFixture {
   close(): Promise<void>;
 }
 
-/** Connects an edge Mux to an agent Mux that hands its streams to a new OriginProxy for `origin`. */
-export async function proxyFixture(origin: string): Promise<ProxyFixture> {
+/**
+ * Connects an edge Mux to an agent Mux that hands its streams to a new OriginProxy for `origin`
+ * (an address as `svc http` takes it; `proto` as its --proto). Both ends understand TRAILERS
+ * unless `peerTrailers` is false (an older peer).
+ */
+export async function proxyFixture(origin: string, options: { proto?: OriginProto; peerTrailers?: boolean } = {}): Promise<ProxyFixture> {
+  const peerTrailers = options.peerTrailers ?? true;
   const server = net.createServer();
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -39,17 +44,18 @@ export async function proxyFixture(origin: string): Promise<ProxyFixture> {
   const logs: RequestLog[] = [];
   const logged = new EventEmitter();
   let taken = 0;
-  const proxy = new OriginProxy(parseLocalTarget(origin) as LocalTarget, (log) => {
+  const proxy = new OriginProxy(parseLocalTarget(origin, options.proto) as LocalTarget, (log) => {
     logs.push(log);
     logged.emit('log');
   });
   new Mux(dialerSocket, {
     role: 'dialer',
+    peerTrailers,
     onStream: (stream) => proxy.handle(stream),
     wantsCallbacks,
     onCallbackStream: (stream) => proxy.handle(stream),
   });
-  const edge = new Mux(acceptorSocket, { role: 'acceptor' });
+  const edge = new Mux(acceptorSocket, { role: 'acceptor', peerTrailers });
   return {
     edge,
     proxy,
@@ -73,6 +79,8 @@ export interface VisitorResult {
   status: number;
   headers: string[];
   body: Buffer;
+  /** The TRAILERS payload that ended the answer, if one did. */
+  trailers: unknown;
   /** The reset code when the agent reset the stream instead of completing it. */
   resetCode: string | undefined;
 }
@@ -108,7 +116,7 @@ export function visit(fixture: ProxyFixture, request: VisitorRequest = {}): Prom
 /** Reads the response head and body from a stream, or the reset that cut them short. */
 export function collectAnswer(stream: MuxStream): Promise<VisitorResult> {
   return new Promise((resolve) => {
-    const result: VisitorResult = { status: 0, headers: [], body: Buffer.alloc(0), resetCode: undefined };
+    const result: VisitorResult = { status: 0, headers: [], body: Buffer.alloc(0), trailers: undefined, resetCode: undefined };
     const chunks: Buffer[] = [];
     stream.on('headers', (head: ResponseHead) => {
       result.status = head.s;
@@ -117,6 +125,7 @@ export function collectAnswer(stream: MuxStream): Promise<VisitorResult> {
     stream.on('data', (chunk: Buffer) => chunks.push(chunk));
     stream.on('end', () => {
       result.body = Buffer.concat(chunks);
+      result.trailers = stream.trailers;
       resolve(result);
     });
     stream.on('error', (error) => {

@@ -91,6 +91,17 @@ export async function startOrigin(): Promise<TestOrigin> {
       if (--activity.inFlight === 0) activity.emit('idle');
     });
     const url = new URL(req.url ?? '/', 'http://origin');
+    if (url.pathname === '/trailers') {
+      // A chunked body and a trailer section: a checksum, and the request's x-request-sum trailer echoed.
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'text/plain', trailer: 'x-checksum, x-echo' });
+        res.write('body');
+        res.addTrailers({ 'x-checksum': 'sha256-abc', 'x-echo': String(req.trailers['x-request-sum'] ?? 'none') });
+        res.end();
+      });
+      return;
+    }
     if (url.pathname === '/echo' || url.pathname === '/upload') {
       const hash = createHash('sha256');
       let length = 0;

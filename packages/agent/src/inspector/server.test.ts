@@ -20,6 +20,49 @@ test('a taken port moves the inspector to the next free one, and the printed URL
   }
 });
 
+/** Occupies `count` consecutive loopback ports and returns the first; retries other bases. */
+async function occupyRun(count: number): Promise<{ first: number; close(): void }> {
+  for (;;) {
+    const probe = net.createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const first = (probe.address() as net.AddressInfo).port;
+    const servers = [probe];
+    while (servers.length < count && first + servers.length <= 65535) {
+      const next = net.createServer();
+      const bound = await new Promise<boolean>((resolve) => {
+        next.once('error', () => resolve(false));
+        next.listen(first + servers.length, '127.0.0.1', () => resolve(true));
+      });
+      if (!bound) break;
+      servers.push(next);
+    }
+    const close = (): void => servers.forEach((server) => server.close());
+    if (servers.length === count) return { first, close };
+    close();
+  }
+}
+
+test('a run of taken ports leaves no listener behind on the inspector server (no MaxListeners warning)', async () => {
+  const run = await occupyRun(12);
+  const warnings: Error[] = [];
+  const onWarning = (warning: Error): void => void warnings.push(warning);
+  process.on('warning', onWarning);
+  const inspector = await startInspectorServer(new Inspector(), `127.0.0.1:${run.first}`);
+  try {
+    assert.ok(inspector.port < run.first || inspector.port >= run.first + 12, `${inspector.port} is one of the taken ports`);
+    // Warnings are emitted on the next tick.
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(
+      warnings.map((warning) => warning.name),
+      [],
+    );
+  } finally {
+    process.off('warning', onWarning);
+    await inspector.close();
+    run.close();
+  }
+});
+
 test('addresses: host:port and [v6]:port parse; anything else, or a network address, is refused', async () => {
   assert.deepEqual(parseInspectAddr('127.0.0.1:4040'), { host: '127.0.0.1', port: 4040 });
   assert.deepEqual(parseInspectAddr('[::1]:4041'), { host: '::1', port: 4041 });

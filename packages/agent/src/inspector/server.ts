@@ -92,12 +92,19 @@ async function listenFrom(server: http.Server, host: string, port: number): Prom
   for (let attempt = 0; ; attempt++) {
     const candidate = port === 0 || attempt >= PORT_ATTEMPTS || port + attempt > 65535 ? 0 : port + attempt;
     try {
+      // Both listeners go whichever fires: a busy port must not leave a 'listening' one behind.
       await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(candidate, host, () => {
-          server.off('error', reject);
+        const listening = (): void => {
+          server.off('error', failed);
           resolve();
-        });
+        };
+        const failed = (error: Error): void => {
+          server.off('listening', listening);
+          reject(error);
+        };
+        server.once('error', failed);
+        server.once('listening', listening);
+        server.listen(candidate, host);
       });
       return (server.address() as AddressInfo).port;
     } catch (error) {

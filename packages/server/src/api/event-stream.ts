@@ -69,6 +69,11 @@ export class EventStream {
     this.push(`event: ${event}\nid: ${id}\ndata: ${data}\n\n`);
   }
 
+  /** As send, for an event already in its wire form (`event: …\n…\n\n`), shared between streams. */
+  sendEncoded(text: string): void {
+    this.push(text);
+  }
+
   /** Counts events the caller dropped on this stream's behalf; reported with the next `dropped` event. */
   countDropped(count: number): void {
     this.dropped += count;

@@ -1,6 +1,7 @@
 import { MAX_REQUEST_PAGE, type RequestQuery, type RequestRecord, type RequestRepo } from '../store/index.js';
 import { EventStream } from './event-stream.js';
-import { capturedRequestItem, matchesFilter, storeFilter } from './request-filters.js';
+import { matchesFilter, storeFilter } from './request-filters.js';
+import { RequestEvents, requestEvent } from './request-event.js';
 import type { Route, RouteContext } from './router.js';
 import { CapturedRequest, DroppedEvent, RequestStreamQuery } from './schemas.js';
 import { parsePart, queryObject } from './validation.js';
@@ -15,8 +16,12 @@ const BACKFILL_WRITE_EVENTS = 64;
 
 /** A live feed of stored records (the inspector's RequestHub). */
 export interface LiveRequests {
-  /** Calls `listener` with each record of the account once it is stored; returns the unsubscribe function. */
-  subscribe(accountId: string, listener: (record: RequestRecord) => void): () => void;
+  /**
+   * Calls `listener` with the account's records of each stored batch, in capture order, once
+   * they are stored; returns the unsubscribe function. Every subscriber gets the same record
+   * objects, so each record's event is encoded once for all of them (request-event.ts).
+   */
+  subscribe(accountId: string, listener: (records: readonly RequestRecord[]) => void): () => void;
 }
 
 /** What the stream route needs. */
@@ -36,6 +41,8 @@ const DESCRIPTION = [
 
 /** GET /v1/requests/stream: the Traffic Inspector's records as they are stored. */
 export function requestStreamRoutes(deps: RequestStreamDeps): Route[] {
+  // Shared by every stream of this API: a published batch is encoded once for all of them.
+  const liveEvents = new RequestEvents();
   const maxQueued = deps.requestStream?.maxQueued ?? STREAM_MAX_QUEUED;
   const keepAliveMs = deps.requestStream?.keepAliveMs ?? STREAM_KEEP_ALIVE_MS;
   return [
@@ -56,7 +63,7 @@ export function requestStreamRoutes(deps: RequestStreamDeps): Route[] {
         },
         errors: [400, 401],
       },
-      handler: (ctx) => streamRequests(ctx, deps, { maxQueued, keepAliveMs }),
+      handler: (ctx) => streamRequests(ctx, deps, liveEvents, { maxQueued, keepAliveMs }),
     },
   ];
 }
@@ -64,20 +71,26 @@ export function requestStreamRoutes(deps: RequestStreamDeps): Route[] {
 async function streamRequests(
   ctx: RouteContext,
   deps: RequestStreamDeps,
+  liveEvents: RequestEvents,
   limits: { maxQueued: number; keepAliveMs: number },
 ): Promise<void> {
   const accountId = ctx.account.id;
   const filter = storeFilter(parsePart(RequestStreamQuery, queryObject(ctx.query), 'query parameter'));
   const stream = new EventStream(ctx.res, { ...limits, droppedData });
-  const send = (record: RequestRecord): void => stream.send('request', record.id, JSON.stringify(capturedRequestItem(record)));
+  const send = (record: RequestRecord): void => stream.sendEncoded(requestEvent(record));
+  // Without filters (an open dashboard's table) each record only needs its owner checked.
+  const filtered = Object.values(filter).some((value) => value !== undefined);
   // Subscribed before the store is read: a record stored meanwhile is in the store's answer,
   // or held here, or both (then told apart by id), never in neither.
   let held: RequestRecord[] | undefined = filter.since === undefined ? undefined : [];
-  const unsubscribe = deps.liveRequests.subscribe(accountId, (record) => {
-    if (record.accountId !== accountId || !matchesFilter(record, filter)) return;
-    if (!held) send(record);
-    else if (held.length < limits.maxQueued) held.push(record);
-    else stream.countDropped(1);
+  const unsubscribe = deps.liveRequests.subscribe(accountId, (records) => {
+    for (let i = 0; i < records.length; i++) {
+      const record = records[i]!;
+      if (record.accountId !== accountId || (filtered && !matchesFilter(record, filter))) continue;
+      if (!held) stream.sendEncoded(liveEvents.at(records, i));
+      else if (held.length < limits.maxQueued) held.push(record);
+      else stream.countDropped(1);
+    }
   });
   stream.whenClosed(unsubscribe);
   if (!held) return;

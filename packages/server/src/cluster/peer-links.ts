@@ -1,7 +1,7 @@
 import { request } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
-import { HEARTBEAT_MISSES, Mux } from '@svcrouter/protocol';
+import { FEATURES_HEADER, FEATURE_TRAILERS, HEARTBEAT_MISSES, LOCAL_FEATURES, Mux, parseFeatures } from '@svcrouter/protocol';
 import type { Binding } from '../edge/index.js';
 import {
   dialCredentials,
@@ -113,6 +113,7 @@ class PeerDialer {
         upgrade: PEER_UPGRADE,
         [PEER_NODE_HEADER]: self,
         [PEER_AUTH_HEADER]: credentials.header,
+        [FEATURES_HEADER]: LOCAL_FEATURES,
       },
     });
     req.on('timeout', () => req.destroy(new Error('peer did not answer')));
@@ -136,7 +137,8 @@ class PeerDialer {
       socket.setNoDelay(true);
       socket.setKeepAlive(true, 10_000);
       if (head.length > 0) socket.unshift(head);
-      const mux = new Mux(socket, { role: 'dialer' });
+      // A node of an older version in a rolling upgrade gets no TRAILERS frames.
+      const mux = new Mux(socket, { role: 'dialer', peerTrailers: parseFeatures(res.headers[FEATURES_HEADER]).has(FEATURE_TRAILERS) });
       mux.startHeartbeat(this.options.heartbeatMs, this.options.heartbeatMs * HEARTBEAT_MISSES);
       const session = new LinkSession(this.nodeId, mux);
       this.session = session;

@@ -2,7 +2,15 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import { HEARTBEAT_MISSES, Mux, type MuxStream } from '@svcrouter/protocol';
+import {
+  FEATURES_HEADER,
+  FEATURE_TRAILERS,
+  HEARTBEAT_MISSES,
+  LOCAL_FEATURES,
+  Mux,
+  parseFeatures,
+  type MuxStream,
+} from '@svcrouter/protocol';
 import {
   acceptProof,
   checkDial,
@@ -92,10 +100,14 @@ export class PeerListener {
     tcp.setNoDelay?.(true);
     tcp.setKeepAlive?.(true, 10_000);
     socket.write(
-      `HTTP/1.1 101 Switching Protocols\r\nconnection: Upgrade\r\nupgrade: ${PEER_UPGRADE}\r\n${PEER_PROOF_HEADER}: ${acceptProof(secret, nodeId, check.nonce)}\r\n\r\n`,
+      `HTTP/1.1 101 Switching Protocols\r\nconnection: Upgrade\r\nupgrade: ${PEER_UPGRADE}\r\n${PEER_PROOF_HEADER}: ${acceptProof(secret, nodeId, check.nonce)}\r\n${FEATURES_HEADER}: ${LOCAL_FEATURES}\r\n\r\n`,
     );
     if (head.length > 0) socket.unshift(head);
-    const link = new Mux(socket, { role: 'acceptor', onStream: (stream) => this.options.onStream(stream) });
+    const link = new Mux(socket, {
+      role: 'acceptor',
+      peerTrailers: parseFeatures(req.headers[FEATURES_HEADER]).has(FEATURE_TRAILERS),
+      onStream: (stream) => this.options.onStream(stream),
+    });
     this.links.add(link);
     link.startHeartbeat(this.options.heartbeatMs, this.options.heartbeatMs * HEARTBEAT_MISSES);
     link.once('close', (error?: Error) => {

@@ -1,4 +1,4 @@
-import { ResetCode, StreamResetError, type MuxStream, type RequestHead } from '@svcrouter/protocol';
+import { ResetCode, StreamResetError, trailerFields, type MuxStream, type RequestHead } from '@svcrouter/protocol';
 import { normalizeHost } from '../edge/index.js';
 import type { Binding } from '../edge/index.js';
 import { offlinePage } from '../edge/pages.js';
@@ -34,9 +34,18 @@ export function relayToAgent(peer: MuxStream, bindingOf: (tunnelId: string) => B
     if (!agent.destroyed && peer.resetCode !== undefined) agent.reset(peer.resetCode);
   });
   agent.on('error', (error: Error) => peer.reset(error instanceof StreamResetError ? error.code : ResetCode.CANCEL));
+  agent.on('info', (meta: unknown) => peer.sendInfo(meta));
   agent.on('headers', (meta: unknown) => peer.sendHeaders(meta));
-  agent.pipe(peer);
-  if (!end) peer.pipe(agent);
+  pipeWithTrailers(agent, peer);
+  if (!end) pipeWithTrailers(peer, agent);
+}
+
+/** Pipes `from` into `to`, and ends `to` with the trailers that ended `from`. */
+function pipeWithTrailers(from: MuxStream, to: MuxStream): void {
+  from.pipe(to, { end: false });
+  from.on('end', () => {
+    if (!to.destroyed) to.endWithTrailers(from.trailers === undefined ? [] : trailerFields(from.trailers));
+  });
 }
 
 /** The page the holder shows when the tunnel left it between the peer's lookup and the stream. */

@@ -20,6 +20,11 @@ export interface Binding {
 export interface BindingSession {
   readonly mux: Mux;
   readonly isClosed: boolean;
+  /**
+   * Optional protocol features of the agent behind this session (`Feature` values); absent when
+   * unknown (a peer link), which counts as none: the edge then answers `100 Continue` itself.
+   */
+  readonly agentFeatures?: ReadonlySet<string>;
   /** Tells the agent one tunnel is gone and forgets it; a peer link has no agent to tell. */
   release(tunnelId: string, code: ErrorCodeValue, text: string): Binding | undefined;
 }
@@ -36,6 +41,8 @@ export interface SessionHandlers {
  */
 export class EdgeSession implements BindingSession {
   readonly bindings = new Map<string, Binding>();
+  /** Optional protocol features the agent announced (`Feature` values, from FEATURES_HEADER). */
+  agentFeatures: ReadonlySet<string> = new Set();
   private ended = false;
 
   constructor(

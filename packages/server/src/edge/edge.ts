@@ -11,6 +11,7 @@ import { isIpHost, normalizeHost } from './host.js';
 import { LeanVisitor } from './lean/lean-proxy.js';
 import type { LeanRequest } from './lean/request-head.js';
 import type { LeanHandler, VisitorConnection } from './lean/visitor-connection.js';
+import { expectsContinue } from './interim.js';
 import { headerListBytes, MAX_HEADER_BYTES } from './limits.js';
 import { badRequestPage, bandwidthPage, headTooLargePage, offlinePage, rawResponse } from './pages.js';
 import { EdgeExchange, type ByteMeter, type ExchangeDeps, type ExchangeObserver } from './exchange.js';
@@ -105,7 +106,11 @@ export class Edge implements LeanHandler {
       return;
     }
     if (!secure && this.answerAcmeChallenge(req, res)) return;
-    if (this.isApex(host)) return this.deps.apex(req, res);
+    if (this.isApex(host)) {
+      // The API reads whole bodies: the visitor may send at once (Node's default answer).
+      if (expectsContinue(req)) (res as ServerResponse).writeContinue();
+      return this.deps.apex(req, res);
+    }
     const exchange = this.newExchange(req, host, secure, absolute);
     const visitor = new NodeVisitor(exchange, req, res);
     if (this.route(exchange)) visitor.forward();

@@ -17,6 +17,9 @@ class RecordingWriter implements VisitorWriter {
     this.pages.push(page);
     this.calls.push(`page ${page.status}`);
   }
+  writeInterim(status: number, headers: string[]): void {
+    this.calls.push(`interim ${status} ${headers.join(' ')}`.trimEnd());
+  }
   writeHead(status: number, headers: string[]): boolean {
     if (this.refuseHead) return false;
     this.head = { status, headers };
@@ -27,16 +30,20 @@ class RecordingWriter implements VisitorWriter {
     this.calls.push(`body ${chunk.length}`);
     return !this.full;
   }
-  endBody(): void {
-    this.calls.push('end');
+  endBody(trailers: readonly string[] | undefined): void {
+    this.calls.push(trailers === undefined ? 'end' : `end ${trailers.join(' ')}`);
   }
   abort(): void {
     this.calls.push('abort');
+  }
+  stopUpload(bytesRead: number): void {
+    this.calls.push(`stop upload ${bytesRead}`);
   }
 }
 
 class RecordingStream implements ExchangeStream {
   readonly calls: string[] = [];
+  trailers: unknown = undefined;
   pause(): void {
     this.calls.push('pause');
   }
@@ -58,7 +65,9 @@ interface Setup {
 }
 
 /** An exchange routed to a binding, its stream opened; `quota` bytes may pass before the meter says no. */
-function opened(options: { kind?: RequestKind; quota?: number; rawHeaders?: string[] } = {}): Setup {
+function opened(
+  options: { kind?: RequestKind; quota?: number; rawHeaders?: string[]; features?: string[]; expectContinue?: boolean } = {},
+): Setup {
   const observed: Exchange[] = [];
   const metered: number[] = [];
   let left = options.quota ?? Infinity;
@@ -84,14 +93,16 @@ function opened(options: { kind?: RequestKind; quota?: number; rawHeaders?: stri
   );
   const writer = new RecordingWriter();
   exchange.respondThrough(writer);
-  exchange.binding = { tunnelId: 't1', accountId: 'a1', local: 'localhost:3000', session: { mux: {} } } as unknown as Binding;
+  const session = { mux: {}, agentFeatures: new Set(options.features ?? []) };
+  exchange.binding = { tunnelId: 't1', accountId: 'a1', local: 'localhost:3000', session } as unknown as Binding;
   const stream = new RecordingStream();
   const sent: RequestHead[] = [];
   const source = { rawHeaders: options.rawHeaders ?? ['Host', 'app.example.com'], method: 'GET', url: '/x' };
-  const result = exchange.open(source, options.kind ?? 'request', false, (_mux, head) => {
+  const open = (_mux: unknown, head: RequestHead): RecordingStream => {
     sent.push(head);
     return stream;
-  });
+  };
+  const result = exchange.open(source, options.kind ?? 'request', false, open, options.expectContinue);
   assert.equal(result, stream);
   return { exchange, writer, stream, observed, metered, sent };
 }
@@ -216,4 +227,54 @@ test('a visitor that leaves cancels the stream and finishes the exchange once', 
   exchange.visitorGone();
   assert.equal(stream.calls[0], `reset ${ResetCode.CANCEL}`);
   assert.equal(observed.length, 1);
+});
+
+test('a plain request asks for 1xx heads; they reach the writer filtered, before the final head only', () => {
+  const { exchange, writer, sent } = opened();
+  assert.equal(sent[0]!.i, 1);
+  exchange.onInfo({ s: 103, h: ['Link', '</a.css>; rel=preload', 'Connection', 'close'] });
+  exchange.onInfo({ s: 101, h: [] });
+  exchange.onInfo({ s: 200, h: [] });
+  exchange.onInfo({ s: 'x', h: [] });
+  exchange.onHeaders({ s: 200, h: [] });
+  exchange.onInfo({ s: 103, h: [] });
+  assert.deepEqual(writer.calls, ['interim 103 Link </a.css>; rel=preload', 'head 200']);
+  const upgrade = opened({ kind: 'upgrade' });
+  assert.equal(upgrade.sent[0]!.i, undefined);
+  upgrade.exchange.onInfo({ s: 103, h: [] });
+  assert.deepEqual(upgrade.writer.calls, []);
+});
+
+test('Expect: 100-continue goes to an agent that relays 1xx heads; for another the edge answers 100 itself', () => {
+  const expecting = ['Host', 'app.example.com', 'Expect', '100-continue'];
+  const relayed = opened({ rawHeaders: expecting, expectContinue: true, features: ['info'] });
+  assert.ok(relayed.sent[0]!.h.includes('Expect'));
+  assert.deepEqual(relayed.writer.calls, []);
+  const old = opened({ rawHeaders: expecting, expectContinue: true });
+  assert.ok(!old.sent[0]!.h.includes('Expect'));
+  assert.deepEqual(old.writer.calls, ['interim 100']);
+  const unasked = opened({ rawHeaders: expecting, features: ['info'] });
+  assert.ok(!unasked.sent[0]!.h.includes('Expect'), 'Expect without a body waiting for it is dropped');
+});
+
+test("the origin's trailers reach the writer checked; without any the body just ends", () => {
+  const { exchange, writer, stream } = opened();
+  exchange.onHeaders({ s: 200, h: [] });
+  stream.trailers = ['Grpc-Status', '0', 'Content-Length', '5', 'bad name', 'x'];
+  exchange.onEnd();
+  assert.deepEqual(writer.calls, ['head 200', 'end grpc-status 0']);
+});
+
+test('an answer complete while the upload flows stops the upload once and resets the stream with NO_ERROR', () => {
+  const { exchange, writer, stream } = opened();
+  exchange.uploaded(7);
+  exchange.onHeaders({ s: 413, h: [] });
+  exchange.onEnd();
+  exchange.responded(true);
+  exchange.responded(true);
+  assert.deepEqual(writer.calls, ['head 413', 'end', 'stop upload 7']);
+  assert.deepEqual(stream.calls, [`reset ${ResetCode.NO_ERROR}`]);
+  const whole = opened();
+  whole.exchange.responded(false);
+  assert.deepEqual(whole.stream.calls, []);
 });

@@ -1,6 +1,8 @@
 import {
+  Feature,
   ResetCode,
   isResponseHead,
+  trailerFields,
   type CallbackStreamHandler,
   type Mux,
   type RequestHead,
@@ -46,6 +48,12 @@ export interface VisitorWriter {
   /** Answers with one of the edge's own pages as the whole response (before any head went out). */
   sendPage(page: EdgePage): void;
   /**
+   * Writes an informational (1xx, never 101) head before the response head: the origin's (103
+   * Early Hints, say), or the edge's own 100 Continue. Headers already filtered; one this
+   * connection cannot carry is dropped, as a 1xx never changes the outcome of the exchange.
+   */
+  writeInterim(status: number, headers: string[]): void;
+  /**
    * Writes the origin's response head, its headers already filtered by the forwarding rules.
    * False when this connection cannot carry it (a status or a field it must refuse): nothing
    * was written, and the exchange answers 502 instead.
@@ -53,10 +61,20 @@ export interface VisitorWriter {
   writeHead(status: number, headers: string[]): boolean;
   /** Writes response body bytes; false: the visitor is full, and the exchange waits for `visitorDrained`. */
   writeBody(chunk: Buffer): boolean;
-  /** The body is complete; the writer calls the exchange's `finish` once the response has left. */
-  endBody(): void;
+  /**
+   * The body is complete, with the origin's trailers (checked fields) if it sent any; the writer
+   * sends them where its protocol has room (HTTP/2 trailers, a chunked body's last chunk) and
+   * calls the exchange's `finish` once the response has left.
+   */
+  endBody(trailers: readonly string[] | undefined): void;
   /** The response cannot be completed after its head went out: the visitor's connection closes. */
   abort(): void;
+  /**
+   * The origin answered before the visitor's upload ended: stop forwarding it (nothing more is
+   * counted or metered) and tell the visitor to stop sending, as its protocol allows
+   * (`bytesRead`: how much of the body the edge took).
+   */
+  stopUpload(bytesRead: number): void;
 }
 
 /** What the exchange does with its stream, whichever kind a path opens (a CallbackStream, or a MuxStream). */
@@ -64,6 +82,8 @@ export interface ExchangeStream {
   pause(): void;
   resume(): void;
   reset(code?: string): void;
+  /** The agent's TRAILERS payload (unchecked), once the stream ended with one. */
+  readonly trailers: unknown;
 }
 
 /** How one visitor request arrived: the exchange's record, and what the forwarding rules need of it. */
@@ -120,6 +140,8 @@ export class EdgeExchange implements Exchange, CallbackStreamHandler {
   private kind: RequestKind = 'request';
   /** The transfer quota ran out: nothing more is metered or forwarded. */
   private cut = false;
+  /** The response completed while the upload still flowed, and the upload was stopped. */
+  private answeredEarly = false;
   private finished = false;
 
   constructor(
@@ -152,15 +174,22 @@ export class EdgeExchange implements Exchange, CallbackStreamHandler {
    * Opens the exchange's stream on its binding's session: `open` gets the request head built by
    * the forwarding rules and opens the kind of stream its path drives. When the session cannot
    * open one, the visitor gets the offline page and the result is undefined.
+   *
+   * `expectContinue`: the visitor sent `Expect: 100-continue`. It goes to the origin, whose 100
+   * (or refusal) comes back as INFO; an agent too old to relay it gets the request without it,
+   * and the edge answers 100 itself.
    */
   open<S extends ExchangeStream>(
     source: HeadSource,
     kind: RequestKind,
     body: boolean,
     open: (mux: Mux, head: RequestHead) => S,
+    expectContinue = false,
   ): S | undefined {
     const binding = this.binding!;
     this.kind = kind;
+    const forwardExpect = expectContinue && binding.session.agentFeatures?.has(Feature.INFO) === true;
+    if (expectContinue && !forwardExpect) this.writer.writeInterim(100, []);
     const head = requestHead(source, {
       tunnelId: binding.tunnelId,
       host: this.host,
@@ -169,6 +198,7 @@ export class EdgeExchange implements Exchange, CallbackStreamHandler {
       kind,
       body,
       absolute: this.absolute,
+      forwardExpect,
     });
     let stream: S;
     try {
@@ -182,6 +212,18 @@ export class EdgeExchange implements Exchange, CallbackStreamHandler {
   }
 
   // ---- from the stream (CallbackStreamHandler, or a MuxStream's events) ----
+
+  /**
+   * An informational head from the origin (an INFO frame): 100 Continue, 102 Processing, 103
+   * Early Hints. One that arrives after the final head (or the edge's page), on an upgrade, or
+   * malformed is dropped.
+   */
+  onInfo(meta: unknown): void {
+    if (this.status !== 0 || this.finished || this.kind !== 'request' || !isResponseHead(meta)) return;
+    const status = meta.s;
+    if (!Number.isInteger(status) || status < 100 || status > 199 || status === 101) return;
+    this.writer.writeInterim(status, responseHeaders(meta.h));
+  }
 
   /**
    * The origin's response head. The agent is not trusted: a head of the wrong shape, or one the
@@ -209,7 +251,8 @@ export class EdgeExchange implements Exchange, CallbackStreamHandler {
   }
 
   onEnd(): void {
-    this.writer.endBody();
+    const trailers = this.stream!.trailers;
+    this.writer.endBody(trailers === undefined ? undefined : trailerFields(trailers));
   }
 
   onReset(error: StreamResetError): void {
@@ -231,6 +274,18 @@ export class EdgeExchange implements Exchange, CallbackStreamHandler {
   /** The visitor can take more after `writeBody` returned false. */
   visitorDrained(): void {
     this.stream!.resume();
+  }
+
+  /**
+   * The response has left in full. When the upload is still open, the origin answered without
+   * reading it all (a 413, a 401, an early 200): the upload stops, and a NO_ERROR reset frees
+   * the stream on both sides, which would otherwise wait forever.
+   */
+  responded(uploadOpen: boolean): void {
+    if (!uploadOpen || this.answeredEarly) return;
+    this.answeredEarly = true;
+    this.writer.stopUpload(this.bytesIn);
+    this.stream?.reset(ResetCode.NO_ERROR);
   }
 
   /** The visitor left before the response completed: the agent is told to stop the origin. */

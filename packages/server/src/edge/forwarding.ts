@@ -11,7 +11,7 @@ import type { AbsoluteTarget } from './request-target.js';
 type VisitorRequest = IncomingMessage | Http2ServerRequest;
 
 /** Headers the edge sets itself; visitors' copies are replaced, never passed through. */
-const EDGE_SET = new Set(['x-forwarded-proto', 'x-forwarded-host', 'expect']);
+const EDGE_SET = new Set(['x-forwarded-proto', 'x-forwarded-host']);
 
 /** A plain request, or an `Upgrade` request whose Upgrade and Connection headers must reach the origin. */
 export type RequestKind = 'request' | 'upgrade';
@@ -34,6 +34,8 @@ export interface Forwarding {
   body: boolean;
   /** The visitor's absolute-form target: its path is sent instead of `url`, its authority replaces Host. */
   absolute: AbsoluteTarget | undefined;
+  /** Pass `Expect` on: the agent relays the origin's 100 Continue (or its refusal) itself. */
+  forwardExpect?: boolean;
 }
 
 /**
@@ -43,7 +45,7 @@ export interface Forwarding {
  * path.
  */
 export function requestHead(req: HeadSource, forwarding: Forwarding): RequestHead {
-  const { kind, absolute } = forwarding;
+  const { kind, absolute, forwardExpect = false } = forwarding;
   const upgrade = kind === 'upgrade';
   const raw = req.rawHeaders;
   const out: string[] = [];
@@ -78,6 +80,7 @@ export function requestHead(req: HeadSource, forwarding: Forwarding): RequestHea
       continue;
     }
     if (HOP_BY_HOP.has(lower) || EDGE_SET.has(lower) || named?.has(lower)) continue;
+    if (lower === 'expect' && !forwardExpect) continue;
     if (lower.startsWith(INTERNAL_HEADER_PREFIX)) continue;
     if (lower === 'x-forwarded-for') {
       forwardedFor = forwardedFor ? `${forwardedFor}, ${value}` : value;
@@ -98,6 +101,7 @@ export function requestHead(req: HeadSource, forwarding: Forwarding): RequestHea
   );
   const head: RequestHead = { m: req.method ?? 'GET', p: absolute?.path ?? req.url ?? '/', h: out, t: forwarding.tunnelId };
   if (upgrade) head.u = 1;
+  else head.i = 1; // the edge takes the origin's 1xx heads (INFO) on a plain request
   if (forwarding.body) head.b = 1;
   return head;
 }
@@ -113,8 +117,12 @@ export function hasRequestBody(req: VisitorRequest): boolean {
   return false;
 }
 
-/** Response headers safe to give the visitor: hop-by-hop ones removed (HTTP/2 forbids them). */
-export function responseHeaders(raw: readonly string[]): string[] {
+/**
+ * Response headers safe to give the visitor: hop-by-hop ones removed (HTTP/2 forbids them),
+ * but `Trailer`, which announces the trailer fields that pass through to the visitor, unless
+ * `keepTrailer` is false (a response that will not be chunked has no trailers to announce).
+ */
+export function responseHeaders(raw: readonly string[], keepTrailer = true): string[] {
   const out: string[] = [];
   let named: Set<string> | undefined;
   for (let i = 0; i < raw.length; i += 2) {
@@ -124,7 +132,7 @@ export function responseHeaders(raw: readonly string[]): string[] {
   }
   for (let i = 0; i < raw.length; i += 2) {
     const lower = raw[i]!.toLowerCase();
-    if (HOP_BY_HOP.has(lower) || named?.has(lower)) continue;
+    if ((HOP_BY_HOP.has(lower) && (lower !== 'trailer' || !keepTrailer)) || named?.has(lower)) continue;
     out.push(raw[i]!, raw[i + 1]!);
   }
   return out;

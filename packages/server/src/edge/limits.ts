@@ -12,6 +12,23 @@ export const H2_HEADER_LIST_CAP = 8 * MAX_HEADER_BYTES;
 export const H2_MAX_HEADER_PAIRS = 2000;
 
 /**
+ * Flow-control windows the edge announces to HTTP/2 visitors, per stream (SETTINGS_INITIAL_WINDOW_SIZE)
+ * and per connection (a WINDOW_UPDATE on stream 0 right after the handshake). HTTP/2's 64 KiB
+ * defaults let an uploading client send 64 KiB and then wait for the edge to take it, which
+ * held uploads well below HTTP/1.1's speed and cost CPU in small frames and window updates.
+ *
+ * A window is also a promise to buffer. While a request's agent is behind, the edge pauses the
+ * stream and Node returns no window for it, so a visitor parks at most one stream window per
+ * stream; Node keeps returning the connection window whatever the streams do, so that window
+ * does not bound anything. Hence the cap on concurrent streams: one connection parks at most
+ * H2_MAX_CONCURRENT_STREAMS × H2_STREAM_WINDOW (100 MiB) in the edge.
+ */
+export const H2_STREAM_WINDOW = 1024 * 1024;
+export const H2_CONNECTION_WINDOW = 8 * 1024 * 1024;
+/** Streams one HTTP/2 connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS; Node's default is unlimited). */
+export const H2_MAX_CONCURRENT_STREAMS = 100;
+
+/**
  * Size of an HTTP/2 request head as SETTINGS_MAX_HEADER_LIST_SIZE counts it (RFC 9113 §6.5.2):
  * each field's name and value plus 32 octets. Lengths only: nothing is copied.
  */

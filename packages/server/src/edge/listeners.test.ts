@@ -10,6 +10,7 @@ import tls from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import { loadOrCreateDevCa } from '../certs/dev-ca.js';
 import type { Edge } from './edge.js';
+import { H2_CONNECTION_WINDOW, H2_MAX_CONCURRENT_STREAMS, H2_STREAM_WINDOW } from './limits.js';
 import { startListeners, type EdgeListeners } from './listeners.js';
 
 /** Bounds a hung test (a socket the edge never lets go); not a timing assertion. */
@@ -86,6 +87,29 @@ describe('listener timeouts', () => {
     assert.equal(code, http2.constants.NGHTTP2_NO_ERROR);
     await once(session, 'close');
   });
+
+  it(
+    'announces the bulk-transfer flow-control windows to HTTP/2 visitors, per stream and per connection, and the stream cap',
+    HANG,
+    async () => {
+      const session = http2.connect(`https://${HOSTNAME}:${listeners.httpsPort}`, {
+        createConnection: () =>
+          tls.connect({ host: '127.0.0.1', port: listeners.httpsPort, servername: HOSTNAME, ca: caPem, ALPNProtocols: ['h2'] }),
+      });
+      session.on('error', () => undefined);
+      const [settings] = (await once(session, 'remoteSettings')) as [http2.Settings];
+      assert.equal(settings.initialWindowSize, H2_STREAM_WINDOW);
+      assert.equal(settings.maxConcurrentStreams, H2_MAX_CONCURRENT_STREAMS, 'the bound on what one connection parks');
+      // The connection window comes as a WINDOW_UPDATE after the edge's SETTINGS, before it
+      // answers anything: once a response arrived, the client's view of it is final.
+      const stream = session.request({ ':path': '/' });
+      stream.resume();
+      await once(stream, 'end');
+      assert.equal(session.state.remoteWindowSize, H2_CONNECTION_WINDOW);
+      session.close();
+      await once(session, 'close');
+    },
+  );
 
   it('drops a TLS connection whose handshake never starts', HANG, async () => {
     const client = net.connect({ host: '127.0.0.1', port: listeners.httpsPort });

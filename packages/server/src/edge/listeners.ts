@@ -6,7 +6,16 @@ import { IdTable } from '@svcrouter/protocol';
 import type { Edge } from './edge.js';
 import { VisitorConnection } from './lean/visitor-connection.js';
 import { EndedSocketReaper } from './ended-socket-reaper.js';
-import { DEFAULT_LISTENER_TIMEOUTS, H2_HEADER_LIST_CAP, H2_MAX_HEADER_PAIRS, MAX_HEADER_BYTES, type ListenerTimeouts } from './limits.js';
+import {
+  DEFAULT_LISTENER_TIMEOUTS,
+  H2_CONNECTION_WINDOW,
+  H2_HEADER_LIST_CAP,
+  H2_MAX_CONCURRENT_STREAMS,
+  H2_MAX_HEADER_PAIRS,
+  H2_STREAM_WINDOW,
+  MAX_HEADER_BYTES,
+  type ListenerTimeouts,
+} from './limits.js';
 
 /** Pending-connection queue per listener: a short backlog shows up as multi-second p99 under bursts. */
 export const LISTEN_BACKLOG = 2048;
@@ -65,9 +74,18 @@ export async function startListeners(edge: Edge, options: ListenOptions): Promis
     // Heads above MAX_HEADER_BYTES must arrive whole to be answered 431 (Edge.handleRequest)
     // rather than reset by nghttp2 at its defaults (64 KiB, 128 fields).
     maxHeaderListPairs: H2_MAX_HEADER_PAIRS,
-    settings: { maxHeaderListSize: H2_HEADER_LIST_CAP },
+    settings: {
+      maxHeaderListSize: H2_HEADER_LIST_CAP,
+      initialWindowSize: H2_STREAM_WINDOW,
+      maxConcurrentStreams: H2_MAX_CONCURRENT_STREAMS,
+    },
   });
+  // The connection window is not a setting: it is widened by a WINDOW_UPDATE once the session exists.
+  secure2.on('session', (session: http2.ServerHttp2Session) => session.setLocalWindowSize(H2_CONNECTION_WINDOW));
   secure2.on('request', (req, res) => edge.handleRequest(req, res, true));
+  // `Expect: 100-continue` is the origin's to answer (Edge.handleRequest); other expectations
+  // get Node's 417, as no origin could meet them through the edge.
+  secure2.on('checkContinue', (req, res) => edge.handleRequest(req, res, true));
   secure2.on('sessionError', () => undefined);
   // An idle session is closed gracefully: no new streams, those still open (a long poll) finish.
   secure2.setTimeout(timeouts.h2IdleMs);
@@ -134,6 +152,7 @@ function createHttp1(edge: Edge, secure: boolean, timeouts: ListenerTimeouts): h
     connectionsCheckingInterval: Math.max(10, Math.min(30_000, Math.floor(Math.min(timeouts.headersMs, timeouts.requestMs) / 4))),
   });
   server.on('request', (req, res) => edge.handleRequest(req, res, secure));
+  server.on('checkContinue', (req, res) => edge.handleRequest(req, res, secure));
   server.on('upgrade', (req, socket, head) => edge.handleUpgrade(req, socket, head, secure));
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
     if (!socket.writable || error.code === 'ECONNRESET') return socket.destroy();

@@ -1,9 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
-import { ResetCode, StreamResetError, hasValidFields, type MuxStream } from '@svcrouter/protocol';
+import { StreamResetError, hasValidFields, type Mux, type MuxStream, type RequestHead } from '@svcrouter/protocol';
 import type { EdgeExchange, VisitorWriter } from './exchange.js';
-import { hasRequestBody } from './forwarding.js';
+import { hasRequestBody, responseHeaders } from './forwarding.js';
+import { expectsContinue, stopReadingBody, writeInterim } from './interim.js';
 import type { EdgePage } from './pages.js';
+import { chunkedForVisitor, endWithTrailers, requestTrailers, setH2Head } from './trailers.js';
 
 type VisitorRequest = IncomingMessage | Http2ServerRequest;
 type VisitorResponse = ServerResponse | Http2ServerResponse;
@@ -25,6 +27,7 @@ export function sendPage(res: VisitorResponse, page: EdgePage): number {
  * arrives (credit unreturned), so nothing reaches the visitor before its head.
  */
 export function followStream(stream: MuxStream, exchange: EdgeExchange): void {
+  stream.on('info', (meta: unknown) => exchange.onInfo(meta));
   stream.on('headers', (meta: unknown) => {
     if (!exchange.onHeaders(meta)) return;
     stream.on('data', (chunk: Buffer) => exchange.onData(chunk));
@@ -39,6 +42,16 @@ export function followStream(stream: MuxStream, exchange: EdgeExchange): void {
  * written through it too; `forward` then proxies the request over the exchange's binding.
  */
 export class NodeVisitor implements VisitorWriter {
+  /** Counts and meters the body as it is read; taken off once the origin answered early. */
+  private onUpload: ((chunk: Buffer) => void) | undefined = undefined;
+  private stream: MuxStream | undefined = undefined;
+  /**
+   * The agent's answer ended and was handed to `res`. Node's HTTP/2 compatibility layer reports
+   * a response the visitor cancelled (RST_STREAM) as finished, so `writableFinished` alone
+   * cannot tell that the visitor left.
+   */
+  private responseEnded = false;
+
   constructor(
     private readonly exchange: EdgeExchange,
     private readonly req: VisitorRequest,
@@ -55,29 +68,33 @@ export class NodeVisitor implements VisitorWriter {
   forward(): void {
     const { exchange, req, res } = this;
     const withBody = hasRequestBody(req);
-    const stream = exchange.open(req, 'request', withBody, (mux, head) => mux.open(head, !withBody));
+    const open = (mux: Mux, head: RequestHead): MuxStream => mux.open(head, !withBody);
+    const stream = exchange.open(req, 'request', withBody, open, expectsContinue(req));
     if (stream === undefined) return;
+    this.stream = stream;
     if (withBody) {
       // Registered before the pipe, so the chunk that crossed a quota is not forwarded.
-      req.on('data', (chunk: Buffer) => {
+      this.onUpload = (chunk: Buffer) => {
         if (!exchange.uploaded(chunk.length)) req.unpipe(stream);
+      };
+      req.on('data', this.onUpload);
+      // Ended by hand: the request's trailers, if any, travel with the end.
+      req.pipe(stream, { end: false });
+      req.on('end', () => {
+        if (!stream.destroyed) stream.endWithTrailers(requestTrailers(req));
       });
-      req.pipe(stream);
     }
     followStream(stream, exchange);
+    const responded = (): void => exchange.responded(withBody && !stream.writableFinished);
+    // HTTP/2's compatibility response finishes only once the whole stream closed, upload included:
+    // its own stream's write side says when the answer is out.
+    if (req.httpVersionMajor === 2) (req as Http2ServerRequest).stream.once('finish', responded);
     res.on('finish', () => {
-      // The response is complete but the upload is not: the origin answered without reading it
-      // all (a 413, a 401). Stop forwarding and let the rest drain here, as Node does for its own
-      // handlers; the reset frees the stream on both sides, which would otherwise wait forever.
-      if (withBody && !stream.writableFinished) {
-        req.unpipe(stream);
-        req.resume();
-        stream.reset(ResetCode.CANCEL);
-      }
+      responded();
       exchange.finish();
     });
     res.on('close', () => {
-      if (res.writableFinished) exchange.finish();
+      if (res.writableFinished && this.responseEnded) exchange.finish();
       else exchange.visitorGone();
     });
   }
@@ -86,13 +103,23 @@ export class NodeVisitor implements VisitorWriter {
     sendPage(this.res, page);
   }
 
+  writeInterim(status: number, headers: string[]): void {
+    writeInterim(this.req, this.res, status, headers);
+  }
+
   writeHead(status: number, headers: string[]): boolean {
-    const res = this.res as ServerResponse;
+    const { req, res } = this;
     // Node's HTTP/1.1 writeHead refuses bad names and values itself (and throws); HTTP/2's are
     // checked here, as its encoder is not this strict.
-    if (status < 200 || (this.req.httpVersionMajor === 2 && !hasValidFields(headers))) return false;
+    const h2 = req.httpVersionMajor === 2;
+    if (status < 200 || (h2 && !hasValidFields(headers))) return false;
     try {
-      res.writeHead(status, headers as unknown as Record<string, string>);
+      if (h2) setH2Head(res as Http2ServerResponse, status, headers);
+      else {
+        // Node refuses a `Trailer` header on a response it will not chunk: nowhere to put them.
+        const fields = chunkedForVisitor(req, status, headers) ? headers : responseHeaders(headers, false);
+        (res as ServerResponse).writeHead(status, fields as unknown as Record<string, string>);
+      }
     } catch {
       return false;
     }
@@ -101,7 +128,7 @@ export class NodeVisitor implements VisitorWriter {
     // read as the head have flowed by the check phase; when none did (an event stream, a long
     // poll), the visitor gets the head now, as the origin sent it. HTTP/2 sends it at once anyway.
     setImmediate(() => {
-      if (this.exchange.bytesOut === 0 && !res.writableEnded && !res.destroyed) res.flushHeaders();
+      if (this.exchange.bytesOut === 0 && !res.writableEnded && !res.destroyed) (res as ServerResponse).flushHeaders();
     });
     return true;
   }
@@ -110,12 +137,20 @@ export class NodeVisitor implements VisitorWriter {
     return (this.res as ServerResponse).write(chunk);
   }
 
-  endBody(): void {
+  endBody(trailers: readonly string[] | undefined): void {
     // The exchange finishes on the response's 'finish'.
-    this.res.end();
+    this.responseEnded = true;
+    endWithTrailers(this.res, trailers);
   }
 
   abort(): void {
     this.res.destroy();
+  }
+
+  stopUpload(bytesRead: number): void {
+    // What the edge reads from here on is dropped, not forwarded: it is neither counted nor metered.
+    if (this.onUpload) this.req.off('data', this.onUpload);
+    if (this.stream) this.req.unpipe(this.stream);
+    stopReadingBody(this.req, bytesRead);
   }
 }

@@ -5,9 +5,13 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import {
   AGENT_VERSION_HEADER,
+  FEATURES_HEADER,
   HEARTBEAT_MISSES,
   Mux,
   PROTOCOL_HEADER,
+  FEATURE_TRAILERS,
+  LOCAL_FEATURES,
+  parseFeatures,
   SESSION_UPGRADE,
   SVC_VERSION,
   type AgentMessage,
@@ -59,19 +63,24 @@ export async function acceptSession(req: IncomingMessage, socket: Duplex, head: 
   const tcp = socket as Socket;
   tcp.setNoDelay?.(true);
   tcp.setKeepAlive?.(true, 10_000);
-  socket.write(`HTTP/1.1 101 Switching Protocols\r\nconnection: Upgrade\r\nupgrade: ${SESSION_UPGRADE}\r\n${PROTOCOL_HEADER}: 1\r\n\r\n`);
+  socket.write(
+    `HTTP/1.1 101 Switching Protocols\r\nconnection: Upgrade\r\nupgrade: ${SESSION_UPGRADE}\r\n${PROTOCOL_HEADER}: 1\r\n${FEATURES_HEADER}: ${LOCAL_FEATURES}\r\n\r\n`,
+  );
   if (head.length > 0) socket.unshift(head);
 
   const sessionId = `ses_${randomBytes(8).toString('hex')}`;
   const version = String(req.headers[AGENT_VERSION_HEADER] ?? 'unknown').slice(0, 40);
   const ip = clientIp(req);
   let session: EdgeSession | undefined;
+  const agentFeatures = parseFeatures(req.headers[FEATURES_HEADER]);
   const mux = new Mux(socket, {
     role: 'acceptor',
+    peerTrailers: agentFeatures.has(FEATURE_TRAILERS),
     onControl: (message) => session?.onControl(message as AgentMessage),
   });
   const log = deps.log.child({ sessionId, accountId: identity.account.id });
   session = new EdgeSession(sessionId, identity.account.id, identity.key.id, ip, version, mux, deps.handlers, log);
+  session.agentFeatures = agentFeatures;
   const live = session;
   mux.once('close', (error?: Error) => {
     live.onClosed();

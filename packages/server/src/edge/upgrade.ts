@@ -48,6 +48,10 @@ export class UpgradeVisitor implements VisitorWriter {
     this.socket.end(rawResponse(page));
   }
 
+  writeInterim(): void {
+    // An upgrade asks for no 1xx heads (no `i` on its OPEN): a 101 is its only interim answer.
+  }
+
   writeHead(status: number, headers: string[]): boolean {
     // The agent is not trusted: the status goes on the status line and the headers below it,
     // so anything but a 101 or a final status and clean fields could write lines of its own.
@@ -76,11 +80,15 @@ export class UpgradeVisitor implements VisitorWriter {
   }
 
   endBody(): void {
-    // The exchange finishes when the socket closes.
+    // Trailers have no place on a raw socket. The exchange finishes when the socket closes.
     this.socket.end();
   }
 
   abort(): void {
     this.socket.destroy();
+  }
+
+  stopUpload(): void {
+    // Never asked: an upgraded connection's bytes are not a body the origin can answer early.
   }
 }

@@ -199,12 +199,18 @@ describe('Inspector', () => {
     const { inspector, fault } = setup();
     const seenByA: RequestRecord[] = [];
     const seenByB: RequestRecord[] = [];
-    const stopA = inspector.live.subscribe(a.id, (r) => seenByA.push(r));
-    inspector.live.subscribe(b.id, (r) => seenByB.push(r));
+    const seenByA2: RequestRecord[] = [];
+    const batchesOfA: number[] = [];
+    const stopA = inspector.live.subscribe(a.id, (records) => {
+      batchesOfA.push(records.length);
+      seenByA.push(...records);
+    });
+    inspector.live.subscribe(b.id, (records) => seenByB.push(...records));
     inspector.live.subscribe(a.id, () => {
       throw new Error('a broken subscriber');
     });
-    assert.equal(inspector.stats().streamSubscribers, 3);
+    const stopA2 = inspector.live.subscribe(a.id, (records) => seenByA2.push(...records));
+    assert.equal(inspector.stats().streamSubscribers, 4);
     inspector.capture(captured({ accountId: a.id, timestamp: T0 + 1.7, durationMs: 2.6, path: '/known-owner', host: 'APP.localhost' }));
     inspector.capture(captured({ host, path: '/owner-resolved' }));
     inspector.capture(captured({ accountId: b.id, path: '/b' }));
@@ -218,6 +224,10 @@ describe('Inspector', () => {
     const newestFirst = [...seenByA].sort((x, y) => (x.id < y.id ? 1 : -1));
     assert.deepEqual(newestFirst, listed, 'same ids, owners and stored values');
     assert.equal(seenByA[1]?.tunnelId, tunnel.id);
+    assert.deepEqual(batchesOfA, [2], "one call per batch with the account's records");
+    assert.equal(seenByA2.length, 2, 'a subscriber after a broken one still gets its records');
+    seenByA2.forEach((record, i) => assert.equal(record, seenByA[i], 'the same record objects for every subscriber of the account'));
+    stopA2();
     assert.deepEqual(seenByB, await store.requests.list(b.id, { limit: 10 }));
     fault.fail = true;
     inspector.capture(captured({ accountId: a.id, path: '/never-stored' }));

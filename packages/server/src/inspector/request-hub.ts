@@ -1,8 +1,13 @@
 import type { Logger } from 'pino';
 import { storedRecord, type NewRequestRecord, type RequestRecord, type StoredIds } from '../store/index.js';
 
-/** Receives each stored record of one account; called on the inspector's write loop, so it must only queue. */
-export type RequestListener = (record: RequestRecord) => void;
+/**
+ * Receives the stored records of one account from one committed batch, in capture order (never
+ * an empty list); called on the inspector's write loop, so it must only queue. Every subscriber
+ * of the account gets the same record objects, so whatever it derives from a record (its encoded
+ * event) can be shared with the other subscribers.
+ */
+export type RequestListener = (records: readonly RequestRecord[]) => void;
 
 /**
  * Live feed of the Traffic Inspector's records (GET /v1/requests/stream). The inspector
@@ -12,7 +17,8 @@ export type RequestListener = (record: RequestRecord) => void;
  * tells them apart by id).
  *
  * Publishing without subscribers is one Map size check per batch: no record is copied and no
- * id is built. With subscribers, only records of accounts someone follows are built.
+ * id is built. With subscribers, only records of accounts someone follows are built, once each
+ * whatever the number of subscribers, and each subscriber is called once per batch.
  */
 export class RequestHub {
   private readonly byAccount = new Map<string, Set<RequestListener>>();
@@ -25,7 +31,7 @@ export class RequestHub {
     let listeners = this.byAccount.get(accountId);
     if (!listeners) this.byAccount.set(accountId, (listeners = new Set()));
     // A wrapper per subscription, so one listener function subscribed twice counts twice.
-    const entry: RequestListener = (record) => listener(record);
+    const entry: RequestListener = (records) => listener(records);
     listeners.add(entry);
     this.subscribers++;
     let subscribed = true;
@@ -46,17 +52,35 @@ export class RequestHub {
   /** Hands a committed batch to the subscribers of its accounts; `ids` are the store's answer to insertBatch. */
   publish(records: readonly NewRequestRecord[], ids: StoredIds): void {
     if (this.byAccount.size === 0) return;
+    // A batch usually belongs to one account: no Map of lists for that case.
+    let firstAccount: string | undefined;
+    let first: RequestRecord[] | undefined;
+    let others: Map<string, RequestRecord[]> | undefined;
     for (let i = 0; i < records.length; i++) {
-      const listeners = this.byAccount.get(records[i]!.accountId);
-      if (!listeners) continue;
+      const accountId = records[i]!.accountId;
+      if (!this.byAccount.has(accountId)) continue;
       const record = storedRecord(records[i]!, ids.idAt(i));
-      for (const listener of listeners) {
-        try {
-          listener(record);
-        } catch (error) {
-          // A broken subscriber must not cost the others their records or the inspector its loop.
-          this.log?.error({ err: error }, 'inspector stream subscriber failed');
-        }
+      if (first === undefined || accountId === firstAccount) {
+        firstAccount = accountId;
+        (first ??= []).push(record);
+      } else {
+        others ??= new Map();
+        const list = others.get(accountId);
+        if (list) list.push(record);
+        else others.set(accountId, [record]);
+      }
+    }
+    if (first) this.deliver(firstAccount!, first);
+    if (others) for (const [accountId, list] of others) this.deliver(accountId, list);
+  }
+
+  private deliver(accountId: string, records: readonly RequestRecord[]): void {
+    for (const listener of this.byAccount.get(accountId) ?? []) {
+      try {
+        listener(records);
+      } catch (error) {
+        // A broken subscriber must not cost the others their records or the inspector its loop.
+        this.log?.error({ err: error }, 'inspector stream subscriber failed');
       }
     }
   }

@@ -1,7 +1,7 @@
 import type { EdgeExchange, VisitorWriter } from '../exchange.js';
 import type { EdgePage } from '../pages.js';
 import type { LeanRequest } from './request-head.js';
-import { visitorResponseHead } from './response-head.js';
+import { visitorInterimHead, visitorResponseHead } from './response-head.js';
 import type { ResponseOwner, VisitorConnection } from './visitor-connection.js';
 
 /**
@@ -32,6 +32,12 @@ export class LeanVisitor implements VisitorWriter, ResponseOwner {
     this.connection.sendPage(page);
   }
 
+  writeInterim(status: number, headers: string[]): void {
+    // visitorInterimHead drops a head this connection must not carry (a bad name or value).
+    const text = visitorInterimHead(status, headers);
+    if (text !== undefined) this.connection.writeInterim(text);
+  }
+
   writeHead(status: number, headers: string[]): boolean {
     // visitorResponseHead checks names, values and the status's range, as Node's writeHead would.
     const head = visitorResponseHead(status, headers, this.request.method, this.connection.keepAlive);
@@ -44,13 +50,17 @@ export class LeanVisitor implements VisitorWriter, ResponseOwner {
     return this.connection.writeBody(chunk);
   }
 
-  endBody(): void {
-    this.connection.endBody();
+  endBody(trailers: readonly string[] | undefined): void {
+    this.connection.endBody(trailers);
     this.exchange.finish();
   }
 
   abort(): void {
     this.connection.abort();
+  }
+
+  stopUpload(): void {
+    // Body-less requests only: there is no upload to stop.
   }
 
   onVisitorDrain(): void {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { BodyFraming, visitorResponseHead } from './response-head.js';
+import { BodyFraming, visitorInterimHead, visitorResponseHead } from './response-head.js';
 
 test('keeps the origin Content-Length and its headers in order, adding a Date when it sent none', () => {
   const head = visitorResponseHead(
@@ -63,4 +63,20 @@ test('refuses what Node would refuse: a bad status, a non-token name, a control 
     2,
     'repeated equal lengths are one length',
   );
+});
+
+test('writes a 1xx head with its fields as the origin sent them', () => {
+  assert.equal(
+    visitorInterimHead(103, ['Link', '</style.css>; rel=preload; as=style']),
+    'HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload; as=style\r\n\r\n',
+  );
+  assert.equal(visitorInterimHead(100, []), 'HTTP/1.1 100 Continue\r\n\r\n');
+});
+
+test('refuses a 1xx head that is not one, is a 101, or could split the response', () => {
+  assert.equal(visitorInterimHead(101, ['Upgrade', 'websocket']), undefined);
+  assert.equal(visitorInterimHead(200, []), undefined);
+  assert.equal(visitorInterimHead(99, []), undefined);
+  assert.equal(visitorInterimHead(103, ['Link', '</a>\r\nSet-Cookie: x=1']), undefined);
+  assert.equal(visitorInterimHead(103, ['Bad Name', 'x']), undefined);
 });

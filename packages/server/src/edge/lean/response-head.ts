@@ -63,3 +63,20 @@ export function visitorResponseHead(
   if (!keepAlive) text += 'connection: close\r\n';
   return { text: `${text}\r\n`, framing, length: Math.max(length, 0) };
 }
+
+/**
+ * Serialises an informational (1xx) head for an HTTP/1.1 visitor (103 Early Hints, say), or
+ * undefined for one that must not be passed: a 101 (only an upgrade may switch), a status outside
+ * 1xx, a header name that is not a token or a value with a control byte.
+ */
+export function visitorInterimHead(status: number, headers: readonly string[]): string | undefined {
+  if (!Number.isInteger(status) || status < 100 || status > 199 || status === 101) return undefined;
+  let text = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Informational'}\r\n`;
+  for (let i = 0; i < headers.length; i += 2) {
+    const name = headers[i]!;
+    const value = headers[i + 1]!;
+    if (!TOKEN.test(name) || INVALID_VALUE.test(value)) return undefined;
+    text += `${name}: ${value}\r\n`;
+  }
+  return `${text}\r\n`;
+}

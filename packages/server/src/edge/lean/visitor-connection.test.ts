@@ -182,6 +182,26 @@ test('frames a body without a length as chunks, and ends it with the zero chunk'
   assert.equal(body, `first,${'x'.repeat(20_000)}`);
 });
 
+test('ends a chunked body with its trailer section; a Content-Length body drops trailers', async () => {
+  const { port } = await leanServer(({ connection, request }) => {
+    connection.adopt({ onVisitorDrain: () => undefined, onVisitorGone: () => undefined });
+    const headers = request.target === '/length' ? ['content-length', '2'] : ['trailer', 'x-checksum'];
+    connection.startBody(visitorResponseHead(200, headers, request.method, true)!);
+    connection.writeBody(Buffer.from('ok'));
+    connection.endBody(['x-checksum', 'abc', 'grpc-status', '0']);
+    return true;
+  });
+  const chunked = await new Promise<http.IncomingMessage>((resolve) => http.get({ port, host: '127.0.0.1', path: '/' }, resolve));
+  let body = '';
+  for await (const chunk of chunked) body += chunk;
+  assert.equal(body, 'ok');
+  assert.deepEqual(chunked.trailers, { 'x-checksum': 'abc', 'grpc-status': '0' });
+  const length = await new Promise<http.IncomingMessage>((resolve) => http.get({ port, host: '127.0.0.1', path: '/length' }, resolve));
+  length.resume();
+  await new Promise((resolve) => length.on('end', resolve));
+  assert.deepEqual(length.trailers, {});
+});
+
 test('a body longer than its Content-Length is cut there and the connection closed; a shorter one closes it', async () => {
   const { port } = await leanServer(({ connection, request }) => {
     connection.adopt({ onVisitorDrain: () => undefined, onVisitorGone: () => undefined });

@@ -32,6 +32,13 @@ const COPY_FRAMING_BELOW = 16 * 1024;
 const CHUNK_END = Buffer.from('\r\n', 'latin1');
 const LAST_CHUNK = Buffer.from('0\r\n\r\n', 'latin1');
 
+/** The last chunk with a trailer section; `fields` checked by trailerFields (token names, no CR or LF). */
+function lastChunkWithTrailers(fields: readonly string[]): Buffer {
+  let text = '0\r\n';
+  for (let i = 0; i < fields.length; i += 2) text += `${fields[i]!}: ${fields[i + 1]!}\r\n`;
+  return Buffer.from(`${text}\r\n`, 'latin1');
+}
+
 /**
  * One visitor's HTTP/1.1 connection on the lean path: reads request heads with the strict reader,
  * writes responses itself, one at a time, and hands the socket to Node's HTTP server, at a request
@@ -91,6 +98,13 @@ export class VisitorConnection {
     return page.status;
   }
 
+  /** Writes an informational (1xx) head, before the response head. */
+  writeInterim(text: string): void {
+    if (this.socket.destroyed) return;
+    this.corkForThisTurn();
+    this.socket.write(text, 'latin1');
+  }
+
   /** Writes the response head; the body follows through `writeBody` and `endBody`. */
   startBody(head: VisitorResponseHead): void {
     this.framing = head.framing;
@@ -127,9 +141,13 @@ export class VisitorConnection {
     return this.socket.write(CHUNK_END);
   }
 
-  /** Ends the body. A body shorter than its Content-Length cannot be completed: the socket closes. */
-  endBody(): void {
-    if (this.framing === BodyFraming.CHUNKED) this.socket.write(LAST_CHUNK);
+  /**
+   * Ends the body; a chunked one carries `trailers` (checked fields) in its last chunk, a
+   * Content-Length body has nowhere for them. A body shorter than its Content-Length cannot be
+   * completed: the socket closes.
+   */
+  endBody(trailers?: readonly string[]): void {
+    if (this.framing === BodyFraming.CHUNKED) this.socket.write(trailers?.length ? lastChunkWithTrailers(trailers) : LAST_CHUNK);
     else if (this.framing === BodyFraming.LENGTH && this.bodyLeft > 0) return this.abort();
     this.complete();
   }

@@ -1,0 +1,168 @@
+import { execFile } from 'node:child_process';
+import http2 from 'node:http2';
+import https from 'node:https';
+import tls from 'node:tls';
+import { TUNNEL_HOST } from './system.js';
+
+// Clients of the HTTP/2 rows. Both sides (the edge's dev-CA certificate, the HTTP/2 origin's
+// self-signed one) are on loopback under the benchmark's control: certificates are not verified.
+
+/** Upload chunk, reused for every write, as the HTTP/1.1 upload does. */
+const UPLOAD_CHUNK = Buffer.alloc(64 * 1024, 'u');
+
+/** Writes `bytes` of UPLOAD_CHUNK to a request body with backpressure, then ends it. */
+function pumpBody(body: NodeJS.WritableStream & { once(event: 'drain', listener: () => void): unknown }, bytes: number): void {
+  let sent = 0;
+  const pump = (): void => {
+    while (sent < bytes) {
+      const piece = bytes - sent >= UPLOAD_CHUNK.length ? UPLOAD_CHUNK : UPLOAD_CHUNK.subarray(0, bytes - sent);
+      sent += piece.length;
+      if (!body.write(piece)) return void body.once('drain', pump);
+    }
+    body.end();
+  };
+  pump();
+}
+
+/** Checks the origin's `{"length": n}` answer to an upload of `bytes`. */
+function checkUpload(status: number, body: string, bytes: number): Error | undefined {
+  const length = status === 200 ? (JSON.parse(body) as { length: number }).length : -1;
+  return length === bytes ? undefined : new Error(`upload answered ${status}: ${body.slice(0, 200)}`);
+}
+
+/** PUT /upload of `bytes` over HTTP/2 with TLS on a fresh session (Node's http2 client); resolves with the seconds taken. */
+export function h2Upload(port: number, bytes: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const session = http2.connect(`https://${TUNNEL_HOST}:${port}`, {
+      createConnection: () =>
+        tls.connect({ host: '127.0.0.1', port, servername: TUNNEL_HOST, rejectUnauthorized: false, ALPNProtocols: ['h2'] }),
+    });
+    session.on('error', reject);
+    const stream = session.request({
+      ':method': 'PUT',
+      ':path': '/upload',
+      ':authority': TUNNEL_HOST,
+      'content-length': String(bytes),
+    });
+    let status = 0;
+    let body = '';
+    stream.setEncoding('utf8');
+    stream.on('response', (headers) => (status = Number(headers[':status'])));
+    stream.on('data', (chunk: string) => (body += chunk));
+    stream.on('end', () => {
+      session.close();
+      const error = checkUpload(status, body, bytes);
+      if (error) reject(error);
+      else resolve((performance.now() - started) / 1000);
+    });
+    stream.on('error', reject);
+    pumpBody(stream, bytes);
+  });
+}
+
+/** The same upload over HTTP/1.1 with TLS (https), so the two protocols are compared on equal terms. */
+export function httpsUpload(port: number, bytes: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const req = https.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'PUT',
+        path: '/upload',
+        servername: TUNNEL_HOST,
+        rejectUnauthorized: false,
+        headers: { host: TUNNEL_HOST, 'content-length': String(bytes) },
+        agent: false,
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => {
+          const error = checkUpload(res.statusCode ?? 0, body, bytes);
+          if (error) reject(error);
+          else resolve((performance.now() - started) / 1000);
+        });
+      },
+    );
+    req.on('error', reject);
+    pumpBody(req, bytes);
+  });
+}
+
+/** Seconds without any event after which h2load closes a connection. */
+const H2LOAD_IDLE_S = 5;
+
+/** One h2load run. h2load reports no percentiles: the mean request time stands in. */
+export interface H2LoadResult {
+  requests: number;
+  rps: number;
+  meanMs: number;
+  /** Failed requests (errored or timed out) and 4xx/5xx answers. */
+  errors: number;
+}
+
+/**
+ * GET https://x.localhost:<port>/small with h2load (Debian `nghttp2-client`): one thread,
+ * `connections` sessions of one stream at a time each, as wrk's keep-alive connections in W1.
+ */
+export async function runH2load(port: number, connections: number, durationS: number): Promise<H2LoadResult> {
+  try {
+    return await h2loadOnce(port, connections, durationS);
+  } catch (error) {
+    // h2load 1.52 was seen to die without a report on a machine loaded ~10× over its cores
+    // (sessions still in their TLS handshake when the duration ended): one more try, then fail.
+    process.stderr.write(`  h2load failed (${String((error as Error).message).split('\n')[0]}); trying once more\n`);
+    return h2loadOnce(port, connections, durationS);
+  }
+}
+
+function h2loadOnce(port: number, connections: number, durationS: number): Promise<H2LoadResult> {
+  // -N: on a loaded machine h2load 1.52 in duration mode was seen to wait for ever on a few
+  // connections that never saw a response; an idle connection is closed (and counted) instead.
+  const args = [
+    '-t1',
+    `-c${connections}`,
+    '-m1',
+    `-D${durationS}`,
+    // Sessions are set up (TLS handshakes) before the measured time starts.
+    '--warm-up-time=1',
+    `-N${H2LOAD_IDLE_S}`,
+    `--connect-to=127.0.0.1:${port}`,
+    `https://${TUNNEL_HOST}:${port}/small`,
+  ];
+  return new Promise((resolve, reject) => {
+    const timeout = (1 + durationS + 2 * H2LOAD_IDLE_S + 30) * 1000;
+    execFile('h2load', args, { encoding: 'utf8', timeout, killSignal: 'SIGKILL' }, (error, stdout, stderr) => {
+      if (error) return reject(new Error(`h2load failed (exit ${error.code ?? error.signal}): ${error.message}\n${stdout}${stderr}`));
+      try {
+        resolve(parseH2load(stdout));
+      } catch (parseError) {
+        reject(parseError as Error);
+      }
+    });
+  });
+}
+
+/** Parses h2load's text report. */
+export function parseH2load(out: string): H2LoadResult {
+  const rps = out.match(/finished in [\d.]+m?s, ([\d.]+) req\/s/);
+  const requests = out.match(/requests: \d+ total, \d+ started, (\d+) done, \d+ succeeded, (\d+) failed, (\d+) errored, (\d+) timeout/);
+  const status = out.match(/status codes: \d+ 2xx, \d+ 3xx, (\d+) 4xx, (\d+) 5xx/);
+  const time = out.match(/time for request:\s+[\d.]+[mu]?s\s+[\d.]+[mu]?s\s+([\d.]+)(us|ms|s)/);
+  if (!rps || !requests || !status || !time) throw new Error(`unexpected h2load output:\n${out}`);
+  // A failed request is also counted as errored or timed out, and answers are counted apart.
+  return {
+    requests: Number(requests[1]),
+    rps: Number(rps[1]),
+    meanMs: Number(time[1]) * (time[2] === 'us' ? 0.001 : time[2] === 's' ? 1000 : 1),
+    errors: Number(requests[2]) + Number(status[1]) + Number(status[2]),
+  };
+}
+
+/** Whether h2load is installed; the HTTP/2 small GET is skipped without it. */
+export function h2loadAvailable(): Promise<boolean> {
+  return new Promise((resolve) => execFile('h2load', ['--version'], (error) => resolve(!error)));
+}

@@ -1,0 +1,17 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { USAGE, parseCommand } from './args.js';
+
+test('--proto h2 and --proto http1 are taken for svc http; anything else is refused with a sentence', () => {
+  const h2 = parseCommand(['http', '50051', '--proto', 'h2']);
+  assert.ok(typeof h2 !== 'string' && h2.kind === 'http');
+  assert.equal(h2.tunnel.proto, 'h2');
+  const h1 = parseCommand(['http', '3000', '--proto', 'http1']);
+  assert.ok(typeof h1 !== 'string' && h1.kind === 'http' && h1.tunnel.proto === 'http1');
+  assert.equal(parseCommand(['http', '3000', '--proto', 'h3']), '--proto takes "http1" or "h2", not "h3"');
+});
+
+test('the usage names --proto and h2c:// targets', () => {
+  assert.match(USAGE, /--proto <http1\|h2>/);
+  assert.match(USAGE, /h2c:\/\/host:port/);
+});

@@ -1,0 +1,23 @@
+import assert from 'node:assert/strict';
+import type { IncomingMessage } from 'node:http';
+import { test } from 'node:test';
+import { responseHeaders } from './forwarding.js';
+import { chunkedForVisitor } from './trailers.js';
+
+const visitor = (version: string, method = 'GET'): IncomingMessage =>
+  ({ httpVersionMajor: Number(version[0]), httpVersionMinor: Number(version[2]), method }) as IncomingMessage;
+
+test('an HTTP/1.1 response is chunked (room for trailers) only with a body and no Content-Length', () => {
+  assert.equal(chunkedForVisitor(visitor('1.1'), 200, ['content-type', 'text/plain']), true);
+  assert.equal(chunkedForVisitor(visitor('1.1'), 200, ['Content-Length', '2']), false);
+  assert.equal(chunkedForVisitor(visitor('1.1', 'HEAD'), 200, []), false);
+  assert.equal(chunkedForVisitor(visitor('1.1'), 204, []), false);
+  assert.equal(chunkedForVisitor(visitor('1.1'), 304, []), false);
+  assert.equal(chunkedForVisitor(visitor('1.0'), 200, []), false);
+});
+
+test('the Trailer header passes unless the response has no room for trailers', () => {
+  const raw = ['Trailer', 'x-checksum', 'Transfer-Encoding', 'chunked', 'Connection', 'close'];
+  assert.deepEqual(responseHeaders(raw), ['Trailer', 'x-checksum']);
+  assert.deepEqual(responseHeaders(raw, false), []);
+});
