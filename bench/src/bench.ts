@@ -10,7 +10,7 @@ import path from 'node:path';
 import { profileMarkdown, summarizeProfile } from './cpu-profile.js';
 import { startLoadMeter, type LoadReport } from './machine-load.js';
 import { pickLoadGenerator, runLoad, type LoadGenerator } from './loadgen.js';
-import { parseOptions, type BenchOptions } from './options.js';
+import { parseOptions, UsageError, type BenchOptions } from './options.js';
 import { cpuSeconds, REPO_ROOT } from './proc.js';
 import { buildRows, machineInfo, markdown, type Results } from './report.js';
 import { startSystem } from './system.js';
@@ -186,6 +186,11 @@ process.once('SIGTERM', () => process.exit(143));
 main().then(
   () => process.exit(0),
   (error: unknown) => {
+    if (error instanceof UsageError) {
+      const asked = process.argv.includes('--help') || process.argv.includes('-h');
+      (asked ? process.stdout : process.stderr).write(`${error.message}\n`);
+      process.exit(asked ? 0 : 2);
+    }
     log(`benchmark failed: ${(error as Error).stack ?? String(error)}`);
     process.exit(1);
   },

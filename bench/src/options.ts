@@ -122,7 +122,10 @@ export const USAGE = `Usage: node --expose-gc bench/dist/bench.js [--quick | --s
                     µs of busy CPU per request in each floor process, one extra floor side per
                     value (default ${DEFAULT_FLOOR_BUSY_US.join(',')}; none: the bare floor alone)`;
 
-/** Parses argv; throws with the usage text on anything unknown. */
+/** A command line the benchmark cannot run: shown as its message and the usage, never a stack. */
+export class UsageError extends Error {}
+
+/** Parses argv; throws a UsageError with the usage text on anything unknown. */
 export function parseOptions(argv: string[]): BenchOptions {
   let mode: Mode = 'default';
   let jsonPath: string | undefined;
@@ -135,10 +138,11 @@ export function parseOptions(argv: string[]): BenchOptions {
     const arg = argv[i]!;
     const value = (): string => {
       const next = argv[++i];
-      if (next === undefined) throw new Error(`${arg} needs a value\n${USAGE}`);
+      if (next === undefined) throw new UsageError(`${arg} needs a value\n${USAGE}`);
       return next;
     };
-    if (arg === '--quick') mode = 'quick';
+    if (arg === '--help' || arg === '-h') throw new UsageError(USAGE);
+    else if (arg === '--quick') mode = 'quick';
     else if (arg === '--smoke') mode = 'smoke';
     else if (arg === '--json') jsonPath = path.resolve(value());
     else if (arg === '--loadgen') loadgen = value();
@@ -146,14 +150,14 @@ export function parseOptions(argv: string[]): BenchOptions {
     else if (arg === '--cpu-prof-workload') cpuProfWorkload = value();
     else if (arg === '--floor') floor = true;
     else if (arg === '--floor-busy') floorBusyUs = parseBusyList(value());
-    else throw new Error(`unknown argument ${arg}\n${USAGE}`);
+    else throw new UsageError(`unknown argument ${arg}\n${USAGE}`);
   }
-  if (loadgen !== undefined && loadgen !== 'wrk' && loadgen !== 'node') throw new Error(`--loadgen must be wrk or node\n${USAGE}`);
+  if (loadgen !== undefined && loadgen !== 'wrk' && loadgen !== 'node') throw new UsageError(`--loadgen must be wrk or node\n${USAGE}`);
   if (!(PROFILED_WORKLOADS as readonly string[]).includes(cpuProfWorkload)) {
-    throw new Error(`--cpu-prof-workload must be one of ${PROFILED_WORKLOADS.join(', ')}\n${USAGE}`);
+    throw new UsageError(`--cpu-prof-workload must be one of ${PROFILED_WORKLOADS.join(', ')}\n${USAGE}`);
   }
-  if (floor && cpuProfDir !== undefined) throw new Error(`--floor and --cpu-prof are separate modes\n${USAGE}`);
-  if (!floor && floorBusyUs !== undefined) throw new Error(`--floor-busy needs --floor\n${USAGE}`);
+  if (floor && cpuProfDir !== undefined) throw new UsageError(`--floor and --cpu-prof are separate modes\n${USAGE}`);
+  if (!floor && floorBusyUs !== undefined) throw new UsageError(`--floor-busy needs --floor\n${USAGE}`);
   jsonPath ??= path.join(REPO_ROOT, floor ? 'bench/results/floor.json' : 'bench/results/latest.json');
   return {
     mode,
@@ -172,7 +176,7 @@ function parseBusyList(text: string): number[] {
   if (text === 'none') return [];
   const values = text.split(',').map((part) => Number(part));
   if (values.length === 0 || values.some((v) => !Number.isInteger(v) || v < 1 || v > 1000)) {
-    throw new Error(`--floor-busy takes whole microseconds from 1 to 1000, comma-separated, or none\n${USAGE}`);
+    throw new UsageError(`--floor-busy takes whole microseconds from 1 to 1000, comma-separated, or none\n${USAGE}`);
   }
   return values;
 }

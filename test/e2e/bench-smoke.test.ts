@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -167,6 +167,17 @@ interface FloorJson {
 }
 
 describe('the benchmark options', () => {
+  it('--help prints the usage and exits 0; an unknown argument exits 2 with the usage and no stack', () => {
+    const bench = path.join(REPO_ROOT, 'bench/dist/bench.js');
+    const help = spawnSync(process.execPath, [bench, '--help'], { encoding: 'utf8' });
+    assert.equal(help.status, 0);
+    assert.match(help.stdout, /^Usage: node --expose-gc bench\/dist\/bench\.js/);
+    const wrong = spawnSync(process.execPath, [bench, '--bogus'], { encoding: 'utf8' });
+    assert.equal(wrong.status, 2);
+    assert.match(wrong.stderr, /^unknown argument --bogus\nUsage: /);
+    assert.doesNotMatch(wrong.stderr, /\n\s+at /);
+  });
+
   it('--cpu-prof-workload picks what runs under the profiler, small-get by default, and refuses others', async () => {
     const { parseOptions } = (await import(path.join(REPO_ROOT, 'bench/dist/options.js'))) as {
       parseOptions(argv: string[]): { cpuProfWorkload: string };

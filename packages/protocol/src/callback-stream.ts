@@ -125,7 +125,7 @@ export class CallbackStream {
   attach(handler: CallbackStreamHandler): void {
     this.handler = handler;
     this.ownerBuffers = handler.unread !== undefined;
-    this.deliver();
+    this.deliverGuarded();
   }
 
   // ---- reading ----
@@ -138,7 +138,7 @@ export class CallbackStream {
   /** Delivers what waited, then data as it arrives. */
   resume(): void {
     this.paused = false;
-    this.deliver();
+    this.deliverGuarded();
   }
 
   // ---- writing ----
@@ -287,7 +287,29 @@ export class CallbackStream {
     this.settleIfDone();
   }
 
+  /**
+   * @internal The owner threw outside a frame of this stream (see StreamTransport.streamFailed):
+   * the stream ends, nothing else does.
+   */
+  ownerFailed(error: unknown): void {
+    this.delivering = false;
+    this.transport.streamFailed(this.id, error);
+  }
+
   // ---- internals ----
+
+  /**
+   * deliver() for the owner's own calls (attach, resume): they come from outside the frame
+   * being handled, often from an event of another socket, where a throw would escape the
+   * session's per-stream guard and end the process.
+   */
+  private deliverGuarded(): void {
+    try {
+      this.deliver();
+    } catch (error) {
+      this.ownerFailed(error);
+    }
+  }
 
   /** Hands waiting data, then the end, to the owner while it is attached and not paused. */
   private deliver(): void {
@@ -364,7 +386,11 @@ export class CallbackStream {
       this.drainWaiting = false;
       if (!this.needDrain || this.unsentBytes > 0 || this.abandoned || this.closedOnWire) return;
       this.needDrain = false;
-      this.handler?.onDrain?.();
+      try {
+        this.handler?.onDrain?.();
+      } catch (error) {
+        this.ownerFailed(error);
+      }
     });
   }
 

@@ -22,8 +22,15 @@ export const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 export const INVALID_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
 
 /**
+ * Most characters of header names and values a response head may carry, as the agent allows an
+ * origin's head (64 KiB): a larger one is not passed to visitors, whose clients refuse far less.
+ */
+export const MAX_RESPONSE_HEAD_FIELD_CHARS = 64 * 1024;
+
+/**
  * Whether a HEADERS payload a peer sent has a response head's shape: a status that is an
- * integer from 100 to 599, and headers as an even list of strings. Names and values are not
+ * integer from 100 to 599, and headers as an even list of strings of at most
+ * MAX_RESPONSE_HEAD_FIELD_CHARS together. Names and values are not
  * checked here (see `hasValidFields`); the edge's lean path checks them as it serialises.
  */
 export function isResponseHead(meta: unknown): meta is { s: number; h: string[] } {
@@ -31,8 +38,13 @@ export function isResponseHead(meta: unknown): meta is { s: number; h: string[] 
   const { s, h } = meta as { s: unknown; h: unknown };
   if (typeof s !== 'number' || !Number.isInteger(s) || s < 100 || s > 599) return false;
   if (!Array.isArray(h) || h.length % 2 !== 0) return false;
-  for (let i = 0; i < h.length; i++) if (typeof h[i] !== 'string') return false;
-  return true;
+  let bytes = 0;
+  for (let i = 0; i < h.length; i++) {
+    const field: unknown = h[i];
+    if (typeof field !== 'string') return false;
+    bytes += field.length;
+  }
+  return bytes <= MAX_RESPONSE_HEAD_FIELD_CHARS;
 }
 
 /** Whether every name in flat header pairs is a token and no value holds a control byte. */

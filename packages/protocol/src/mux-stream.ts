@@ -118,6 +118,23 @@ export class MuxStream extends Duplex implements CallbackStreamHandler {
     this.core.reset(code); // onLocalReset destroys the Duplex
   }
 
+  /**
+   * Node emits most of a stream's events outside the frame that caused them ('data' after a
+   * pause, 'end' and 'close' a tick later, 'drain' when the session socket drains), where a
+   * throwing listener would escape the session's per-stream guard and end the process. Such a
+   * throw ends this stream instead (STREAM_FAILED, 'streamError' on the session). 'error' keeps
+   * Node's behaviour (see the class comment).
+   */
+  override emit(event: string | symbol, ...args: unknown[]): boolean {
+    if (event === 'error') return super.emit(event, ...args);
+    try {
+      return super.emit(event, ...args);
+    } catch (error) {
+      this.core.ownerFailed(error);
+      return true;
+    }
+  }
+
   // ---- CallbackStreamHandler: what the stream underneath reports ----
 
   /** @internal */

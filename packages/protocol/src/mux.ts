@@ -42,6 +42,8 @@ export const SESSION_WRITE_HIGH_WATER = 1024 * 1024;
 export const CONTROL_REPLY_BUDGET = 1024 * 1024;
 /** A PING's payload: the sender's 8 opaque bytes, echoed back. */
 const PING_PAYLOAD_BYTES = 8;
+/** Longest round trip a PING answer is believed to have taken; a session this slow is closed by its heartbeat first. */
+const MAX_PLAUSIBLE_RTT_MS = 60_000;
 /** Largest stream id; a session that has used them all must be replaced. */
 const MAX_STREAM_ID = 0xffffffff;
 
@@ -100,7 +102,7 @@ export interface MuxOptions {
  * - 'close' (error | undefined): once, after every open stream was destroyed with SESSION_CLOSED.
  *   The error is set when the session failed (socket error, protocol violation, heartbeat).
  * - 'goaway' (reason): the peer is closing the session in an orderly way.
- * - 'pong' (rttMs): a heartbeat PING was answered.
+ * - 'pong' (rttMs, stamp): a PING was answered; `stamp` is what `ping()` answered for it.
  * - 'streamError' (error, streamId): a stream's handler threw; that stream was reset.
  *
  * Frames are handled synchronously as they are decoded, so callbacks and stream listeners run
@@ -238,11 +240,21 @@ export class Mux extends EventEmitter implements StreamTransport {
     this.heartbeat.unref();
   }
 
+  /**
+   * Sends a PING now, outside the heartbeat; answers its stamp, which the 'pong' for it carries.
+   * Its answer shows the peer has read everything sent before it.
+   */
+  ping(): number {
+    return this.sendPing();
+  }
+
   /** A PING stamped with the time it left; its answer gives the round trip. */
-  private sendPing(): void {
+  private sendPing(): number {
+    const now = performance.now();
     const stamp = Buffer.allocUnsafe(8);
-    stamp.writeDoubleBE(performance.now(), 0);
+    stamp.writeDoubleBE(now, 0);
     this.sendFrame(FrameType.PING, 0, 0, stamp);
+    return now;
   }
 
   /** Graceful close: tells the peer why, then ends the socket after pending writes. */
@@ -358,6 +370,12 @@ export class Mux extends EventEmitter implements StreamTransport {
     }
   }
 
+  /** @internal */
+  streamFailed(stream: number, error: unknown): void {
+    if (this.closed) return;
+    this.failStream(stream, error instanceof Error ? error : new Error(String(error)));
+  }
+
   /** A stream's handler threw while handling its frame: that stream ends, the session does not. */
   private failStream(id: number, error: Error): void {
     const stream = this.streams.get(id);
@@ -400,9 +418,14 @@ export class Mux extends EventEmitter implements StreamTransport {
       case FrameType.PING:
         if (frame.flags & FLAG_ACK) {
           if (frame.payload.length === 8) {
-            this.lastPingRttMs = performance.now() - frame.payload.readDoubleBE(0);
-            if (this.windowTuner) this.windowTuner.rttMs = this.lastPingRttMs;
-            this.emit('pong', this.lastPingRttMs);
+            const stamp = frame.payload.readDoubleBE(0);
+            const rttMs = performance.now() - stamp;
+            // The stamp is the peer's to echo and may be a lie: a round trip that cannot be one of
+            // ours (negative, not a number, implausibly long) is ignored, not let steer window growth.
+            if (!(rttMs >= 0 && rttMs <= MAX_PLAUSIBLE_RTT_MS)) return;
+            this.lastPingRttMs = rttMs;
+            if (this.windowTuner) this.windowTuner.rttMs = rttMs;
+            this.emit('pong', rttMs, stamp);
           }
         } else {
           // Only the 8 bytes a ping carries are echoed: a larger payload would make each echo a

@@ -12,6 +12,12 @@ export interface StreamTransport {
   whenWritable(callback: () => void): void;
   /** Whether the session socket can take more bytes now (whenWritable would call back at once). */
   readonly writable: boolean;
+  /**
+   * The stream's owner threw outside the frame being handled (a resume(), a drain, a listener a
+   * tick later): the stream is reset with STREAM_FAILED and the failure reported, as for a throw
+   * while a frame is handled. The session and its other streams carry on.
+   */
+  streamFailed(stream: number, error: unknown): void;
   /** Forgets the stream: no more frames will be sent or accepted for it. */
   forget(stream: number): void;
   /** Grows receive windows of readers that keep up; undefined keeps every window fixed. */

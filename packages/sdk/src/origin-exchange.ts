@@ -145,12 +145,22 @@ export class OriginExchange implements ConnectionUser, ResponseHandler, Callback
   }
 
   onOriginEnd(): void {
-    const connection = this.connection;
-    if (connection !== undefined && !connection.parser.end()) this.originLost(connection, undefined);
+    // As onOriginData: the end may complete the response, and what runs then (the log, the
+    // inspector's tap) must fail this exchange, not escape the origin socket's event.
+    try {
+      const connection = this.connection;
+      if (connection !== undefined && !connection.parser.end()) this.originLost(connection, undefined);
+    } catch (error) {
+      this.fail(error as Error);
+    }
   }
 
   onOriginClose(error: Error | undefined): void {
-    if (this.connection !== undefined) this.originLost(this.connection, error);
+    try {
+      if (this.connection !== undefined) this.originLost(this.connection, error);
+    } catch (failure) {
+      this.fail(failure as Error);
+    }
   }
 
   onOriginDrain(): void {
@@ -256,7 +266,12 @@ export class OriginExchange implements ConnectionUser, ResponseHandler, Callback
 
   private log(status: number): void {
     const log = { method: this.head.m, path: this.head.p, status, durationMs: performance.now() - this.started };
-    this.tap?.done(log);
-    this.onLog(log);
+    // Reporting an exchange must not fail it, nor, from an origin socket's event, the agent.
+    try {
+      this.tap?.done(log);
+      this.onLog(log);
+    } catch {
+      // The report is lost; the exchange stands.
+    }
   }
 }

@@ -35,6 +35,7 @@ describe('loadConfig defaults', () => {
       usageFlushMs: 1000,
       signup: 'open',
       nameGraceMs: 30_000,
+      holdMs: 10_000,
       drainMs: 30_000,
       cluster: undefined,
     });
@@ -124,6 +125,7 @@ describe('loadConfig errors name the variable', () => {
     [{ SVC_HTTP_PORT: ' 8080' }, 'invalid SVC_HTTP_PORT: expected an integer 0-65535'],
     [{ SVC_HTTPS_PORT: '1.5' }, 'invalid SVC_HTTPS_PORT: expected an integer 0-65535'],
     [{ SVC_DRAIN_MS: '-5' }, 'invalid SVC_DRAIN_MS: expected an integer 0-600000'],
+    [{ SVC_HOLD_MS: '10s' }, 'invalid SVC_HOLD_MS: expected an integer 0-600000'],
     [{ SVC_PUBLIC_HTTPS_PORT: '0' }, 'invalid SVC_PUBLIC_HTTPS_PORT: expected an integer 1-65535'],
     [{ SVC_SHARED_DOMAIN: 'exa mple.com' }, 'invalid SVC_SHARED_DOMAIN: expected a hostname'],
     [{ SVC_SHARED_DOMAIN: '-bad.example.com' }, 'invalid SVC_SHARED_DOMAIN: expected a hostname'],

@@ -77,6 +77,12 @@ export interface ServerConfig {
    */
   readonly nameGraceMs: number;
   /**
+   * SVC_HOLD_MS. Default 10000: a visitor's request for a name in its grace period (its agent's
+   * connection was lost) waits up to this long for the agent to bind it again, and is delivered
+   * then instead of getting the offline page; 0 turns this off.
+   */
+  readonly holdMs: number;
+  /**
    * SVC_DRAIN_MS. Default 30000: on SIGTERM or SIGINT, how long the requests in flight may take to
    * finish after the listeners stop taking connections and the agents are told the node is
    * leaving; 0 closes at once.
@@ -123,6 +129,7 @@ export const DEFAULTS = Object.freeze({
   usageFlushMs: 1000,
   signup: 'open' as 'open' | 'closed',
   nameGraceMs: 30_000,
+  holdMs: 10_000,
   drainMs: 30_000,
 });
 
@@ -277,6 +284,7 @@ const ENV_SCHEMA = z.object({
   SVC_USAGE_FLUSH_MS: envVar(DEFAULTS.usageFlushMs, integer(100, 60_000)),
   SVC_SIGNUP: envVar(DEFAULTS.signup, oneOf(['open', 'closed'] as const)),
   SVC_NAME_GRACE_MS: envVar(DEFAULTS.nameGraceMs, integer(0, 3_600_000)),
+  SVC_HOLD_MS: envVar(DEFAULTS.holdMs, integer(0, 600_000)),
   SVC_DRAIN_MS: envVar(DEFAULTS.drainMs, integer(0, 600_000)),
   SVC_NODE_URL: envVar<string | undefined>(undefined, nodeUrl),
   SVC_CLUSTER_SECRET: envVar<string | undefined>(undefined, clusterSecret),
@@ -333,6 +341,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd: string 
     usageFlushMs: e.SVC_USAGE_FLUSH_MS,
     signup: e.SVC_SIGNUP,
     nameGraceMs: e.SVC_NAME_GRACE_MS,
+    holdMs: e.SVC_HOLD_MS,
     drainMs: e.SVC_DRAIN_MS,
     cluster,
   });

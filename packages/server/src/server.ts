@@ -163,6 +163,7 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
     authenticate: authenticateAgent,
     heartbeatMs: config.heartbeatMs,
     nameGraceMs: config.nameGraceMs,
+    holdMs: config.holdMs,
     log,
     sharedDomain: config.sharedDomain,
     nodeId,

@@ -100,6 +100,12 @@ export class Binder {
     });
   }
 
+  /** The account a name is held for while its agent reconnects, and until when (Date.now()); undefined when none. */
+  graceOf(hostname: string): { accountId: string; until: number } | undefined {
+    const grace = this.graces.get(hostname);
+    return grace && grace.until > Date.now() ? grace : undefined;
+  }
+
   /** Resolves once every store write started so far has finished (graceful shutdown). */
   async idle(): Promise<void> {
     const writes = [...this.pendingWrites.values()].flatMap((set) => [...set]);
@@ -158,7 +164,8 @@ export class Binder {
       accountId: account.id,
       hostname,
       url: this.deps.publicUrl(hostname),
-      local: String(request.local ?? ''),
+      // Shown on the 502 page of every request that cannot reach it: the agent's word, so capped.
+      local: String(request.local ?? '').slice(0, 200),
       pinned,
       session,
     };

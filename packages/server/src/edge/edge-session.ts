@@ -29,10 +29,19 @@ export interface BindingSession {
   release(tunnelId: string, code: ErrorCodeValue, text: string): Binding | undefined;
 }
 
+/**
+ * Most binds one session may have waiting for an answer. An agent binds each tunnel once (all of
+ * them together after a reconnect, up to the largest plan's 1,000); without a bound, one frame of
+ * binds after another would queue store work and memory without end.
+ */
+export const MAX_BINDS_IN_FLIGHT = 1000;
+
 /** What a session asks of the edge for its control messages. */
 export interface SessionHandlers {
   bind(session: EdgeSession, message: Extract<AgentMessage, { type: 'bind' }>): Promise<Binding>;
   unbind(session: EdgeSession, binding: Binding, clean: boolean): void;
+  /** The agent has been told of the binding, so streams for it may follow. */
+  bound?(binding: Binding): void;
 }
 
 /**
@@ -44,6 +53,7 @@ export class EdgeSession implements BindingSession {
   /** Optional protocol features the agent announced (`Feature` values, from FEATURES_HEADER). */
   agentFeatures: ReadonlySet<string> = new Set();
   private ended = false;
+  private bindsInFlight = 0;
 
   constructor(
     readonly id: string,
@@ -69,11 +79,17 @@ export class EdgeSession implements BindingSession {
   /** Handles one control message from the agent. Never throws: failures become bindError. */
   onControl(message: AgentMessage): void {
     if (message?.type === 'bind' && typeof message.requestId === 'number') {
+      if (this.bindsInFlight >= MAX_BINDS_IN_FLIGHT) {
+        const text = `too many binds in flight on one session (${MAX_BINDS_IN_FLIGHT}); wait for their answers`;
+        return this.send({ type: 'bindError', requestId: message.requestId, code: ErrorCode.PROTOCOL, message: text });
+      }
+      this.bindsInFlight++;
       // The binder registers the binding in `bindings` and the router in one synchronous step,
       // so a session that ends at any point releases it through onClosed, and a release
       // (takeover, API delete) arriving before 'bound' is sent still finds it.
       this.handlers.bind(this, message).then(
         (binding) => {
+          this.bindsInFlight--;
           if (this.isClosed) return;
           if (this.bindings.get(binding.tunnelId) !== binding) {
             const text = `${binding.hostname} was released before the bind completed`;
@@ -86,8 +102,10 @@ export class EdgeSession implements BindingSession {
             hostname: binding.hostname,
             url: binding.url,
           });
+          this.handlers.bound?.(binding);
         },
         (error: unknown) => {
+          this.bindsInFlight--;
           const failure = error instanceof SvcError ? error : new SvcError(ErrorCode.INTERNAL, 'the edge could not bind the tunnel');
           if (!(error instanceof SvcError)) this.log.error({ err: error }, 'bind failed');
           if (this.isClosed) return;

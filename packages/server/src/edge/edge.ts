@@ -6,6 +6,7 @@ import { ErrorCode, SESSION_PATH } from '@svcrouter/protocol';
 import { ACME_CHALLENGE_PATH, acmeChallengeToken } from '../certs/index.js';
 import type { Store } from '../store/index.js';
 import { Binder, type BinderDeps } from './binder.js';
+import { HOLD_BODY_RESERVE, Holds } from './hold.js';
 import type { EdgeSession } from './edge-session.js';
 import { isIpHost, normalizeHost } from './host.js';
 import { LeanVisitor } from './lean/lean-proxy.js';
@@ -13,8 +14,9 @@ import type { LeanRequest } from './lean/request-head.js';
 import type { LeanHandler, VisitorConnection } from './lean/visitor-connection.js';
 import { expectsContinue } from './interim.js';
 import { headerListBytes, MAX_HEADER_BYTES } from './limits.js';
-import { badRequestPage, bandwidthPage, headTooLargePage, offlinePage, rawResponse } from './pages.js';
+import { badRequestPage, bandwidthPage, headTooLargePage, offlinePage, rawResponse, type EdgePage } from './pages.js';
 import { EdgeExchange, type ByteMeter, type ExchangeDeps, type ExchangeObserver } from './exchange.js';
+import { hasRequestBody } from './forwarding.js';
 import { NodeVisitor, sendPage } from './proxy.js';
 import { Router, type Binding } from './router.js';
 import {
@@ -47,6 +49,8 @@ export interface EdgeDeps extends Omit<BinderDeps, 'router'> {
   meter?: ByteMeter;
   /** ACME HTTP-01: the key authorization for a token this node is being challenged with, else undefined. */
   acmeChallenge?(token: string): string | undefined;
+  /** How long a request for a name in its grace period waits for its agent to come back (see Holds); 0 or absent: not at all. */
+  holdMs?: number;
   /**
    * Several edge nodes: a binding that carries requests for `host` to the node holding its agent,
    * when this node holds none; undefined when no node does (or this node is alone).
@@ -66,10 +70,15 @@ export class Edge implements LeanHandler {
   readonly router = new Router();
   readonly sessions = new Set<EdgeSession>();
   private readonly binder: Binder;
+  private readonly holds: Holds;
   private readonly exchanges: ExchangeDeps;
 
   constructor(private readonly deps: EdgeDeps) {
     this.binder = new Binder({ ...deps, router: this.router });
+    this.holds = new Holds({
+      holdMs: deps.holdMs ?? 0,
+      onError: (error) => deps.log.error({ err: error }, 'a held request failed to start'),
+    });
     this.exchanges = { observe: deps.observe ?? (() => undefined), meter: deps.meter };
   }
 
@@ -113,7 +122,15 @@ export class Edge implements LeanHandler {
     }
     const exchange = this.newExchange(req, host, secure, absolute);
     const visitor = new NodeVisitor(exchange, req, res);
-    if (this.route(exchange)) visitor.forward();
+    const gone = (): void => leave?.();
+    // A held request's body is not read: Node stops reading the visitor once its buffer is full.
+    const leave = this.dispatch(
+      exchange,
+      heldRequestBytes(req),
+      () => visitor.forward(),
+      () => res.off('close', gone),
+    );
+    if (leave) res.once('close', gone);
   }
 
   /**
@@ -139,7 +156,8 @@ export class Edge implements LeanHandler {
       this.exchanges,
     );
     const visitor = new LeanVisitor(exchange, connection, request);
-    if (this.route(exchange)) visitor.forward();
+    const leave = this.dispatch(exchange, headerListBytes(request.rawHeaders), () => visitor.forward());
+    if (leave) connection.adopt({ onVisitorDrain: () => undefined, onVisitorGone: leave });
     return true;
   }
 
@@ -173,6 +191,7 @@ export class Edge implements LeanHandler {
           handlers: {
             bind: (session, message) => this.binder.bind(session, message),
             unbind: (session, binding, clean) => this.unbind(binding, clean),
+            bound: (binding) => this.deliverHeld(binding),
           },
           heartbeatMs: this.deps.heartbeatMs,
           log: this.deps.log,
@@ -186,7 +205,16 @@ export class Edge implements LeanHandler {
     }
     const exchange = this.newExchange(req, host, secure, absolute);
     const visitor = new UpgradeVisitor(exchange, req, socket, head);
-    if (this.route(exchange)) visitor.forward();
+    const gone = (): void => leave?.();
+    // Nothing reads the socket while the request is held (Node leaves an upgraded socket paused).
+    const bytes = headerListBytes(req.rawHeaders) + head.length;
+    const leave = this.dispatch(
+      exchange,
+      bytes,
+      () => visitor.forward(),
+      () => socket.off('close', gone),
+    );
+    if (leave) socket.once('close', gone);
   }
 
   /**
@@ -222,6 +250,7 @@ export class Edge implements LeanHandler {
    * Resolves once their tunnels are recorded offline, so the store can be closed after it.
    */
   async close(): Promise<void> {
+    this.holds.close();
     for (const session of this.sessions) session.mux.close('server shutting down');
     await this.binder.idle();
   }
@@ -267,22 +296,102 @@ export class Edge implements LeanHandler {
 
   /**
    * Records on the exchange the live binding its host routes to (this node's, else one that
-   * carries it to the node holding the agent), and answers true; when there is none (no live
-   * agent) or its account is over the transfer quota, the exchange is refused with the offline
-   * or the quota page instead.
+   * carries it to the node holding the agent), and answers true; false when there is none (no
+   * live agent) or its account is over the transfer quota (the binding is recorded then).
    */
-  private route(exchange: EdgeExchange): boolean {
+  private tunnelFor(exchange: EdgeExchange): boolean {
     let binding = this.router.resolve(exchange.host);
     if (!binding && this.deps.remoteBinding) binding = this.deps.remoteBinding(exchange.host);
-    if (!binding || binding.session.isClosed) {
-      exchange.refuse(offlinePage(exchange.host));
-      return false;
-    }
+    if (!binding || binding.session.isClosed) return false;
     exchange.binding = binding;
-    if (this.deps.isOverBandwidth?.(binding.accountId)) {
-      exchange.refuse(bandwidthPage());
-      return false;
-    }
-    return true;
+    return this.deps.isOverBandwidth?.(binding.accountId) !== true;
   }
+
+  /**
+   * Holds a request that found no live binding, when its name is in its grace period (its agent
+   * lost its connection and may be reconnecting): `proceed` runs once, later, with whether the
+   * exchange now has a live binding to proxy to (false: refuse it as before). Answers what to call when the visitor leaves
+   * meanwhile (the request leaves the queue and is recorded), or undefined when the request is
+   * not held: refuse it now. A request over its account's quota is never held.
+   */
+  private hold(exchange: EdgeExchange, bytes: number, proceed: (live: boolean) => void): (() => void) | undefined {
+    if (exchange.binding) return undefined;
+    const grace = this.binder.graceOf(exchange.host);
+    if (!grace) return undefined;
+    const cancel = this.holds.hold(exchange.host, grace.accountId, grace.until, bytes, {
+      deliver: () => proceed(this.tunnelFor(exchange)),
+      expire: () => proceed(false),
+    });
+    if (!cancel) return undefined;
+    const log = this.deps.log;
+    log.info({ hostname: exchange.host, held: this.holds.count(exchange.host) }, 'request held for a reconnect');
+    return () => {
+      if (!cancel()) return;
+      exchange.finish();
+      log.info({ hostname: exchange.host, held: this.holds.count(exchange.host) }, 'held request dropped: the visitor left');
+    };
+  }
+
+  /**
+   * A name is bound again and its agent was told: requests held for it go to the new binding once
+   * the agent has read that. An agent takes a tunnel on a moment after reading 'bound' (in a
+   * promise continuation), so a stream read in the same chunk would find no tunnel there; a PING
+   * sent now is answered only after 'bound' was read, and its answer's streams arrive later still.
+   * The requests stay held (to their deadline) if the session ends first.
+   */
+  private deliverHeld(binding: Binding): void {
+    if (this.holds.count(binding.hostname) === 0) return;
+    const mux = binding.session.mux;
+    const stop = (): void => {
+      mux.off('pong', onPong);
+      mux.off('close', stop);
+    };
+    const onPong = (_rttMs: number, stamp: number): void => {
+      if (stamp < sent) return; // the answer to an earlier ping
+      stop();
+      const delivered = this.holds.release(binding);
+      if (delivered > 0) this.deps.log.info({ hostname: binding.hostname, delivered }, 'held requests delivered');
+    };
+    mux.on('pong', onPong);
+    mux.once('close', stop);
+    const sent = mux.ping();
+  }
+
+  /** The page for a request `tunnelFor` refused: offline (no live agent), or over the transfer quota. */
+  private refusal(exchange: EdgeExchange): EdgePage {
+    return exchange.binding ? bandwidthPage() : offlinePage(exchange.host);
+  }
+
+  /**
+   * Routes the exchange: `forward` runs now when its host has a live binding, or later when the
+   * request is held for a reconnecting agent and that agent comes back; otherwise the exchange is
+   * refused (offline or quota page), now or when the hold expires. `settled` runs when a held
+   * request leaves the queue either way. Answers what to call when the visitor leaves while
+   * held, or undefined when the request was not held.
+   */
+  private dispatch(exchange: EdgeExchange, bytes: number, forward: () => void, settled?: () => void): (() => void) | undefined {
+    if (this.tunnelFor(exchange)) {
+      forward();
+      return undefined;
+    }
+    const proceed = (live: boolean): void => {
+      settled?.();
+      if (live) forward();
+      else exchange.refuse(this.refusal(exchange));
+    };
+    const leave = this.hold(exchange, bytes, proceed);
+    if (!leave) proceed(false);
+    return leave;
+  }
+}
+
+/**
+ * What holding a request may cost the edge: its head, and the body bytes Node buffers before it
+ * stops reading the visitor (at most HOLD_BODY_RESERVE; less when Content-Length says so).
+ */
+function heldRequestBytes(req: VisitorRequest): number {
+  const headBytes = headerListBytes(req.rawHeaders);
+  if (!hasRequestBody(req)) return headBytes;
+  const declared = Number(req.headers['content-length']);
+  return headBytes + (Number.isSafeInteger(declared) && declared >= 0 ? Math.min(declared, HOLD_BODY_RESERVE) : HOLD_BODY_RESERVE);
 }

@@ -278,3 +278,12 @@ test('an answer complete while the upload flows stops the upload once and resets
   whole.exchange.responded(false);
   assert.deepEqual(whole.stream.calls, []);
 });
+
+test('body bytes before the response head reset the stream and answer 502, never reaching the visitor', () => {
+  const { exchange, writer, stream, observed } = opened();
+  exchange.onData(Buffer.from('HTTP/1.1 200 OK\r\n\r\n'));
+  assert.deepEqual(stream.calls, [`reset ${ResetCode.UPSTREAM_ERROR}`]);
+  assert.deepEqual(writer.calls, ['page 502']);
+  assert.match(writer.pages[0]!.body, /a response body before its head/);
+  assert.equal(observed[0]!.bytesOut, 0);
+});

@@ -245,6 +245,13 @@ export class EdgeExchange implements Exchange, CallbackStreamHandler {
   }
 
   onData(chunk: Buffer): void {
+    // Body bytes before the response head would go out in the framing of a kept-alive
+    // connection's previous response, or as its next head: a visitor's connection must never
+    // carry bytes the agent framed itself.
+    if (this.status === 0) {
+      this.stream!.reset(ResetCode.UPSTREAM_ERROR);
+      return this.refuse(upstreamErrorPage(this.host, 'a response body before its head'));
+    }
     this.bytesOut += chunk.length;
     if (!this.metered(chunk.length)) return;
     if (!this.writer.writeBody(chunk)) this.stream!.pause();
