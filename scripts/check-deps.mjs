@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Dependency-direction check: dependencies point one way (README "Development"). Covers every
-// package's src/ (the server's root files included) and bench/src: which packages each may
+// package's src/ (the server's root files included), bench/src and test/e2e: which packages each may
 // import, which server folders may import which, no import of a package's built dist/, and no
 // import cycle among relative imports. Fails with one line per violation. Run by `npm test`.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -28,6 +28,8 @@ const TYPE_ONLY_RULES = {
 };
 /** What the benchmark may import: packages by name (their exports), never their files. */
 const BENCH_PACKAGES = ['@svcrouter/protocol', '@svcrouter/sdk', '@svcrouter/server', '@svcrouter/testkit'];
+/** What the whole-system tests may import: every package by name (their exports), never their files. */
+const E2E_PACKAGES = [...BENCH_PACKAGES, '@svcrouter/agent'];
 /** Server root files a server folder may import: only the parsed config's types and defaults. */
 const SERVER_ROOT_IMPORTABLE = new Set(['config.ts']);
 /**
@@ -127,7 +129,8 @@ function checkFile(file, { area, src, allowed, server }) {
   graph.set(file, edges);
   // Only a package's composition root reads the environment.
   const code = text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '');
-  if (area !== 'bench' && !isTest && !/\/main\.ts$/.test(file) && !ENV_READERS.has(rel) && /process\.env\b/.test(code)) {
+  // The benchmark and the whole-system tests are programs of their own, run by people and CI.
+  if (area !== 'bench' && area !== 'e2e' && !isTest && !/\/main\.ts$/.test(file) && !ENV_READERS.has(rel) && /process\.env\b/.test(code)) {
     violations.push(`${rel}: reads process.env outside main.ts`);
   }
 }
@@ -138,6 +141,8 @@ for (const [pkg, allowed] of Object.entries(PACKAGE_RULES)) {
 }
 const benchSrc = path.join(root, 'bench', 'src');
 for (const file of files(benchSrc)) checkFile(file, { area: 'bench', src: benchSrc, allowed: BENCH_PACKAGES, server: false });
+const e2eSrc = path.join(root, 'test', 'e2e');
+for (const file of files(e2eSrc)) checkFile(file, { area: 'e2e', src: e2eSrc, allowed: E2E_PACKAGES, server: false });
 
 // Cycles: strongly connected components of the relative-import graph (Tarjan), type-only
 // imports included: a circle of types is still two modules that cannot be read apart.

@@ -36,6 +36,28 @@ export async function matchedPairs<T>(
   return pairs;
 }
 
+/**
+ * Like matchedPairs, but odd rounds run the tunnel side first, so a drift within a pair (a
+ * store or heap that grows, a neighbour's load that rises) favours neither side. Use an even
+ * number of rounds.
+ */
+export async function alternatingPairs<T>(
+  rounds: number,
+  run: (side: 'direct' | 'tunnel', round: number) => Promise<T>,
+): Promise<Array<Pair<T>>> {
+  const pairs: Array<Pair<T>> = [];
+  for (let round = 0; round < rounds; round++) {
+    if (round % 2 === 0) {
+      const direct = await run('direct', round);
+      pairs.push({ direct, tunnel: await run('tunnel', round) });
+    } else {
+      const tunnel = await run('tunnel', round);
+      pairs.push({ direct: await run('direct', round), tunnel });
+    }
+  }
+  return pairs;
+}
+
 /** Medians of one field over the pairs, plus the median of the per-pair ratios tunnel/direct. */
 export function summarise<T>(
   pairs: ReadonlyArray<Pair<T>>,

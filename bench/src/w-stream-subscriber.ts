@@ -3,7 +3,7 @@ import { ipcClient } from './ipc.js';
 import { runLoad, type LoadGenerator } from './loadgen.js';
 import type { Sizes } from './options.js';
 import { BENCH_DIST, cpuSeconds, spawnNode, type Proc } from './proc.js';
-import { matchedPairs, median, summarise } from './stats.js';
+import { alternatingPairs, median, summarise } from './stats.js';
 import type { BenchSystem } from './system.js';
 import { smallGetSpec, tunnelLoad, type TunnelLoad } from './w-small-get.js';
 
@@ -49,7 +49,7 @@ export async function subscribe(system: BenchSystem): Promise<Subscriber> {
 }
 
 /**
- * W1 through the tunnel in matched pairs: without, then with one subscriber of
+ * W1 through the tunnel in matched pairs, without and with one subscriber of
  * GET /v1/requests/stream attached (an open dashboard's live Traffic table). The inspector
  * publishes every captured request to it, so the difference is what following the traffic
  * live costs the tunnel. The subscriber runs in its own process: its CPU is read apart from
@@ -71,8 +71,11 @@ export async function streamSubscriber(
   }
   let events = 0;
   let dropped = 0;
-  // 'direct' is the run without a subscriber here, 'tunnel' the run with one.
-  const pairs = await matchedPairs<StreamRun>(sizes.w1Rounds, async (side) => {
+  // 'direct' is the run without a subscriber here, 'tunnel' the run with one. An even number
+  // of pairs in alternating order: whichever run comes second in a pair meets a store and heap
+  // grown by the first, and that must not count against one side only.
+  const rounds = Math.max(2, sizes.w1Rounds + (sizes.w1Rounds % 2));
+  const pairs = await alternatingPairs<StreamRun>(rounds, async (side) => {
     const subscriber = side === 'tunnel' ? await subscribe(system) : undefined;
     try {
       const cpu0 = subscriber ? cpuSeconds(subscriber.proc.pid) : 0;

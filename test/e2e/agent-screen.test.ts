@@ -4,7 +4,7 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
-import { requireTools } from '@svcrouter/server/dist/test-support/tools.js';
+import { requireTools } from '@svcrouter/server/test-support/tools';
 import { AGENT_BIN, startOrigin, startServer, tempDir, visit, type TestOrigin, type TestServer } from './harness/index.js';
 
 const run = promisify(execFile);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
-import { schemas } from '@svcrouter/server/dist/api/index.js';
+import { schemas } from '@svcrouter/server/api';
 import { api, type TestServer } from './harness/index.js';
 
 // Shared by the api-*.test.ts files: a REST client that checks every answer against the

@@ -3,8 +3,8 @@ import { once } from 'node:events';
 import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { Messages } from '@svcrouter/protocol';
-import { openStore } from '@svcrouter/server/dist/store/index.js';
-import { utcMonth } from '@svcrouter/server/dist/usage/index.js';
+import { openStore } from '@svcrouter/server/store';
+import { utcMonth } from '@svcrouter/server/usage';
 import {
   api,
   edgeUrl,

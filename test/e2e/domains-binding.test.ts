@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { Messages } from '@svcrouter/protocol';
-import { domainNotAddedMessage, domainPendingMessage } from '@svcrouter/server/dist/domains/index.js';
-import { openStore } from '@svcrouter/server/dist/store/index.js';
-import { requireTools } from '@svcrouter/server/dist/test-support/tools.js';
+import { domainNotAddedMessage, domainPendingMessage } from '@svcrouter/server/domains';
+import { openStore } from '@svcrouter/server/store';
+import { requireTools } from '@svcrouter/server/test-support/tools';
 import { api, spawnAgent, splitFailure, startAgent, startOrigin, visit, type TestOrigin } from './harness/index.js';
 import { eventually } from './api-helpers.js';
 import {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomBytes, X509Certificate } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { openStore } from '@svcrouter/server/dist/store/index.js';
-import { requireTools } from '@svcrouter/server/dist/test-support/tools.js';
+import { openStore } from '@svcrouter/server/store';
+import { requireTools } from '@svcrouter/server/test-support/tools';
 import { api, visit } from './harness/index.js';
 import {
   ACME_PACKAGES,

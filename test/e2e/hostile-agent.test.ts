@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { FrameType, encodeFrame, type MuxStream, type RequestHead } from '@svcrouter/protocol';
-import { openStore } from '@svcrouter/server/dist/store/index.js';
+import { openStore } from '@svcrouter/server/store';
 import {
   api,
   startAgent,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { openStore, type RequestRecord } from '@svcrouter/server/dist/store/index.js';
+import { openStore, type RequestRecord } from '@svcrouter/server/store';
 import { unusedPort } from './lifecycle-support.js';
 import { api, startAgent, startOrigin, startServer, tempDir, visit, type TestOrigin, type TestServer } from './harness/index.js';
 

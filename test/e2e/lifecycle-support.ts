@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { hashToken } from '@svcrouter/server/dist/auth/index.js';
-import { openStore } from '@svcrouter/server/dist/store/index.js';
+import { hashToken } from '@svcrouter/server/auth';
+import { openStore } from '@svcrouter/server/store';
 import { api, type TestServer } from './harness/index.js';
 
 /** An origin whose `/hold` requests get no answer until the origin closes. */

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, describe, it } from 'node:test';
-import { openStore, type Store } from '@svcrouter/server/dist/store/index.js';
-import { utcMonth } from '@svcrouter/server/dist/usage/index.js';
+import { openStore, type Store } from '@svcrouter/server/store';
+import { utcMonth } from '@svcrouter/server/usage';
 import { api, edgeUrl, loopbackLookup, startAgent, startServer, tempDir, type TestAgent, type TestServer } from './harness/index.js';
 
 // Metering survives a crash within its stated bound: a real server meters downloads, is

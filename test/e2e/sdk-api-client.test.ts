@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
-import { LOCAL_ACCOUNT_EMAIL } from '@svcrouter/server/dist/cli/welcome.js';
+import { LOCAL_ACCOUNT_EMAIL } from '@svcrouter/server/cli/welcome';
 import { freePort } from '@svcrouter/testkit';
-import { requireTools } from '@svcrouter/server/dist/test-support/tools.js';
+import { requireTools } from '@svcrouter/server/test-support/tools';
 import {
   ApiClient,
   ApiError,

@@ -4,7 +4,7 @@ import { mkdir, open, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { SQLITE_FILE } from '@svcrouter/server/dist/store/index.js';
+import { SQLITE_FILE } from '@svcrouter/server/store';
 import { startAgent, startOrigin, startServer, tempDir, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
 import { eventually } from './api-helpers.js';
 import { inspectorPaths, metric, SqliteLockHolder, VisitorLoop, writeKey } from './store-faults-support.js';
