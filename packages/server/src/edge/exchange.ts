@@ -135,6 +135,8 @@ export class EdgeExchange implements Exchange, CallbackStreamHandler {
   readonly proto: string;
   private readonly secure: boolean;
   private readonly absolute: AbsoluteTarget | undefined;
+  /** The edge's meter, held here: the body path reads it per chunk, without a hop through `deps`. */
+  private readonly meter: ByteMeter | undefined;
   private writer!: VisitorWriter;
   private stream: ExchangeStream | undefined = undefined;
   private kind: RequestKind = 'request';
@@ -156,6 +158,7 @@ export class EdgeExchange implements Exchange, CallbackStreamHandler {
     this.proto = init.proto;
     this.secure = init.secure;
     this.absolute = init.absolute;
+    this.meter = deps.meter;
   }
 
   /** Sets the writer of the visitor's side; each path's writer does so when it is made, before routing. */
@@ -253,7 +256,7 @@ export class EdgeExchange implements Exchange, CallbackStreamHandler {
       return this.refuse(upstreamErrorPage(this.host, 'a response body before its head'));
     }
     this.bytesOut += chunk.length;
-    if (!this.metered(chunk.length)) return;
+    if ((this.meter !== undefined || this.cut) && !this.metered(chunk.length)) return;
     if (!this.writer.writeBody(chunk)) this.stream!.pause();
   }
 
@@ -308,7 +311,7 @@ export class EdgeExchange implements Exchange, CallbackStreamHandler {
    */
   uploaded(bytes: number): boolean {
     this.bytesIn += bytes;
-    return this.metered(bytes);
+    return (this.meter === undefined && !this.cut) || this.metered(bytes);
   }
 
   /** The finish step every exchange ends with, once: its duration, then the observer (inspector, metering). */
@@ -322,7 +325,7 @@ export class EdgeExchange implements Exchange, CallbackStreamHandler {
   /** Meters body bytes of either direction; false once the account's quota is gone (the exchange is then cut off). */
   private metered(bytes: number): boolean {
     if (this.cut) return false;
-    const meter = this.deps.meter;
+    const meter = this.meter;
     if (meter === undefined || meter(this.binding!.accountId, bytes)) return true;
     // Quota used up mid-transfer: both directions stop, and the chunk that crossed the limit is not forwarded.
     this.cut = true;
