@@ -8,7 +8,7 @@ import { createServer, type ViteDevServer } from 'vite';
 import { chromium, type Browser } from 'playwright-core';
 import { findTool } from '@svcrouter/server/test-support/tools';
 import { CHROMIUM, CHROMIUM_ARGS, requireChromium } from './harness/browser.js';
-import { edgeUrl, startAgent, startServer, tempDir, visit, type TestServer } from './harness/index.js';
+import { edgeUrl, runAgent, splitFailure, startAgent, startServer, tempDir, visit, type TestServer } from './harness/index.js';
 
 const SHARED_DOMAIN = 'svc-tunnels.test';
 
@@ -70,6 +70,35 @@ describe('--host-header', () => {
       } finally {
         await agent.close();
       }
+    });
+
+    it('SVC_HOST_HEADER is the default of --host-header; the flag wins; a bad value is a usage error', async () => {
+      const fromEnv = await startAgent(server, { token: server.token, target: port, env: { SVC_HOST_HEADER: 'rewrite' } });
+      try {
+        await visit(server, fromEnv.hostname, '/');
+        assert.equal(seen.at(-1)!.host, `localhost:${port}`);
+      } finally {
+        await fromEnv.close();
+      }
+      const flagWins = await startAgent(server, {
+        token: server.token,
+        target: port,
+        env: { SVC_HOST_HEADER: 'rewrite' },
+        args: ['--host-header', 'from.flag'],
+      });
+      try {
+        await visit(server, flagWins.hostname, '/');
+        assert.equal(seen.at(-1)!.host, 'from.flag');
+      } finally {
+        await flagWins.close();
+      }
+      const refused = await runAgent(['http', String(port)], { SVC_SERVER: server.url, SVC_TOKEN: server.token!, SVC_HOST_HEADER: 'a b' });
+      assert.equal(refused.code, 2);
+      assert.equal(refused.stdout, '');
+      assert.deepEqual(splitFailure(refused.stderr), {
+        sentence: 'SVC_HOST_HEADER: invalid host header "a b": expected "rewrite" or a host name, optionally with :port',
+        hint: 'set it to rewrite or a host such as localhost:5173, or unset it',
+      });
     });
 
     it('a given value is sent as Host; without the flag the public Host reaches the origin and Location is untouched', async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { serverSuite, startAgent, visit } from './harness/index.js';
+import { serverSuite, startAgent, startOrigin, visit, withRestartableServer } from './harness/index.js';
 
 // Off a terminal the agent prints plain lines, or JSON lines with --log-format json.
 describe('agent output modes', () => {
@@ -38,5 +38,36 @@ describe('agent output modes', () => {
     await agent.proc.waitForLine(/^\d\d:\d\d:\d\d\.\d{3} GET \/plain 200 \d+ms$/);
     assert.equal(agent.proc.lines[0], `Forwarding ${agent.url} -> http://localhost:${origin.port}`);
     assert.equal((await agent.close()).code, 0);
+  });
+
+  it('--log-format json: a lost edge is one reconnecting event, its return one reconnected event with the same URL', async () => {
+    const origin = await startOrigin();
+    try {
+      await withRestartableServer(async (first, restart) => {
+        const agent = await startAgent(first, { token: first.token, target: origin.port, args: ['--log-format', 'json'] });
+        try {
+          await first.proc.kill('SIGKILL');
+          await agent.proc.waitForLine(/"event":"reconnecting"/);
+          await restart();
+          await agent.proc.waitForLine(/"event":"reconnected"/);
+          assert.equal((await agent.close()).code, 0);
+        } finally {
+          await agent.proc.kill('SIGKILL');
+        }
+        const events = agent.proc.lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+        assert.deepEqual(
+          events.map((event) => event.event),
+          ['started', 'inspector', 'reconnecting', 'reconnected', 'closed'],
+        );
+        const local = `http://localhost:${origin.port}`;
+        assert.equal(events[2]!.tunnel, agent.url);
+        assert.equal(events[2]!.planned, false);
+        assert.equal(typeof events[2]!.reason, 'string');
+        assert.deepEqual({ ...events[3], time: undefined }, { event: 'reconnected', time: undefined, name: '', url: agent.url, local });
+        assert.deepEqual({ ...events[4], time: undefined }, { event: 'closed', time: undefined });
+      });
+    } finally {
+      await origin.close();
+    }
   });
 });

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
+import { SVC_VERSION } from '@svcrouter/protocol';
 import { requireTools } from '@svcrouter/server/test-support/tools';
 import { AGENT_BIN, startOrigin, startServer, tempDir, visit, type TestOrigin, type TestServer } from './harness/index.js';
 
@@ -54,12 +55,20 @@ if (requireTools('the live screen in tmux', ['tmux'], 'tmux')) {
       assert.equal(await tmux('display', '-p', '-t', 'agent', '#{alternate_on}'), '1\n', 'drawn in the alternate screen');
       await waitForPane(/Session Status\s+online/);
       await waitForPane(/Account\s+local@svcrouter\.localhost \(Plan: free/);
+      await waitForPane(new RegExp(`Version\\s+${SVC_VERSION.replace(/\./g, '\\.')}\\s*\n`));
+      await waitForPane(/Web Interface\s+http:\/\/127\.0\.0\.1:\d+\s*\n/);
+      // The round trip is measured on the heartbeats: a figure once the first one came back.
+      await waitForPane(/Latency\s+\d+ms\s*\n/);
 
       assert.equal((await visit(server, url[2]!, '/hello')).status, 200);
       assert.equal((await visit(server, url[2]!, '/status/503')).status, 503);
       await waitForPane(/\d\d:\d\d:\d\d\.\d{3} GET\s+\/hello\s+200\s+\d+ms/);
       await waitForPane(/GET\s+\/status\/503\s+503/);
       await waitForPane(/Connections\s+total\s+open\s+rate\/s\n\s+2\s/);
+      // Coloured by status class, as the terminal received it: 2xx green (SGR 32), 5xx red (SGR 31).
+      const coloured = await tmux('capture-pane', '-p', '-e', '-t', 'agent');
+      assert.match(coloured, /\/hello.*\u001b\[32m200\u001b\[39m/);
+      assert.match(coloured, /\/status\/503.*\u001b\[31m503\u001b\[39m/);
       const lines = (await tmux('capture-pane', '-p', '-t', 'agent')).split('\n');
       assert.ok(
         lines.every((line) => line.length <= 90),

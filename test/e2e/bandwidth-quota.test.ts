@@ -10,6 +10,7 @@ import {
   edgeUrl,
   loopbackLookup,
   spawnAgent,
+  splitFailure,
   startAgent,
   startOrigin,
   startServer,
@@ -81,7 +82,10 @@ describe('monthly transfer quota', () => {
     const second = spawnAgent(server, { token, target: origin.port });
     const exit = await second.exited;
     assert.equal(exit.code, 1);
-    assert.match(second.output, new RegExp(Messages.BANDWIDTH_LIMIT));
+    const failure = splitFailure(second.stderrLines.join('\n'));
+    assert.equal(failure.sentence, Messages.BANDWIDTH_LIMIT);
+    assert.match(failure.hint, /GET \/v1\/usage/);
+    assert.doesNotMatch(second.output, /\n\s+at /, 'no stack trace');
 
     // A graceful stop flushes the meter; the stored total shows the overshoot.
     await agent.close();

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { Messages } from '@svcrouter/protocol';
-import { splitFailure, startAgent, startOrigin, startServer, visit, type TestOrigin, type TestServer } from './harness/index.js';
+import { splitFailure, startAgent, startOrigin, visit, withRestartableServer, type TestOrigin } from './harness/index.js';
 import { revokeToken } from './lifecycle-support.js';
 
 const LOST = /^Connection to the edge lost/;
@@ -20,21 +20,6 @@ describe('an agent across a server restart', () => {
   after(async () => {
     await origin?.close();
   });
-
-  /** Starts a server in its own data dir; `restart` replaces it on the same ports and data. */
-  async function withRestartableServer(test: (first: TestServer, restart: () => Promise<TestServer>) => Promise<void>): Promise<void> {
-    const first = await startServer();
-    let second: TestServer | undefined;
-    try {
-      await test(first, async () => {
-        second = await startServer({ dataDir: first.dataDir, httpPort: first.httpPort, httpsPort: first.httpsPort });
-        return second;
-      });
-    } finally {
-      await second?.close();
-      await first.close();
-    }
-  }
 
   for (const stop of ['SIGTERM', 'SIGKILL'] as const) {
     const down = stop === 'SIGTERM' ? RESTARTING : LOST;

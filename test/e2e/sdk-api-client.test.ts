@@ -73,6 +73,23 @@ if (requireTools('SDK REST client', ['pebble-challtestsrv'], 'pebble')) {
       assert.match(invalid.message, /from/);
     });
 
+    it('setPassword() sets the dashboard password, then needs the current one; openapi() is the document', async () => {
+      await rejectsWith(client.setPassword({ newPassword: 'short' }), 400, 'invalid_request');
+      await client.setPassword({ newPassword: 'first dashboard password' });
+      await rejectsWith(client.setPassword({ newPassword: 'second dashboard password' }), 403, 'invalid_credentials');
+      await rejectsWith(
+        client.setPassword({ currentPassword: 'not the password', newPassword: 'second dashboard password' }),
+        403,
+        'invalid_credentials',
+      );
+      await client.setPassword({ currentPassword: 'first dashboard password', newPassword: 'second dashboard password' });
+
+      const document = await client.openapi();
+      assert.match(String(document.openapi), /^3\.1/);
+      const paths = Object.keys(document.paths as Record<string, unknown>);
+      assert.ok(paths.includes('/v1/me/password') && paths.includes('/v1/requests/stream'), paths.join(' '));
+    });
+
     it('tunnels.list() shows the forwarded tunnel', async () => {
       const tunnels = await client.tunnels.list();
       const listed = tunnels.find((t) => t.id === tunnel.id);
@@ -110,6 +127,20 @@ if (requireTools('SDK REST client', ['pebble-challtestsrv'], 'pebble')) {
         clientErrors.requests.map((r) => r.id),
         notFound.requests.map((r) => r.id),
       );
+      const byEveryFilter = await client.requests.list({
+        host: tunnel.hostname,
+        method: 'get',
+        since: startedAt,
+        until: new Date(Date.now() + 60_000).toISOString(),
+        limit: 100,
+      });
+      assert.deepEqual(
+        byEveryFilter.requests.map((r) => r.id),
+        everything.requests.map((r) => r.id),
+      );
+      assert.deepEqual((await client.requests.list({ host: tunnel.hostname, method: 'POST' })).requests, []);
+      assert.deepEqual((await client.requests.list({ host: 'elsewhere.localhost' })).requests, []);
+      assert.deepEqual((await client.requests.list({ tunnel: tunnel.id, until: startedAt })).requests, []);
       await rejectsWith(client.requests.list({ limit: 0 }), 400, 'invalid_request');
     });
 

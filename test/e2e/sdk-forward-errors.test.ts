@@ -44,7 +44,7 @@ describe('forward() errors against a real server', () => {
     await server?.close();
   });
 
-  const start = (options: { token?: string; subdomain?: string; domain?: string; serverUrl?: string }) =>
+  const start = (options: { token?: string; subdomain?: string; domain?: string; serverUrl?: string; hostHeader?: string }) =>
     forward({ addr: origin.port, serverUrl: server.url, reconnect: false, ...options });
 
   it('TOKEN_INVALID for an unknown token and for none at all', async () => {
@@ -87,6 +87,33 @@ describe('forward() errors against a real server', () => {
   it('DOMAIN_NOT_VERIFIED for a custom domain the account has not verified', async () => {
     const error = await refusal(start({ token: server.token!, domain: 'app.unverified.example.test' }));
     assertCode(error, ErrorCode.DOMAIN_NOT_VERIFIED, /app\.unverified\.example\.test/);
+  });
+
+  it('NAME_INVALID for a hostHeader that is neither rewrite nor a host, from the option or SVC_HOST_HEADER', async () => {
+    const expected = 'invalid host header "a\\r\\nX-Evil: 1": expected "rewrite" or a host name, optionally with :port';
+    assertCode(await refusal(start({ token: server.token!, hostHeader: 'a\r\nX-Evil: 1' })), ErrorCode.NAME_INVALID, expected);
+    process.env.SVC_HOST_HEADER = 'a\r\nX-Evil: 1';
+    try {
+      assertCode(await refusal(start({ token: server.token! })), ErrorCode.NAME_INVALID, expected);
+      // A valid SVC_HOST_HEADER is the default the option overrides.
+      process.env.SVC_HOST_HEADER = 'rewrite';
+      const fromEnv = await start({ token: server.token! });
+      try {
+        await visit(server, fromEnv.hostname, '/from-env');
+        assert.equal(origin.seen.at(-1)!.headers.host, `localhost:${origin.port}`);
+      } finally {
+        await fromEnv.close();
+      }
+      const fromOption = await start({ token: server.token!, hostHeader: 'from.option' });
+      try {
+        await visit(server, fromOption.hostname, '/from-option');
+        assert.equal(origin.seen.at(-1)!.headers.host, 'from.option');
+      } finally {
+        await fromOption.close();
+      }
+    } finally {
+      delete process.env.SVC_HOST_HEADER;
+    }
   });
 
   it('EDGE_UNREACHABLE when nothing listens at the server URL, after the start retries', async () => {

@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, realpath, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { SVC_VERSION } from '@svcrouter/protocol';
-import { REPO_ROOT, startServer, tempDir, type TestServer } from './harness/index.js';
+import { REPO_ROOT, spawnNode, startOrigin, startServer, tempDir, visit, type TestServer } from './harness/index.js';
 
 // The agent-side packages as a user gets them: `npm pack`ed, installed from the tarballs alone
 // into an empty folder outside the repository (offline, so nothing else can come in), then
-// `svc version`, a typed example compiled against the installed declarations, and an example
-// that forwards a port and calls the REST API of a real server.
+// `svc version`, a typed example compiled against the installed declarations, an example
+// that forwards a port and calls the REST API of a real server, and `npm i -g` of the agent.
 
 const run = promisify(execFile);
 const PACKAGES = ['protocol', 'sdk', 'agent'] as const;
@@ -68,11 +68,11 @@ describe('packed agent-side packages installed from their tarballs', () => {
   let work: { dir: string; remove(): Promise<void> };
   let app: string;
   let server: TestServer;
+  const tarballs: string[] = [];
 
   before(async () => {
     work = await tempDir('svc-pack-');
     server = await startServer();
-    const tarballs: string[] = [];
     for (const name of PACKAGES) {
       const { stdout } = await run('npm', ['pack', '--pack-destination', work.dir, '--json'], {
         cwd: path.join(REPO_ROOT, 'packages', name),
@@ -167,5 +167,35 @@ describe('packed agent-side packages installed from their tarballs', () => {
     assert.match(result.url, /^https:\/\/[a-z0-9-]+\.localhost:\d+$/);
     assert.equal(result.listed, true);
     assert.equal(result.email, 'local@svcrouter.localhost');
+  });
+
+  it('npm i -g from the tarballs: the global svc runs `svc version` and forwards a port with --host-header rewrite', async () => {
+    const prefix = path.join(work.dir, 'global');
+    await run('npm', ['install', '--global', '--prefix', prefix, '--offline', '--ignore-scripts', '--no-audit', '--no-fund', ...tarballs], {
+      cwd: work.dir,
+      env: cleanEnv(),
+    });
+    const svc = path.join(prefix, 'bin', 'svc');
+    assert.ok((await realpath(svc)).startsWith(path.join(prefix, 'lib', 'node_modules', '@svcrouter', 'agent') + path.sep));
+    assert.equal((await run(svc, ['version'], { cwd: work.dir, env: cleanEnv() })).stdout.trim(), `svc ${SVC_VERSION}`);
+
+    const origin = await startOrigin();
+    const agent = spawnNode(
+      svc,
+      ['http', String(origin.port), '--host-header', 'rewrite', '--log', 'stdout', '--inspect=false'],
+      { SVC_TOKEN: server.token!, SVC_SERVER: server.url },
+      'global svc',
+    );
+    try {
+      const [, url, hostname] = (await agent.waitForLine(/^Forwarding (https:\/\/([a-z0-9]+\.localhost):\d+) -> http:\/\/localhost:\d+$/))!;
+      assert.ok(url);
+      assert.equal((await visit(server, hostname!, '/through-the-global-svc')).status, 200);
+      await agent.waitForLine(/ GET \/through-the-global-svc 200 \d+ms$/);
+      assert.equal(origin.seen.at(-1)!.headers.host, `localhost:${origin.port}`, 'the local host, rewritten');
+      assert.deepEqual(await agent.kill('SIGINT'), { code: 0, signal: null });
+    } finally {
+      await agent.kill('SIGKILL');
+      await origin.close();
+    }
   });
 });

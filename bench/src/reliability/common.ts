@@ -43,7 +43,30 @@ export function timedGet(port: number, host: string, path = '/small', timeoutMs 
   });
 }
 
-/** Reads `--name=value` flags of the command line, with defaults. */
+/**
+ * Checks the command line of a reliability script before it starts anything: `--help` prints
+ * the usage and exits 0; an argument that is not `--name=<number>` with a known name prints
+ * what is wrong and the usage, and exits 2 (never a stack trace).
+ */
+export function checkArgs(usage: string, names: readonly string[]): void {
+  const fail = (message: string): never => {
+    process.stderr.write(`${message}\n${usage}\n`);
+    process.exit(2);
+  };
+  for (const arg of process.argv.slice(2)) {
+    if (arg === '--help' || arg === '-h') {
+      process.stdout.write(`${usage}\n`);
+      process.exit(0);
+    }
+    const match = /^--([A-Za-z]+)=(.*)$/.exec(arg);
+    if (!match) fail(`unknown argument ${arg}`);
+    const [, name, value] = match!;
+    if (!names.includes(name!)) fail(`unknown option --${name}`);
+    if (value === '' || !Number.isFinite(Number(value))) fail(`--${name} must be a number, not "${value}"`);
+  }
+}
+
+/** Reads `--name=value` flags of the command line, with defaults (checked first by checkArgs). */
 export function flag(name: string, fallback: number): number {
   const arg = process.argv.find((a) => a.startsWith(`--${name}=`));
   const value = arg === undefined ? fallback : Number(arg.slice(name.length + 3));

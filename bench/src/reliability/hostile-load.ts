@@ -10,7 +10,16 @@ import { readFileSync } from 'node:fs';
 import http2 from 'node:http2';
 import net from 'node:net';
 import { startSystem, TUNNEL_HOST } from '../system.js';
-import { conditions, flag, openFds, rssMiB, timedGet } from './common.js';
+import { checkArgs, conditions, flag, openFds, rssMiB, timedGet } from './common.js';
+
+checkArgs(
+  `Usage: node --expose-gc bench/dist/reliability/hostile-load.js [--slow=2000] [--slowS=30] [--flood=5000] [--resets=20000]
+  --slow    slowloris clients, each sending one header line every 5 s (default 2000)
+  --slowS   how long the slowloris phase lasts, in seconds (default 30)
+  --flood   silent TCP connections of the flood (default 5000)
+  --resets  HTTP/2 streams opened and cancelled on one session (default 20000)`,
+  ['slow', 'slowS', 'flood', 'resets'],
+);
 
 const slow = flag('slow', 2000);
 const slowS = flag('slowS', 30);

@@ -5,7 +5,13 @@
  */
 import { startSystem } from '../system.js';
 import { manyTunnels } from '../w-tunnels.js';
-import { conditions, flag, MIB } from './common.js';
+import { checkArgs, conditions, flag, MIB } from './common.js';
+
+checkArgs(
+  `Usage: node --expose-gc bench/dist/reliability/tunnels.js [--tunnels=1000]
+  --tunnels  tunnels bound on one agent session (default 1000)`,
+  ['tunnels'],
+);
 
 const tunnels = flag('tunnels', 1000);
 console.log(`machine: ${conditions()}`);

@@ -15,3 +15,18 @@ test('the usage names --proto and h2c:// targets', () => {
   assert.match(USAGE, /--proto <http1\|h2>/);
   assert.match(USAGE, /h2c:\/\/host:port/);
 });
+
+test('--host-header takes rewrite or a host with an optional port; anything else is refused with the reason', () => {
+  const rewrite = parseCommand(['http', '5173', '--host-header', 'rewrite']);
+  assert.ok(typeof rewrite !== 'string' && rewrite.kind === 'http' && rewrite.tunnel.hostHeader === 'rewrite');
+  const value = parseCommand(['http', '5173', '--host-header', 'app.internal:8080']);
+  assert.ok(typeof value !== 'string' && value.kind === 'http' && value.tunnel.hostHeader === 'app.internal:8080');
+  assert.equal(
+    parseCommand(['http', '5173', '--host-header', 'a\r\nX-Evil: 1']),
+    '--host-header: invalid host header "a\\r\\nX-Evil: 1": expected "rewrite" or a host name, optionally with :port',
+  );
+  assert.equal(
+    parseCommand(['http', '5173', '--host-header', ' ']),
+    '--host-header: invalid host header " ": expected "rewrite" or a host name, optionally with :port',
+  );
+});

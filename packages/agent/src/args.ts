@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { hostHeaderProblem } from '@svcrouter/sdk';
 
 /** How the agent shows what happens: a live screen, plain lines, or JSON lines. */
 export interface DisplayFlags {
@@ -53,11 +54,12 @@ Options:
   --config <file>             config file for start and config check
 
 Environment (overrides the config file):
-  SVC_TOKEN       agent token (svc_…), required
-  SVC_SUBDOMAIN   pin the subdomain (default: a random name each run)
-  SVC_DOMAIN      bind on a verified custom domain
-  SVC_SERVER      edge URL (default http://localhost:8080)
-  SVC_CA_FILE     PEM file of an extra CA to trust for an https edge`;
+  SVC_TOKEN        agent token (svc_…), required
+  SVC_SUBDOMAIN    pin the subdomain (default: a random name each run)
+  SVC_DOMAIN       bind on a verified custom domain
+  SVC_HOST_HEADER  Host sent to the local service, as --host-header
+  SVC_SERVER       edge URL (default http://localhost:8080)
+  SVC_CA_FILE      PEM file of an extra CA to trust for an https edge`;
 
 const OPTIONS = {
   subdomain: { type: 'string' },
@@ -96,7 +98,8 @@ export function parseCommand(argv: string[]): Command | string {
       if (values.subdomain !== undefined) tunnel.subdomain = values.subdomain;
       if (values.domain !== undefined) tunnel.domain = values.domain;
       if (values['host-header'] !== undefined) {
-        if (values['host-header'].trim() === '') return '--host-header needs "rewrite" or a host name';
+        const problem = hostHeaderProblem(values['host-header']);
+        if (problem !== undefined) return `--host-header: ${problem}`;
         tunnel.hostHeader = values['host-header'];
       }
       if (values.proto !== undefined) {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { ErrorCode, Messages, SVC_VERSION, SvcError } from '@svcrouter/protocol';
-import { DEFAULT_SERVER_URL, parseLocalTarget, type LocalTarget } from '@svcrouter/sdk';
+import { DEFAULT_SERVER_URL, hostHeaderProblem, parseLocalTarget, parseServerUrls, type LocalTarget } from '@svcrouter/sdk';
 import { parseCommand, USAGE, type Command, type InspectFlags } from './args.js';
 import { startInspection } from './inspection.js';
 import { formatProblems, loadConfigFile } from './config-file.js';
@@ -17,6 +17,8 @@ export interface AgentEnv {
   subdomain: string | undefined;
   /** SVC_DOMAIN: optional verified custom domain. */
   domain: string | undefined;
+  /** SVC_HOST_HEADER: `rewrite` or the Host sent to the local service (as --host-header). */
+  hostHeader: string | undefined;
   /** SVC_SERVER: edge URL, default http://localhost:8080. */
   server: string | undefined;
   /** SVC_CA_FILE: path of an extra CA (PEM) to trust for an https edge with a dev certificate. */
@@ -60,10 +62,16 @@ async function runCommand(command: Command, env: AgentEnv, output: Output, hooks
         output.error(target);
         return 2;
       }
+      const envHostHeader = checkedEnvHostHeader(env);
+      if (typeof envHostHeader === 'object') {
+        output.error(envHostHeader.problem);
+        return 2;
+      }
       const session = sessionSpec(env, undefined);
       if (!('token' in session)) return fail(output, session);
       const spec: TunnelSpec = { name: '', target, subdomain: command.tunnel.subdomain, domain: command.tunnel.domain };
-      if (command.tunnel.hostHeader !== undefined) spec.hostHeader = command.tunnel.hostHeader;
+      const hostHeader = command.tunnel.hostHeader ?? envHostHeader;
+      if (hostHeader !== undefined) spec.hostHeader = hostHeader;
       spec.subdomain ??= env.subdomain || undefined;
       spec.domain ??= env.domain || undefined;
       return runInspected([spec], session, command.inspect, undefined, output, hooks);
@@ -84,7 +92,12 @@ async function runCommand(command: Command, env: AgentEnv, output: Output, hooks
         output.error(formatProblems(command.configPath, loaded.problems));
         return 1;
       }
-      const specs = tunnelSpecs(loaded.config, command.names, env);
+      const envHostHeader = checkedEnvHostHeader(env);
+      if (typeof envHostHeader === 'object') {
+        output.error(envHostHeader.problem);
+        return 2;
+      }
+      const specs = tunnelSpecs(loaded.config, command.names, { ...env, hostHeader: envHostHeader });
       if (typeof specs === 'string') {
         output.error(specs);
         return 2;
@@ -97,9 +110,19 @@ async function runCommand(command: Command, env: AgentEnv, output: Output, hooks
   }
 }
 
+/** SVC_HOST_HEADER when set, checked as --host-header is: a bad value is a usage error. */
+function checkedEnvHostHeader(env: AgentEnv): string | undefined | { problem: string } {
+  if (!env.hostHeader) return undefined;
+  const problem = hostHeaderProblem(env.hostHeader);
+  return problem === undefined
+    ? env.hostHeader
+    : { problem: `SVC_HOST_HEADER: ${problem}\nhint: set it to rewrite or a host such as localhost:5173, or unset it` };
+}
+
 /**
- * The tunnels `svc start` runs: those named, else all, in file order. SVC_SUBDOMAIN and
- * SVC_DOMAIN override the file only when one tunnel starts, since two cannot share a name.
+ * The tunnels `svc start` runs: those named, else all, in file order. SVC_SUBDOMAIN,
+ * SVC_DOMAIN and SVC_HOST_HEADER override the file only when one tunnel starts: two tunnels
+ * cannot share a name, and each has its own local target.
  */
 function tunnelSpecs(config: ConfigFile, names: string[], env: AgentEnv): TunnelSpec[] | string {
   const known = Object.keys(config.tunnels);
@@ -114,7 +137,8 @@ function tunnelSpecs(config: ConfigFile, names: string[], env: AgentEnv): Tunnel
     const domain = picked.length === 1 ? env.domain || tunnel.domain : tunnel.domain;
     if (subdomain !== undefined) spec.subdomain = subdomain;
     if (domain !== undefined) spec.domain = domain;
-    if (tunnel.hostHeader !== undefined) spec.hostHeader = tunnel.hostHeader;
+    const hostHeader = picked.length === 1 ? env.hostHeader || tunnel.hostHeader : tunnel.hostHeader;
+    if (hostHeader !== undefined) spec.hostHeader = hostHeader;
     return spec;
   });
 }
@@ -151,6 +175,11 @@ export function sessionSpec(env: AgentEnv, file: { token?: string; server?: stri
     return explainFailure(new SvcError(ErrorCode.TOKEN_INVALID, Messages.TOKEN_INVALID));
   }
   const spec: SessionSpec = { token, server: env.server || file?.server || DEFAULT_SERVER_URL };
+  try {
+    parseServerUrls(spec.server);
+  } catch (error) {
+    return explainFailure(error);
+  }
   if (env.caFile) {
     const ca = readCaFile(env.caFile);
     if (typeof ca !== 'string') return ca;

@@ -98,3 +98,10 @@ test('problems print as file:line:column key: message', () => {
     'svc.yml:4:5 tunnels.web.x: unknown key',
   );
 });
+
+test('a hostHeader that is neither rewrite nor a host is reported at its value', () => {
+  assert.deepEqual(
+    problems('tunnels:\n  web:\n    addr: 5173\n    hostHeader: "localhost:5173/app"\n').map((p) => [p.line, p.column, p.key, p.message]),
+    [[4, 17, 'tunnels.web.hostHeader', 'expected "rewrite" or a host name, optionally with :port']],
+  );
+});

@@ -1,4 +1,4 @@
-import { parseLocalTarget } from '@svcrouter/sdk';
+import { hostHeaderProblem, parseLocalTarget } from '@svcrouter/sdk';
 import { z } from 'zod';
 
 /** Only this shape is a token; anything else (quotes, spaces, other prefixes) is refused as-is. */
@@ -43,7 +43,10 @@ export const TunnelConfigSchema = z.strictObject({
   /** Verified custom domain to bind on (default: the shared domain). */
   domain: z.string().min(1).optional(),
   /** `rewrite` or a value for the Host header sent to the local service (default: the public host). */
-  hostHeader: z.string().min(1).optional(),
+  hostHeader: z
+    .string()
+    .refine((value) => hostHeaderProblem(value) === undefined, { error: 'expected "rewrite" or a host name, optionally with :port' })
+    .optional(),
   /** Capture this tunnel's traffic in the inspector (default true). */
   inspect: z.boolean().optional(),
 });

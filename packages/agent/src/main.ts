@@ -14,6 +14,7 @@ const { code, output } = await runCli(
     token: env.SVC_TOKEN,
     subdomain: env.SVC_SUBDOMAIN,
     domain: env.SVC_DOMAIN,
+    hostHeader: env.SVC_HOST_HEADER,
     server: env.SVC_SERVER,
     caFile: env.SVC_CA_FILE,
   },

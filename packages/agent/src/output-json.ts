@@ -3,7 +3,7 @@ import { batchedLines, forwardingLine, type Output } from './output.js';
 
 /**
  * `--log-format json`: one JSON object per line on stdout for each event (started, request,
- * reconnecting, reconnected, closed), so stdout stays parseable line by line. The
+ * reconnecting, reconnected, failover, restored, closed), so stdout stays parseable line by line. The
  * `Forwarding <url> -> <local>` line people look for goes to stderr, with failures and warnings.
  */
 export function jsonOutput(stdout: NodeJS.WritableStream, stderr: NodeJS.WritableStream): Output {
@@ -23,6 +23,8 @@ export function jsonOutput(stdout: NodeJS.WritableStream, stderr: NodeJS.Writabl
       ),
     reconnecting: (tunnel, reason, planned) => out.line(event('reconnecting', { tunnel: tunnel.url, reason, planned })),
     reconnected: (tunnel) => out.line(event('reconnected', { ...tunnel })),
+    failover: (lost, reason) => out.line(event('failover', { lost, reason })),
+    restored: (server) => out.line(event('restored', { server })),
     closed: (failure, released) => {
       if (failure) stderr.write(`${formatFailure(failure)}\n`);
       else if (released) stderr.write(`${released}\n`);

@@ -25,6 +25,10 @@ export interface Output {
    */
   reconnecting(tunnel: TunnelView, reason: string, planned: boolean): void;
   reconnected(tunnel: TunnelView): void;
+  /** Several edge URLs: the session through `lost` dropped while the other node serves on. */
+  failover(lost: string, reason: string): void;
+  /** Several edge URLs: the tunnels are held through two nodes again, the new one at `server`. */
+  restored(server: string): void;
   /** The agent stops: after a failure, after a release by the server (its sentence), or cleanly. */
   closed(failure: Failure | undefined, released?: string): void;
   /** A failure before any tunnel was live. */
@@ -121,6 +125,8 @@ export function terminalOutput(stdout: NodeJS.WritableStream, stderr: NodeJS.Wri
         ? out.line(`Edge restarting (${reason}); reconnecting…`)
         : stderr.write(`Connection to the edge lost (${reason}); reconnecting…\n`),
     reconnected: (tunnel) => out.line(`Reconnected: forwarding ${tunnel.url} -> ${tunnel.local}`),
+    failover: (lost, reason) => out.line(failoverLine(lost, reason)),
+    restored: (server) => out.line(restoredLine(server)),
     closed: (failure, released) => {
       out.flush();
       if (failure) stderr.write(`${formatFailure(failure)}\n`);
@@ -139,6 +145,16 @@ export function terminalOutput(stdout: NodeJS.WritableStream, stderr: NodeJS.Wri
 export function requestLine(tunnel: TunnelView, log: RequestLog): string {
   const prefix = tunnel.name === '' ? '' : `[${tunnel.name}] `;
   return `${clock()} ${prefix}${log.method} ${log.path} ${log.status} ${Math.round(log.durationMs)}ms\n`;
+}
+
+/** One of two edge nodes lost while the other serves: news, not an outage. */
+export function failoverLine(lost: string, reason: string): string {
+  return `Edge node ${lost} lost (${reason}); still forwarding through the other node`;
+}
+
+/** The lost node replaced. */
+export function restoredLine(server: string): string {
+  return `Forwarding through two edge nodes again (${server} replaces the lost one)`;
 }
 
 /** The line people and scripts look for, in every output mode. */

@@ -1,5 +1,5 @@
 import { ErrorCode, type SvcError } from '@svcrouter/protocol';
-import { forwardMany, type Inspector, type LocalTarget, type Tunnel } from '@svcrouter/sdk';
+import { forwardMany, parseServerUrls, type Inspector, type LocalTarget, type Tunnel } from '@svcrouter/sdk';
 import { explainFailure, notListeningWarning } from './failure.js';
 import { probeLocal } from './local-probe.js';
 import type { Output, ScreenStatus, TunnelView } from './output.js';
@@ -20,9 +20,10 @@ export interface TunnelSpec {
   inspector?: Inspector;
 }
 
-/** What every tunnel of one agent shares: one session to one edge. */
+/** What every tunnel of one agent shares: one session to one edge (two, to two nodes, with several URLs). */
 export interface SessionSpec {
   token: string;
+  /** SVC_SERVER: one edge URL, or several separated by commas. */
   server: string;
   ca?: string;
 }
@@ -106,6 +107,13 @@ function watch(tunnel: Tunnel, view: TunnelView, output: Output, reportsSession:
   tunnel.on('reconnecting', ({ attempt, reason, planned }) => {
     if (attempt === 1 && reportsSession) output.reconnecting(view, reason, planned);
   });
+  // Several edge URLs: one node lost while the other serves is news, not an outage.
+  tunnel.on('failover', ({ lost, reason }) => {
+    if (reportsSession) output.failover(lost, reason);
+  });
+  tunnel.on('restored', ({ server }) => {
+    if (reportsSession) output.restored(server);
+  });
   tunnel.on('reconnected', (url) => {
     view.url = url;
     output.reconnected(view);
@@ -114,7 +122,7 @@ function watch(tunnel: Tunnel, view: TunnelView, output: Output, reportsSession:
 
 /** Feeds the live screen: the account once, then round trip and open requests every STATUS_INTERVAL_MS. */
 function followStatus(tunnels: Tunnel[], session: SessionSpec, status: (update: ScreenStatus) => void): () => void {
-  void accountStatus(session.server, session.token).then(status);
+  void accountStatus(parseServerUrls(session.server)[0]!, session.token).then(status);
   const timer = setInterval(() => {
     const open = tunnels.reduce((sum, tunnel) => sum + tunnel.openRequests, 0);
     status({ rttMs: tunnels[0]!.rttMs, open });

@@ -1,7 +1,7 @@
 import ansiEscapes from 'ansi-escapes';
 import { createLogUpdate } from 'log-update';
 import { formatFailure, type Failure } from './failure.js';
-import type { Output } from './output.js';
+import { failoverLine, restoredLine, type Output } from './output.js';
 import { ScreenModel } from './screen-model.js';
 import { renderScreen } from './screen-render.js';
 
@@ -59,6 +59,12 @@ export function screenOutput(stdout: NodeJS.WriteStream, stderr: NodeJS.Writable
     else if (line) stderr.write(`${line}\n`);
   };
 
+  function note(text: string): void {
+    if (!entered) return void stdout.write(`${text}\n`);
+    notes.push(text);
+    redraw();
+  }
+
   return {
     started(tunnels) {
       model.tunnels = tunnels;
@@ -80,6 +86,12 @@ export function screenOutput(stdout: NodeJS.WriteStream, stderr: NodeJS.Writable
       if (index >= 0) model.tunnels[index] = tunnel;
       redraw();
     },
+    failover(lost, reason) {
+      note(failoverLine(lost, reason));
+    },
+    restored(server) {
+      note(restoredLine(server));
+    },
     closed(failure, released) {
       model.state = 'closed';
       printAfter(failure, released);
@@ -98,7 +110,7 @@ export function screenOutput(stdout: NodeJS.WriteStream, stderr: NodeJS.Writable
       model.status = { ...model.status, ...status };
       redraw();
     },
-    info: (text) => (entered ? notes.push(text) && redraw() : stdout.write(`${text}\n`)),
+    info: note,
     error: (text) => stderr.write(`${text}\n`),
     flush: () => restore(),
   };

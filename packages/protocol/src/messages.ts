@@ -7,8 +7,11 @@ import type { ErrorCodeValue } from './errors.js';
 
 /** Agent → edge. */
 export type AgentMessage =
-  /** Ask for a public hostname; `subdomain`/`domain` pin it, `hostname` reclaims one after a reconnect. */
-  | { type: 'bind'; requestId: number; subdomain?: string; domain?: string; hostname?: string; local: string }
+  /**
+   * Ask for a public hostname; `subdomain`/`domain` pin it, `hostname` reclaims one after a reconnect.
+   * `group` names the agent process: its sessions to other edge nodes may hold the same hostname.
+   */
+  | { type: 'bind'; requestId: number; subdomain?: string; domain?: string; hostname?: string; local: string; group?: string }
   /** Release a tunnel bound on this session (clean exit). */
   | { type: 'unbind'; tunnelId: string };
 

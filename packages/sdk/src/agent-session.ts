@@ -32,6 +32,8 @@ export interface BindRequest {
   hostname?: string;
   /** Local address, shown on the edge's 502 page. */
   local: string;
+  /** The agent process, when it holds the hostname through sessions to several edge nodes. */
+  group?: string;
 }
 
 /** A successful bind. */
@@ -87,11 +89,46 @@ export class AgentSession extends EventEmitter {
   /** The edge's 'leaving' sentence on the current connection: its loss is a planned restart. */
   private leavingReason: string | undefined;
 
+  /**
+   * Picks the edge URL of the next dial after a lost connection (several SVC_SERVER URLs);
+   * without it the session dials the same URL again.
+   */
+  chooseServer: ((current: string) => string) | undefined;
+
   constructor(
-    private readonly dial: DialOptions,
+    private dial: DialOptions,
     private readonly reconnect = true,
   ) {
     super();
+  }
+
+  /** The edge URL this session dials (and, while connected, is connected to). */
+  get serverUrl(): string {
+    return this.dial.serverUrl;
+  }
+
+  /** Whether the session is connected right now. */
+  get isConnected(): boolean {
+    return this.mux?.isClosed === false;
+  }
+
+  /** Dials `serverUrl` from now on (a start that tries each URL in turn). */
+  useServer(serverUrl: string): void {
+    this.dial = { ...this.dial, serverUrl };
+  }
+
+  /**
+   * Carries `tunnel` from the next connection on, bound with its `bindRequest` then; with
+   * startInBackground, a session that never blocks its caller (a second edge node's).
+   */
+  adopt(tunnel: SessionTunnel): void {
+    this.tunnels.add(tunnel);
+  }
+
+  /** Dials and binds the adopted tunnels in the background, retrying with backoff as after a lost connection. */
+  startInBackground(): void {
+    if (this.reconnecting || this.closing) return;
+    void this.reconnectLoop('not connected yet', false, true);
   }
 
   /** Round trip to the edge measured by the last answered heartbeat, ms; undefined before the first or while disconnected. */
@@ -278,11 +315,16 @@ export class AgentSession extends EventEmitter {
    * One episode of lost connection: dial with backoff until the edge answers, then rebind.
    * Only one loop runs at a time (`reconnecting`); a loss during the rebind goes round again.
    */
-  private async reconnectLoop(firstReason: string, planned: boolean): Promise<void> {
+  private async reconnectLoop(firstReason: string, planned: boolean, dialFirst = false): Promise<void> {
     this.reconnecting = true;
     let reason = firstReason;
     try {
       for (let attempt = 1; !this.closing && this.tunnels.size > 0; attempt++) {
+        if (dialFirst && attempt === 1) {
+          if (await this.dialAndRebind()) return;
+          reason = this.lastDialError ?? reason;
+          continue;
+        }
         // After a planned restart the edge is expected back soon: dial often enough to be there
         // as it returns, with the jitter kept so a fleet of agents does not arrive in lock-step.
         const backoff = reconnectDelay(this.backoffStep++);
@@ -290,22 +332,38 @@ export class AgentSession extends EventEmitter {
         for (const tunnel of this.tunnels) tunnel.onReconnecting(attempt, wait, reason, planned);
         await delay(wait);
         if (this.closing) return;
-        try {
-          await this.connect();
-        } catch (error) {
-          if (error instanceof SvcError && error.code === ErrorCode.TOKEN_INVALID) return this.fail(error);
-          reason = (error as Error).message;
-          continue;
-        }
-        // close() may have run while dialling: it could not see the new connection.
-        if (this.closing) return void this.mux?.close('agent closing');
-        await this.rebindAll();
-        if (!this.mux?.isClosed || this.tunnels.size === 0) return;
-        reason = 'connection lost while rebinding';
+        if (this.chooseServer) this.useServer(this.chooseServer(this.dial.serverUrl));
+        const done = await this.dialAndRebind();
+        if (done) return;
+        reason = this.lastDialError ?? 'connection lost while rebinding';
       }
     } finally {
       this.reconnecting = false;
     }
+  }
+
+  private lastDialError: string | undefined;
+
+  /** One dial and rebind; true when the loop is over (bound, closed, or failed for good). */
+  private async dialAndRebind(): Promise<boolean> {
+    this.lastDialError = undefined;
+    try {
+      await this.connect();
+    } catch (error) {
+      if (error instanceof SvcError && error.code === ErrorCode.TOKEN_INVALID) {
+        this.fail(error);
+        return true;
+      }
+      this.lastDialError = (error as Error).message;
+      return false;
+    }
+    // close() may have run while dialling: it could not see the new connection.
+    if (this.closing) {
+      this.mux?.close('agent closing');
+      return true;
+    }
+    await this.rebindAll();
+    return !this.mux?.isClosed || this.tunnels.size === 0;
   }
 
   private async rebindAll(): Promise<void> {

@@ -35,6 +35,19 @@ describe('ApiClient', () => {
     await once(server, 'close');
   });
 
+  it('without baseUrl or SVC_SERVER, talks to http://localhost:8080', () => {
+    const saved = process.env.SVC_SERVER;
+    delete process.env.SVC_SERVER;
+    try {
+      assert.equal(new ApiClient({ token: 'svc_x' }).baseUrl, 'http://localhost:8080');
+      process.env.SVC_SERVER = '';
+      assert.equal(new ApiClient({ token: 'svc_x' }).baseUrl, 'http://localhost:8080', 'an empty variable counts as unset');
+    } finally {
+      if (saved === undefined) delete process.env.SVC_SERVER;
+      else process.env.SVC_SERVER = saved;
+    }
+  });
+
   it('keeps the token out of inspection and JSON', () => {
     const client = new ApiClient({ baseUrl, token: 'svc_private' });
     assert.ok(!inspect(client, { depth: 10 }).includes('svc_private'));

@@ -1,4 +1,5 @@
 import { call, withTextStatus, type Endpoint } from './api-transport.js';
+import type { paths } from './generated/api-types.js';
 import type {
   Account,
   CapturedRequest,
@@ -7,6 +8,7 @@ import type {
   DomainCheck,
   Key,
   NewKey,
+  PasswordChange,
   RequestFilters,
   RequestPage,
   RequestStreamEvent,
@@ -61,6 +63,19 @@ export class ApiClient {
     return call(this.#endpoint, 'get', '/v1/usage/history', { query: range });
   }
 
+  /**
+   * POST /v1/me/password: sets the dashboard password (`currentPassword` must match once one is
+   * set, else ApiError 403 invalid_credentials); the account's other browsers are signed out.
+   */
+  setPassword(change: PasswordChange): Promise<void> {
+    return call(this.#endpoint, 'post', '/v1/me/password', { body: change });
+  }
+
+  /** GET /v1/openapi.json: the OpenAPI 3.1 document these types were generated from. */
+  openapi(): Promise<Record<string, unknown>> {
+    return call(this.#endpoint, 'get', '/v1/openapi.json', {});
+  }
+
   readonly tunnels = {
     /** GET /v1/tunnels */
     list: async (): Promise<TunnelInfo[]> => (await call(this.#endpoint, 'get', '/v1/tunnels', {})).tunnels,
@@ -113,3 +128,41 @@ export class ApiClient {
     } while (cursor !== undefined);
   }
 }
+
+/** `METHOD /v1/path` of every operation of the OpenAPI document under /v1. */
+type V1Operation = {
+  [P in keyof paths]: P extends `/v1/${string}`
+    ? `${Uppercase<Extract<keyof paths[P], 'get' | 'put' | 'post' | 'patch' | 'delete'>>} ${P}`
+    : never;
+}[keyof paths];
+
+/**
+ * The operations ApiClient has a method for. A /v1 route the server adds reaches the generated
+ * types, and then the check below fails the build until the client covers it; one it removes
+ * fails it too.
+ */
+type Covered =
+  | 'GET /v1/me'
+  | 'POST /v1/me/password'
+  | 'GET /v1/usage'
+  | 'GET /v1/usage/history'
+  | 'GET /v1/tunnels'
+  | 'DELETE /v1/tunnels/{id}'
+  | 'GET /v1/requests'
+  | 'GET /v1/requests/stream'
+  | 'GET /v1/domains'
+  | 'POST /v1/domains'
+  | 'GET /v1/domains/{id}'
+  | 'POST /v1/domains/{id}/verify'
+  | 'DELETE /v1/domains/{id}'
+  | 'GET /v1/keys'
+  | 'POST /v1/keys'
+  | 'DELETE /v1/keys/{id}'
+  | 'GET /v1/openapi.json';
+
+/** Accepts only `never`: given operations, the build fails and names them. */
+type NoneLeft<Operations extends never> = Operations;
+/** Always `never`: the build fails here while a /v1 operation has no ApiClient method. */
+export type UncoveredOperations = NoneLeft<Exclude<V1Operation, Covered>>;
+/** Always `never`: the build fails here while the list names an operation the API no longer has. */
+export type StaleOperations = NoneLeft<Exclude<Covered, V1Operation>>;

@@ -23,6 +23,8 @@ export type NewKey = Schemas['NewKey'];
 export type Domain = Schemas['Domain'];
 /** A domain with the outcome of a verification check. */
 export type DomainCheck = Schemas['DomainCheck'];
+/** A dashboard password to set; `currentPassword` once the account has one. */
+export type PasswordChange = Schemas['PasswordChange'];
 
 /** A status filter as the API reads it; a number is sent as its digits. */
 type WithNumericStatus<Query extends { status?: string }> = Omit<Query, 'status'> & { status?: Query['status'] | number };

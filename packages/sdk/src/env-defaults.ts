@@ -2,7 +2,7 @@
 export const DEFAULT_SERVER_URL = 'http://localhost:8080';
 
 /** The documented `SVC_*` variables the SDK falls back on when an option is left out. */
-export type SvcVariable = 'SVC_TOKEN' | 'SVC_SERVER' | 'SVC_SUBDOMAIN' | 'SVC_DOMAIN';
+export type SvcVariable = 'SVC_TOKEN' | 'SVC_SERVER' | 'SVC_SUBDOMAIN' | 'SVC_DOMAIN' | 'SVC_HOST_HEADER';
 
 /**
  * Reads one documented default from the environment, at the moment an ApiClient or a tunnel is

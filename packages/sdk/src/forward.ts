@@ -1,14 +1,17 @@
+import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
 import { ErrorCode, Messages, SvcError, type CallbackStream, type MuxStream } from '@svcrouter/protocol';
 import { AgentSession, type BindRequest, type Bound, type SessionTunnel } from './agent-session.js';
 import { reconnectDelay } from './backoff.js';
 import type { DialOptions } from './dial.js';
+import { EdgePair, parseServerUrls } from './edge-servers.js';
 import { DEFAULT_SERVER_URL, envDefault } from './env-defaults.js';
-import { hostRewrite } from './host-header.js';
+import { hostHeaderProblem, hostRewrite } from './host-header.js';
 import { Inspector, type InspectOptions } from './inspector.js';
 import { isOriginProto, parseLocalTarget, type LocalTarget, type OriginProto } from './local-target.js';
 import { OriginProxy, type RequestLog } from './origin-proxy.js';
+import { StandbyLink, type StandbyOwner } from './standby-link.js';
 
 export { DEFAULT_SERVER_URL };
 
@@ -24,7 +27,11 @@ export interface ForwardOptions {
   proto?: OriginProto;
   /** Agent token (`svc_…`; default SVC_TOKEN). */
   token?: string;
-  /** Edge URL (default SVC_SERVER, else DEFAULT_SERVER_URL). */
+  /**
+   * Edge URL (default SVC_SERVER, else DEFAULT_SERVER_URL). Several URLs of one cluster's nodes,
+   * separated by commas: the tunnel is held through sessions to two of them at once and stays up
+   * while either lives; a lost one is replaced through the next URL of the list.
+   */
   serverUrl?: string;
   /** Pin the subdomain (default SVC_SUBDOMAIN); without one the edge picks a fresh random name. */
   subdomain?: string;
@@ -32,7 +39,8 @@ export interface ForwardOptions {
   domain?: string;
   /**
    * Host header sent to the local service: `rewrite` sends the local target's `host:port`, any
-   * other value is sent as is; unset keeps the public hostname. The public one stays in X-Forwarded-Host.
+   * other host (with an optional port) is sent as is; unset (default SVC_HOST_HEADER) keeps the
+   * public hostname. The public one stays in X-Forwarded-Host. Anything else is NAME_INVALID.
    */
   hostHeader?: string;
   /**
@@ -60,8 +68,14 @@ export interface TunnelEvents {
   request: [log: RequestLog];
   reconnecting: [info: { attempt: number; delayMs: number; reason: string; planned: boolean }];
   reconnected: [url: string];
+  /** Several edge URLs: the session through `lost` dropped; the other node still serves the tunnel. */
+  failover: [info: { lost: string; reason: string; planned: boolean }];
+  /** Several edge URLs: the tunnel is held through two nodes again, the new one at `server`. */
+  restored: [info: { server: string }];
   end: [error: SvcError | undefined];
 }
+
+type Path = 'primary' | 'standby';
 
 /**
  * A live tunnel. Events:
@@ -69,9 +83,11 @@ export interface TunnelEvents {
  * - 'reconnecting' ({attempt, delayMs, reason, planned}) when the edge connection was lost;
  *   `planned` when the edge announced it was leaving (a restart), not a failure;
  * - 'reconnected' (url) when the tunnel is live again, under the same hostname;
+ * - 'failover' ({lost, reason, planned}) and 'restored' ({server}) with several edge URLs, when
+ *   one of its two sessions drops while the other serves on, and when it is replaced;
  * - 'end' (SvcError | undefined) once, when the tunnel is gone for good (undefined after close()).
  */
-export class Tunnel extends EventEmitter<TunnelEvents> implements SessionTunnel {
+export class Tunnel extends EventEmitter<TunnelEvents> implements SessionTunnel, StandbyOwner {
   url = '';
   hostname = '';
   id = '';
@@ -82,6 +98,12 @@ export class Tunnel extends EventEmitter<TunnelEvents> implements SessionTunnel 
   inspector: Inspector | undefined;
   private ended = false;
   private closing: Promise<void> | undefined;
+  /** The same agent's session to a second edge node, when given several URLs. */
+  private standby: { session: AgentSession; link: StandbyLink; everUp: boolean } | undefined;
+  /** The sessions through which the tunnel is bound right now. */
+  private readonly live = new Set<Path>();
+  /** Dials since the tunnel was last served through any session. */
+  private downAttempts = 0;
 
   constructor(
     private readonly session: AgentSession,
@@ -100,7 +122,7 @@ export class Tunnel extends EventEmitter<TunnelEvents> implements SessionTunnel 
   close(): Promise<void> {
     if (this.ended) return Promise.resolve();
     this.closing ??= (async () => {
-      await this.session.release(this);
+      await Promise.all([this.session.release(this), this.standby?.session.release(this.standby.link)]);
       await this.proxy.close();
       this.finish(undefined);
     })();
@@ -109,7 +131,22 @@ export class Tunnel extends EventEmitter<TunnelEvents> implements SessionTunnel 
 
   /** Round trip to the edge from the session's heartbeats, ms; undefined while disconnected. */
   get rttMs(): number | undefined {
-    return this.session.rttMs;
+    return this.session.rttMs ?? this.standby?.session.rttMs;
+  }
+
+  /** The edge URLs the tunnel is bound through right now (two with several URLs, while both live). */
+  get servers(): string[] {
+    const servers: string[] = [];
+    if (this.live.has('primary')) servers.push(this.session.serverUrl);
+    if (this.standby && this.live.has('standby')) servers.push(this.standby.session.serverUrl);
+    return servers;
+  }
+
+  /** @internal Holds the tunnel through `session` too, under the hostname bound already. */
+  attachStandby(session: AgentSession): void {
+    const link = new StandbyLink(this);
+    this.standby = { session, link, everUp: false };
+    session.adopt(link);
   }
 
   /** @internal */
@@ -125,23 +162,74 @@ export class Tunnel extends EventEmitter<TunnelEvents> implements SessionTunnel 
     this.hostname = bound.hostname;
     // Reconnects ask for exactly this hostname back, whatever picked it first.
     this.bindRequest.hostname = bound.hostname;
+    this.live.add('primary');
   }
 
   /** @internal */
   onReconnecting(attempt: number, delayMs: number, reason: string, planned: boolean): void {
-    this.emit('reconnecting', { attempt, delayMs, reason, planned });
+    this.pathDown('primary', attempt, delayMs, reason, planned);
   }
 
   /** @internal */
   onRebound(bound: Bound): void {
     this.onBound(bound);
-    this.emit('reconnected', bound.url);
+    this.live.delete('primary');
+    this.pathUp('primary', bound.url);
   }
 
   /** @internal */
   onEnded(error: SvcError): void {
     void this.proxy.close();
+    if (this.standby) void this.standby.session.release(this.standby.link);
     this.finish(error);
+  }
+
+  /** @internal One session lost its node; the tunnel is down only when no session holds it. */
+  pathDown(path: Path, attempt: number, delayMs: number, reason: string, planned: boolean): void {
+    const wasLive = this.live.delete(path);
+    if (this.live.size > 0) {
+      if (wasLive) this.emit('failover', { lost: this.sessionOf(path).serverUrl, reason, planned });
+      return;
+    }
+    this.downAttempts++;
+    this.emit('reconnecting', { attempt: this.downAttempts, delayMs, reason, planned });
+  }
+
+  /** @internal A session (re)bound the tunnel. */
+  pathUp(path: Path, url: string): void {
+    const wasDown = this.live.size === 0;
+    this.live.add(path);
+    const firstStandby = path === 'standby' && this.standby !== undefined && !this.standby.everUp;
+    if (path === 'standby' && this.standby) this.standby.everUp = true;
+    if (wasDown) {
+      this.downAttempts = 0;
+      this.emit('reconnected', url);
+    } else if (!firstStandby) {
+      this.emit('restored', { server: this.sessionOf(path).serverUrl });
+    }
+  }
+
+  /**
+   * @internal The second session's binding ended. Released by the server or a revoked token
+   * ends the tunnel as on the first session; anything else (the node refused the second
+   * session) leaves the tunnel on its first session alone.
+   */
+  standbyEnded(error: SvcError): void {
+    if (!this.standby || this.ended) return;
+    const fatal = error.code === ErrorCode.TUNNEL_RELEASED || error.code === ErrorCode.TOKEN_INVALID;
+    const wasLive = this.live.delete('standby');
+    const lost = this.standby.session.serverUrl;
+    this.standby = undefined;
+    if (fatal) {
+      void this.session.release(this);
+      this.onEnded(error);
+    } else if (wasLive || this.live.size > 0) {
+      this.emit('failover', { lost, reason: error.message, planned: false });
+    }
+  }
+
+  private sessionOf(path: Path): AgentSession {
+    return path === 'standby' && this.standby ? this.standby.session : this.session;
   }
 
   private finish(error: SvcError | undefined): void {
@@ -160,14 +248,16 @@ export class Tunnel extends EventEmitter<TunnelEvents> implements SessionTunnel 
  */
 export async function forward(options: ForwardOptions): Promise<Tunnel> {
   const target = localTarget(options);
-  const session = new AgentSession(dialOptions(options), options.reconnect ?? true);
-  await connectWithRetries(session, options.startAttempts);
-  return bindOn(session, target, {
+  const hostHeader = checkedHostHeader(options.hostHeader ?? envDefault('SVC_HOST_HEADER'));
+  const edge = await openEdge(options);
+  const tunnel = await bindOn(edge, target, {
     subdomain: options.subdomain ?? envDefault('SVC_SUBDOMAIN'),
     domain: options.domain ?? envDefault('SVC_DOMAIN'),
-    hostHeader: options.hostHeader,
+    hostHeader,
     inspect: options.inspect,
   });
+  holdOnSecondNode(edge, [tunnel]);
+  return tunnel;
 }
 
 /**
@@ -178,19 +268,54 @@ export async function forwardMany(
   common: Omit<ForwardOptions, 'addr' | 'subdomain' | 'domain'>,
   tunnels: Array<Pick<ForwardOptions, 'addr' | 'proto' | 'subdomain' | 'domain' | 'hostHeader' | 'inspect'>>,
 ): Promise<Tunnel[]> {
-  const session = new AgentSession(dialOptions(common), common.reconnect ?? true);
   // Every address is checked before dialling, so a typo never leaves half the tunnels bound.
   const targets = tunnels.map(localTarget);
-  await connectWithRetries(session, common.startAttempts);
+  for (const spec of tunnels) checkedHostHeader(spec.hostHeader);
+  const edge = await openEdge(common);
   const result: Tunnel[] = [];
   try {
-    for (const [index, spec] of tunnels.entries()) result.push(await bindOn(session, targets[index]!, spec));
+    for (const [index, spec] of tunnels.entries()) result.push(await bindOn(edge, targets[index]!, spec));
   } catch (error) {
     // All or nothing: a refused bind releases the tunnels bound before it.
     await Promise.all(result.map((tunnel) => tunnel.close()));
     throw error;
   }
+  holdOnSecondNode(edge, result);
   return result;
+}
+
+/** The first session of an agent, with what a second one needs when several edge URLs were given. */
+interface OpenEdge {
+  session: AgentSession;
+  dial: DialOptions;
+  servers: string[];
+  reconnect: boolean;
+  /** Names this agent process to the edge when it holds its tunnels through two nodes. */
+  group: string | undefined;
+}
+
+/** Parses the edge URLs and connects the first session, trying the URLs in turn. */
+async function openEdge(options: Pick<ForwardOptions, 'token' | 'serverUrl' | 'ca' | 'reconnect' | 'startAttempts'>): Promise<OpenEdge> {
+  const dial = dialOptions(options);
+  const servers = parseServerUrls(dial.serverUrl);
+  const reconnect = options.reconnect ?? true;
+  const session = new AgentSession({ ...dial, serverUrl: servers[0]! }, reconnect);
+  await connectWithRetries(session, options.startAttempts, servers);
+  return { session, dial, servers, reconnect, group: servers.length > 1 ? randomBytes(12).toString('base64url') : undefined };
+}
+
+/**
+ * With several edge URLs, a second session to another node binds every tunnel again under the
+ * hostname the first got, in the background: the tunnels are live already, and a second node
+ * that is down now is dialled again with backoff until it answers.
+ */
+function holdOnSecondNode(edge: OpenEdge, tunnels: Tunnel[]): void {
+  if (edge.servers.length < 2 || tunnels.length === 0) return;
+  const pair = new EdgePair(edge.servers);
+  const standby = new AgentSession({ ...edge.dial, serverUrl: pair.standbyStart(edge.session.serverUrl) }, edge.reconnect);
+  pair.link(edge.session, standby);
+  for (const tunnel of tunnels) tunnel.attachStandby(standby);
+  standby.startInBackground();
 }
 
 /** The local target of forward() options; a bad address or proto is NAME_INVALID. */
@@ -203,12 +328,21 @@ function localTarget(options: Pick<ForwardOptions, 'addr' | 'proto'>): LocalTarg
   return target;
 }
 
+/** The host header option as given; one that is neither `rewrite` nor a host is NAME_INVALID. */
+function checkedHostHeader(value: string | undefined): string | undefined {
+  const problem = value === undefined ? undefined : hostHeaderProblem(value);
+  if (problem !== undefined) throw new SvcError(ErrorCode.NAME_INVALID, problem);
+  return value;
+}
+
 /**
  * Connects, retrying an unreachable edge with the reconnect backoff (an edge restarting as the
  * agent starts is common in development). The last failure's message says how many dials it took.
  */
-async function connectWithRetries(session: AgentSession, attempts = START_ATTEMPTS): Promise<void> {
+async function connectWithRetries(session: AgentSession, attempts = START_ATTEMPTS, servers: readonly string[] = []): Promise<void> {
   for (let attempt = 1; ; attempt++) {
+    // Several edge URLs: each dial tries the next one.
+    if (servers.length > 1) session.useServer(servers[(attempt - 1) % servers.length]!);
     try {
       return await session.connect();
     } catch (error) {
@@ -237,11 +371,13 @@ function dialOptions(options: Pick<ForwardOptions, 'token' | 'serverUrl' | 'ca'>
 }
 
 async function bindOn(
-  session: AgentSession,
+  edge: OpenEdge,
   target: LocalTarget,
   options: Pick<ForwardOptions, 'subdomain' | 'domain' | 'hostHeader' | 'inspect'>,
 ): Promise<Tunnel> {
+  const { session } = edge;
   const request: BindRequest = { local: target.hostPort };
+  if (edge.group !== undefined) request.group = edge.group;
   if (options.subdomain !== undefined) request.subdomain = options.subdomain;
   if (options.domain !== undefined) request.domain = options.domain;
   let tunnel: Tunnel | undefined;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { RequestHead } from '@svcrouter/protocol';
-import { applyHostRewrite, hostRewrite, publicOrigin, rewriteLocation } from './host-header.js';
+import { applyHostRewrite, hostHeaderProblem, hostRewrite, publicOrigin, rewriteLocation } from './host-header.js';
 import { parseLocalTarget, type LocalTarget } from './local-target.js';
 
 const target = parseLocalTarget('5173') as LocalTarget;
@@ -37,4 +37,17 @@ test('a Location on the local origin becomes the visitor origin; others stay', (
     'x',
     'http://localhost:5173/',
   ]);
+});
+
+test('a host header option is rewrite or a host with an optional port; anything else is refused by name', () => {
+  for (const good of ['rewrite', 'localhost:5173', 'app.internal', '127.0.0.1:3000', '[::1]:8080', 'my_host']) {
+    assert.equal(hostHeaderProblem(good), undefined, good);
+  }
+  for (const bad of ['a b', 'x\r\nEvil: 1', 'host/path', 'host:', 'host:123456', '']) {
+    assert.equal(
+      hostHeaderProblem(bad),
+      `invalid host header ${JSON.stringify(bad)}: expected "rewrite" or a host name, optionally with :port`,
+      bad,
+    );
+  }
 });

@@ -13,6 +13,19 @@ export interface HostRewrite {
   localOrigins: string[];
 }
 
+/** A URI host (name, IPv4 or [IPv6]) with an optional port: what a Host header may carry. */
+const HOST_VALUE = /^(?:[A-Za-z0-9\-._~!$&'()*+,;=%]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
+/**
+ * Why `value` cannot be a host header option, or undefined when it can: `rewrite`, or a host
+ * with an optional port. Anything else (spaces, a CR or LF that would start another header
+ * line, a path) is refused before it reaches a request.
+ */
+export function hostHeaderProblem(value: string): string | undefined {
+  if (value === 'rewrite' || HOST_VALUE.test(value)) return undefined;
+  return `invalid host header ${JSON.stringify(value)}: expected "rewrite" or a host name, optionally with :port`;
+}
+
 /** `rewrite` → the local target's `host:port`; any other value is sent as given; undefined → no rewrite. */
 export function hostRewrite(option: string | undefined, target: LocalTarget): HostRewrite | undefined {
   if (option === undefined || option === '') return undefined;

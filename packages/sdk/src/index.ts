@@ -2,8 +2,10 @@
 export { BindMessages, ErrorCode, Messages, SvcError, isErrorCode, type ErrorCodeValue } from '@svcrouter/protocol';
 export { forward, forwardMany, Tunnel, DEFAULT_SERVER_URL, START_ATTEMPTS, type ForwardOptions, type TunnelEvents } from './forward.js';
 export { AgentSession, type BindRequest, type Bound } from './agent-session.js';
+export { parseServerUrls } from './edge-servers.js';
 export { dialEdge, dialSession, type DialOptions, type EdgeConnection } from './dial.js';
 export { isOriginProto, parseLocalTarget, type LocalTarget, type OriginProto } from './local-target.js';
+export { hostHeaderProblem } from './host-header.js';
 export { reconnectDelay, RECONNECT_BASE_MS, RECONNECT_CAP_MS } from './backoff.js';
 export type { RequestLog } from './origin-proxy.js';
 export { ApiClient, ApiError, ClientErrorCode, type ApiClientOptions } from './api-client.js';
@@ -17,6 +19,7 @@ export type {
   DomainCheck,
   Key,
   NewKey,
+  PasswordChange,
   RequestFilters,
   RequestPage,
   RequestStreamEvent,

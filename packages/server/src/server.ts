@@ -57,7 +57,8 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
     onPoolError: (err) => log.warn({ err }, 'PostgreSQL connection lost'),
   });
   const nodeId = config.nodeId ?? osHostname();
-  const stale = await store.tunnels.markAllOfflineForNode(nodeId);
+  // With several nodes, a tunnel the same agent still holds through another node stays online.
+  const stale = await store.tunnels.markAllOfflineForNode(nodeId, config.cluster ? Date.now() : undefined);
   if (stale > 0) log.info({ count: stale }, 'tunnels left online by a previous run marked offline');
 
   const devCa = config.tlsCert ? undefined : await loadOrCreateDevCa(config.dataDir);
@@ -177,7 +178,13 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
       return !usage.shouldCutOff(accountId);
     },
     ...domains.edge,
-    ...(config.cluster ? { remoteBinding: (host: string) => cluster?.remoteBinding(host) } : {}),
+    ...(config.cluster
+      ? {
+          remoteBinding: (host: string) => cluster?.remoteBinding(host),
+          sharedStore: true,
+          heldElsewhere: async (hostname: string, tunnelId: string) => (await cluster?.heldElsewhere(hostname, tunnelId)) ?? false,
+        }
+      : {}),
   });
   if (config.cluster && config.databaseUrl) {
     try {

@@ -32,11 +32,11 @@ export function requireChromium(suite: string, extraTools: readonly string[] = [
   return requireTools(suite, [CHROMIUM, ...extraTools], [CHROMIUM, extraPackages].filter(Boolean).join(' '));
 }
 
-/** Launches headless Chromium (call only after requireChromium said yes). */
-export async function launchChromium(): Promise<Browser> {
+/** Launches headless Chromium (call only after requireChromium said yes), with `extraArgs` after the usual flags. */
+export async function launchChromium(extraArgs: readonly string[] = []): Promise<Browser> {
   const executablePath = findTool(CHROMIUM);
   if (!executablePath) throw new Error('chromium not found (apt-get install -y chromium)');
-  return chromium.launch({ executablePath, headless: true, args: CHROMIUM_ARGS });
+  return chromium.launch({ executablePath, headless: true, args: [...CHROMIUM_ARGS, ...extraArgs] });
 }
 
 /**

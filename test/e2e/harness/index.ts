@@ -1,5 +1,6 @@
 export {
   startServer,
+  withRestartableServer,
   startAgent,
   spawnAgent,
   runAgent,

@@ -106,6 +106,27 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
   };
 }
 
+/**
+ * Runs `test` with a server in its own data dir; `restart` starts a second one on the same
+ * ports and data (after the test stopped the first), as an edge restart looks to agents.
+ */
+export async function withRestartableServer(
+  test: (first: TestServer, restart: () => Promise<TestServer>) => Promise<void>,
+  options: Omit<ServerOptions, 'dataDir' | 'httpPort' | 'httpsPort'> = {},
+): Promise<void> {
+  const first = await startServer(options);
+  let second: TestServer | undefined;
+  try {
+    await test(first, async () => {
+      second = await startServer({ ...options, dataDir: first.dataDir, httpPort: first.httpPort, httpsPort: first.httpsPort });
+      return second;
+    });
+  } finally {
+    await second?.close();
+    await first.close();
+  }
+}
+
 export interface AgentOptions {
   token: string | undefined;
   /** What follows `svc http`: a port, host:port or URL. */

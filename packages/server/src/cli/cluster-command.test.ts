@@ -64,6 +64,8 @@ describe('svc-server cluster status', () => {
           accountId: 'acc_1',
           localAddr: 'localhost:3000',
           expiresAt: NOW + 5_000,
+          group: '',
+          claimedAt: NOW,
         });
       }
     } finally {

@@ -92,7 +92,9 @@ export class Cluster {
 
   /** The binding carrying requests for `host` to the node holding it, or undefined. */
   remoteBinding(host: string): Binding | undefined {
-    const entry = this.routes.get(host, Date.now());
+    // A hostname held on two nodes is served through either: a node whose link is down (it
+    // died a moment ago) is passed over at once, without waiting for its lease to end.
+    const entry = this.routes.get(host, Date.now(), (nodeId) => this.links.session(nodeId) !== undefined);
     if (!entry) return undefined;
     const session = this.links.session(entry.route.nodeId);
     if (!session) return undefined;
@@ -114,9 +116,22 @@ export class Cluster {
   /** Releases a tunnel wherever it is held. True when it was live on some node. */
   releaseTunnel(tunnelId: string, reason: string): boolean {
     const here = this.deps.edge.releaseTunnel(tunnelId, reason);
-    if (here) return true;
-    void this.bus.publish({ k: 'release', t: tunnelId, msg: reason });
-    return this.routes.byTunnelId(tunnelId, Date.now()) !== undefined;
+    // Held here and on another node too (one agent's two sessions): both let it go.
+    const elsewhere = this.routes.byTunnelId(tunnelId, Date.now()) !== undefined;
+    if (!here || elsewhere) void this.bus.publish({ k: 'release', t: tunnelId, msg: reason });
+    return here || elsewhere;
+  }
+
+  /**
+   * Whether another node still holds this tunnel (the same agent's session there), asked after
+   * this node's own claim is gone from the table: when both sessions drop together, each node
+   * removes its claim before it looks, so the later one sees none and records the tunnel offline.
+   */
+  async heldElsewhere(hostname: string, tunnelId: string): Promise<boolean> {
+    await this.writer.settled(hostname);
+    const now = Date.now();
+    const routes = await this.deps.store.cluster.routesFor(hostname);
+    return routes.some((route) => route.nodeId !== this.deps.nodeId && route.tunnelId === tunnelId && route.expiresAt > now);
   }
 
   /** Drops the agents using a revoked key on every node; returns how many this node dropped. */
@@ -131,15 +146,22 @@ export class Cluster {
     return this.deps.edge.router.byTunnelId(tunnelId) !== undefined || this.routes.byTunnelId(tunnelId, Date.now()) !== undefined;
   }
 
-  /** Live tunnels of an account on every node. */
+  /** Live tunnels of an account on every node; one held on two nodes counts once. */
   liveTunnels(accountId: string): number {
-    return this.deps.edge.liveTunnels(accountId) + this.routes.countForAccount(accountId, Date.now());
+    let remote = 0;
+    for (const route of this.routes.forAccount(accountId, Date.now())) if (!this.deps.edge.router.resolve(route.hostname)) remote++;
+    return this.deps.edge.liveTunnels(accountId) + remote;
   }
 
   /** An account's live bindings on every node. */
   *liveBindings(accountId: string, local: Iterable<ClusterBinding>): Generator<ClusterBinding> {
-    yield* local;
+    const seen = new Set<string>();
+    for (const binding of local) {
+      seen.add(binding.hostname);
+      yield binding;
+    }
     for (const route of this.routes.forAccount(accountId, Date.now())) {
+      if (seen.has(route.hostname)) continue;
       yield { tunnelId: route.tunnelId, hostname: route.hostname, url: this.deps.publicUrl(route.hostname) };
     }
   }
@@ -232,7 +254,7 @@ export class Cluster {
     for (const route of routes) this.sawAccount(route.accountId);
     // Leases of nodes gone silent: their tunnels are offline for the API too.
     for (const gone of await store.cluster.reapRoutes(now)) {
-      if (!aliveIds.has(gone)) await store.tunnels.markAllOfflineForNode(gone);
+      if (!aliveIds.has(gone)) await store.tunnels.markAllOfflineForNode(gone, now);
     }
   }
 
@@ -248,6 +270,8 @@ export class Cluster {
           accountId: message.a,
           localAddr: message.l,
           expiresAt: message.e,
+          group: message.g ?? '',
+          claimedAt: message.c ?? 0,
         });
         this.sawAccount(message.a);
         this.writer.claimedElsewhere(message.h);

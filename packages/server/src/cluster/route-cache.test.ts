@@ -10,6 +10,8 @@ const route = (over: Partial<ClusterRoute> = {}): ClusterRoute => ({
   accountId: 'acc_1',
   localAddr: 'localhost:3000',
   expiresAt: 10_000,
+  group: '',
+  claimedAt: 1,
   ...over,
 });
 
@@ -23,21 +25,39 @@ describe('RouteCache', () => {
     assert.equal(cache.byTunnelId('tun_1', 10_000), undefined);
   });
 
-  it('a renewal keeps the binding made for the route; a takeover by another node drops it', () => {
+  it('a renewal keeps the binding made for the route; a new claim of the same node drops it', () => {
     const cache = new RouteCache();
     cache.set(route());
     const entry = cache.get('app.example.test', 0)!;
     entry.binding = { tunnelId: 'tun_1' } as never;
     cache.set(route({ expiresAt: 20_000 }));
     assert.equal(cache.get('app.example.test', 15_000), entry);
-    cache.set(route({ nodeId: 'node-b', tunnelId: 'tun_2', expiresAt: 30_000 }));
-    const moved = cache.get('app.example.test', 25_000)!;
-    assert.equal(moved.binding, undefined);
-    assert.equal(moved.route.nodeId, 'node-b');
+    cache.set(route({ tunnelId: 'tun_2', expiresAt: 30_000, claimedAt: 2 }));
+    const fresh = cache.get('app.example.test', 25_000)!;
+    assert.equal(fresh.binding, undefined);
     assert.equal(cache.byTunnelId('tun_1', 0), undefined);
   });
 
-  it('a late goodbye of the previous holder leaves the new claim; a departed node takes its routes along', () => {
+  it('a hostname held on two nodes: the latest claim on a usable node serves, either one alone too', () => {
+    const cache = new RouteCache();
+    cache.set(route({ group: 'g1' }));
+    cache.set(route({ nodeId: 'node-b', group: 'g1', claimedAt: 5 }));
+    assert.equal(cache.get('app.example.test', 0)?.route.nodeId, 'node-b');
+    assert.equal(cache.get('app.example.test', 0, (node) => node !== 'node-b')?.route.nodeId, 'node-a');
+    assert.equal(
+      cache.get('app.example.test', 0, () => false),
+      undefined,
+    );
+    assert.equal([...cache.forAccount('acc_1', 0)].length, 1);
+    cache.delete('app.example.test', 'node-b');
+    assert.equal(cache.get('app.example.test', 0)?.route.nodeId, 'node-a');
+    assert.ok(cache.byTunnelId('tun_1', 0));
+    cache.delete('app.example.test', 'node-a');
+    assert.equal(cache.byTunnelId('tun_1', 0), undefined);
+    assert.equal(cache.size, 0);
+  });
+
+  it("a node's goodbye leaves the other nodes' claims; a departed node takes its routes along", () => {
     const cache = new RouteCache();
     cache.set(route({ nodeId: 'node-b' }));
     cache.delete('app.example.test', 'node-a');
@@ -46,7 +66,7 @@ describe('RouteCache', () => {
     cache.dropNode('node-b');
     assert.equal(cache.get('app.example.test', 0), undefined);
     assert.ok(cache.get('other.example.test', 0));
-    assert.equal(cache.countForAccount('acc_1', 0), 1);
+    assert.equal([...cache.forAccount('acc_1', 0)].length, 1);
   });
 
   it('a reload replaces the copy: routes gone from the table are forgotten', () => {

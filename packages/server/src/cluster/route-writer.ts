@@ -8,7 +8,7 @@ import type { ClusterBus } from './cluster-bus.js';
  * Records this node's bindings in the shared route table as the router changes, and answers a
  * claim by another node on a hostname bound here. Writes of one hostname run in order (a chain
  * per hostname), so a late "unroute" never removes a newer claim of this node; the table decides
- * between nodes (the last claim wins, as the last bind wins on one node).
+ * between nodes (the last bind wins, as on one node, unless both are sessions of one agent).
  */
 export class RouteWriter {
   private readonly chains = new Map<string, Promise<unknown>>();
@@ -39,25 +39,41 @@ export class RouteWriter {
   }
 
   /**
-   * Another node claimed `hostname`. When the table agrees (the claim is newer than this node's)
-   * and the same binding is still here, it is released as a same-node takeover would release it.
+   * Another node claimed `hostname`. When the table holds a claim of another agent bound later
+   * than the binding here (the same agent's other session is no rival), the binding here is
+   * released as a same-node takeover would release it. Both nodes compare the same two claims,
+   * so exactly one of two rivals keeps the name.
    */
   claimedElsewhere(hostname: string): void {
     const { store, nodeId, edge } = this.deps;
     const binding = edge.router.resolve(hostname);
     if (!binding) return;
     this.queue(hostname, async () => {
-      const route = await store.cluster.routeFor(hostname);
-      if (!route || route.nodeId === nodeId || edge.router.resolve(hostname) !== binding) return;
+      if (edge.router.resolve(hostname) !== binding) return;
+      const now = Date.now();
+      const boundAt = binding.boundAt ?? 0;
+      const rival = (await store.cluster.routesFor(hostname)).find(
+        (route) =>
+          route.nodeId !== nodeId &&
+          route.expiresAt > now &&
+          !(binding.group !== undefined && route.group === binding.group) &&
+          (route.claimedAt > boundAt || (route.claimedAt === boundAt && route.nodeId > nodeId)),
+      );
+      if (!rival) return;
       binding.session.release(binding.tunnelId, ErrorCode.TUNNEL_RELEASED, BindMessages.takenOver(hostname));
       edge.router.remove(binding);
-      this.deps.log.info({ hostname, tunnelId: binding.tunnelId, holder: route.nodeId }, 'tunnel taken over on another node');
+      this.deps.log.info({ hostname, tunnelId: binding.tunnelId, holder: rival.nodeId }, 'tunnel taken over on another node');
     });
   }
 
   /** Claims every binding of this node again (after the table lost some of them). */
   reclaimAll(): void {
     for (const binding of [...this.deps.edge.router.bindings()]) this.added(binding);
+  }
+
+  /** Resolves once the writes queued so far for `hostname` have finished. */
+  async settled(hostname: string): Promise<void> {
+    await this.chains.get(hostname);
   }
 
   /** Resolves once every write queued so far has finished. */
@@ -75,6 +91,8 @@ export class RouteWriter {
       accountId: binding.accountId,
       localAddr: binding.local.slice(0, 200),
       expiresAt: Date.now() + leaseMs,
+      group: binding.group ?? '',
+      claimedAt: binding.boundAt ?? 0,
     };
     await store.cluster.upsertRoute(route);
     await bus.publish({
@@ -85,6 +103,8 @@ export class RouteWriter {
       a: route.accountId,
       l: route.localAddr,
       e: route.expiresAt,
+      g: route.group,
+      c: route.claimedAt,
     });
   }
 

@@ -32,7 +32,17 @@ export interface BinderDeps {
   ownsCustomHost?(accountId: string, hostname: string): Promise<boolean>;
   /** How long a name stays its account's after the agent's connection is lost (see NameGrace); 0 or absent: not at all. */
   nameGraceMs?: number;
+  /**
+   * Several nodes share the store: the tunnel limit is checked and the tunnel recorded under the
+   * store's lock per account (claimOnline), so binds on different nodes never pass it together.
+   */
+  sharedStore?: boolean;
+  /** Whether another node still holds this tunnel (the same agent's other session): its row then stays online. */
+  heldElsewhere?(hostname: string, tunnelId: string): Promise<boolean>;
 }
+
+/** Longest agent group id kept; a longer one is cut (it only has to tell one agent's sessions apart). */
+const MAX_GROUP_LENGTH = 64;
 
 /** A name whose agent's connection was lost: only its account may bind it until `until` (Date.now()). */
 interface NameGrace {
@@ -87,6 +97,8 @@ export class Binder {
     const write = serialize(this.hostLocks, binding.hostname, async () => {
       // Rows are reused per (account, hostname): a live binding with this id is newer and owns it.
       if (router.byTunnelId(binding.tunnelId)) return;
+      // A lost session of an agent still served through another node leaves the tunnel online.
+      if (!clean && (await this.deps.heldElsewhere?.(binding.hostname, binding.tunnelId))) return;
       if (clean && !binding.pinned) await store.tunnels.delete(binding.accountId, binding.tunnelId);
       else await store.tunnels.setOffline(binding.tunnelId);
     }).catch((error: unknown) => log.error({ err: error, tunnelId: binding.tunnelId }, 'could not record tunnel offline'));
@@ -137,24 +149,37 @@ export class Binder {
     const grace = this.graces.get(hostname);
     if (grace && grace.until > Date.now() && grace.accountId !== account.id) throw nameTaken(hostname);
 
+    const group = typeof request.group === 'string' && request.group !== '' ? request.group.slice(0, MAX_GROUP_LENGTH) : undefined;
+    // One agent's two sessions on one node would replace each other: the second is refused.
+    if (holder && group !== undefined && holder.group === group && holder.session !== session) {
+      throw new SvcError(ErrorCode.NAME_TAKEN, BindMessages.sameNode(hostname));
+    }
+
     // The same account taking its name back (a reconnect, or a second `svc` with the same
     // SVC_SUBDOMAIN) evicts the stale binding, so it does not count against the limit.
     const limit = this.deps.limitsFor(account.plan).tunnels;
-    const online = await store.tunnels.countOnline(account.id);
-    const evicting = holder ? 1 : 0;
-    if (online - evicting >= limit) throw new SvcError(ErrorCode.TUNNEL_LIMIT, Messages.TUNNEL_LIMIT);
-
+    const input = {
+      accountId: account.id,
+      hostname,
+      pinned,
+      localAddr: String(request.local ?? '').slice(0, 200),
+      agentVersion: session.agentVersion,
+      agentIp: session.agentIp,
+      nodeId: this.deps.nodeId,
+    };
     let tunnel;
     try {
-      tunnel = await store.tunnels.upsertOnline({
-        accountId: account.id,
-        hostname,
-        pinned,
-        localAddr: String(request.local ?? '').slice(0, 200),
-        agentVersion: session.agentVersion,
-        agentIp: session.agentIp,
-        nodeId: this.deps.nodeId,
-      });
+      if (this.deps.sharedStore) {
+        // The name's own row is reused, so it never counts against itself: one tunnel held on
+        // two nodes by one agent counts once, and a takeover replaces rather than adds.
+        tunnel = await store.tunnels.claimOnline(input, limit);
+        if (!tunnel) throw new SvcError(ErrorCode.TUNNEL_LIMIT, Messages.TUNNEL_LIMIT);
+      } else {
+        const online = await store.tunnels.countOnline(account.id);
+        const evicting = holder ? 1 : 0;
+        if (online - evicting >= limit) throw new SvcError(ErrorCode.TUNNEL_LIMIT, Messages.TUNNEL_LIMIT);
+        tunnel = await store.tunnels.upsertOnline(input);
+      }
     } catch (error) {
       if (error instanceof StoreConflictError) throw nameTaken(hostname);
       throw error;
@@ -168,6 +193,8 @@ export class Binder {
       local: String(request.local ?? '').slice(0, 200),
       pinned,
       session,
+      boundAt: Date.now(),
+      ...(group !== undefined ? { group } : {}),
     };
     // From here to the end is synchronous: the router, the session and the store agree.
     if (session.isClosed) {

@@ -12,6 +12,10 @@ export interface Binding {
   local: string;
   /** Whether the agent chose the name (kept when the agent leaves) or got a random one. */
   pinned: boolean;
+  /** The agent process (its bind's `group`), whose sessions on other nodes may hold the same hostname; absent: none. */
+  group?: string;
+  /** When it was bound (Date.now()); between two agents of one account on two nodes, the later holds the name. */
+  boundAt?: number;
   /** The agent's session on this node, or the link to the node that holds it (cluster/). */
   session: BindingSession;
 }

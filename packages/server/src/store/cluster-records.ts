@@ -24,6 +24,10 @@ export interface ClusterRoute {
   localAddr: string;
   /** Date.now() after which the route is void unless renewed. */
   expiresAt: number;
+  /** The agent process holding it (several sessions of one agent share it); '' for an agent that names none. */
+  group: string;
+  /** When the binding behind this claim was made (Date.now()): between two agents, the later one holds the name. */
+  claimedAt: number;
 }
 
 export interface ClusterRepo {
@@ -33,10 +37,10 @@ export interface ClusterRepo {
   listNodes(): Promise<ClusterNode[]>;
   /** A node leaves; its routes go with it. */
   deleteNode(nodeId: string): Promise<void>;
-  /** Claims a hostname for a node (a newer claim by another node replaces it). */
+  /** Records a node's claim on a hostname (other nodes' claims on it stay). */
   upsertRoute(route: ClusterRoute): Promise<void>;
-  /** The current claim on a hostname, expired or not. */
-  routeFor(hostname: string): Promise<ClusterRoute | undefined>;
+  /** Every node's claim on a hostname, expired or not. */
+  routesFor(hostname: string): Promise<ClusterRoute[]>;
   /** Drops a node's claim on a hostname; another node's claim is left alone. True when one was dropped. */
   deleteRoute(hostname: string, nodeId: string): Promise<boolean>;
   /** Extends every lease of a node to `expiresAt`; returns how many it holds in the store. */

@@ -47,25 +47,28 @@ export function createClusterRepo(db: Kysely<Database>): ClusterRepo {
         account_id: route.accountId,
         local_addr: route.localAddr,
         expires_at: route.expiresAt,
+        agent_group: route.group,
+        claimed_at: route.claimedAt,
       };
       await db
         .insertInto('cluster_routes')
         .values(row)
         .onConflict((oc) =>
-          oc.column('hostname').doUpdateSet({
-            node_id: row.node_id,
+          oc.columns(['hostname', 'node_id']).doUpdateSet({
             tunnel_id: row.tunnel_id,
             account_id: row.account_id,
             local_addr: row.local_addr,
             expires_at: row.expires_at,
+            agent_group: row.agent_group,
+            claimed_at: row.claimed_at,
           }),
         )
         .execute();
     },
 
-    async routeFor(hostname) {
-      const row = await db.selectFrom('cluster_routes').selectAll().where('hostname', '=', hostname).executeTakeFirst();
-      return row && routeFromRow(row);
+    async routesFor(hostname) {
+      const rows = await db.selectFrom('cluster_routes').selectAll().where('hostname', '=', hostname).execute();
+      return rows.map(routeFromRow);
     },
 
     async deleteRoute(hostname, nodeId) {
@@ -113,5 +116,7 @@ function routeFromRow(row: ClusterRoutesTable): ClusterRoute {
     accountId: row.account_id,
     localAddr: row.local_addr,
     expiresAt: Number(row.expires_at),
+    group: row.agent_group,
+    claimedAt: Number(row.claimed_at),
   };
 }

@@ -16,10 +16,13 @@ export function runClusterContract(store: () => Store): void {
     accountId: `acc_${unique()}`,
     localAddr: 'localhost:3000',
     expiresAt: 10_000,
+    group: '',
+    claimedAt: 1,
     ...over,
   });
   const liveFor = async (hostname: string, now: number): Promise<ClusterRoute | undefined> =>
     (await store().cluster.liveRoutes(now)).find((r) => r.hostname === hostname);
+  const byNode = (routes: ClusterRoute[]): ClusterRoute[] => [...routes].sort((a, b) => a.nodeId.localeCompare(b.nodeId));
 
   describe('cluster', () => {
     it('records nodes and refreshes their heartbeat', async () => {
@@ -36,16 +39,20 @@ export function runClusterContract(store: () => Store): void {
       );
     });
 
-    it('a route is live until its lease expires; another node may take the hostname over', async () => {
-      const first = route({ expiresAt: 10_000 });
+    it('a route is live until its lease expires; each node holds its own claim on a hostname', async () => {
+      const first = route({ expiresAt: 10_000, group: 'agent-1' });
       await store().cluster.upsertRoute(first);
       assert.deepEqual(await liveFor(first.hostname, 9_999), first);
       assert.equal(await liveFor(first.hostname, 10_000), undefined);
-      const second = { ...first, nodeId: `node-${unique()}`, tunnelId: `tun_${unique()}`, expiresAt: 20_000 };
+      const second = { ...first, nodeId: `node-${unique()}`, expiresAt: 20_000, claimedAt: 7 };
       await store().cluster.upsertRoute(second);
       assert.deepEqual(await liveFor(first.hostname, 15_000), second);
-      assert.deepEqual(await store().cluster.routeFor(first.hostname), second);
-      // The first node's late goodbye does not remove the newer claim.
+      assert.deepEqual(byNode(await store().cluster.routesFor(first.hostname)), byNode([first, second]));
+      // A node's new claim replaces only its own row.
+      const again = { ...first, tunnelId: `tun_${unique()}`, claimedAt: 9, group: '' };
+      await store().cluster.upsertRoute(again);
+      assert.deepEqual(byNode(await store().cluster.routesFor(first.hostname)), byNode([again, second]));
+      assert.equal(await store().cluster.deleteRoute(first.hostname, first.nodeId), true);
       assert.equal(await store().cluster.deleteRoute(first.hostname, first.nodeId), false);
       assert.deepEqual(await liveFor(first.hostname, 15_000), second);
       assert.equal(await store().cluster.deleteRoute(second.hostname, second.nodeId), true);

@@ -339,7 +339,44 @@ const MIGRATIONS: readonly NamedMigration[] = [
       await db.schema.dropTable('cluster_nodes').execute();
     },
   },
+  {
+    // An agent may hold one hostname on two nodes at once (SVC_SERVER with several URLs), so a
+    // route is one node's claim on a hostname: keyed by both. `agent_group` tells a second
+    // session of the same agent (kept beside the first) from another agent taking the name
+    // over; `claimed_at` decides a takeover between nodes. Routes are leases a few seconds
+    // long, so the table is recreated rather than converted: nodes claim theirs again.
+    name: '008_cluster_routes_per_node',
+    async up(db: Kysely<any>) {
+      await db.schema.dropTable('cluster_routes').execute();
+      await createClusterRoutes(db, true);
+    },
+    async down(db: Kysely<any>) {
+      await db.schema.dropTable('cluster_routes').execute();
+      await createClusterRoutes(db, false);
+    },
+  },
 ];
+
+/** The route table of migration 007 (`perNode` false) or 008. */
+async function createClusterRoutes(db: Kysely<any>, perNode: boolean): Promise<void> {
+  let table = db.schema
+    .createTable('cluster_routes')
+    .addColumn('hostname', 'text', (c) => c.notNull())
+    .addColumn('node_id', 'text', (c) => c.notNull())
+    .addColumn('tunnel_id', 'text', (c) => c.notNull())
+    .addColumn('account_id', 'text', (c) => c.notNull())
+    .addColumn('local_addr', 'text', (c) => c.notNull())
+    .addColumn('expires_at', 'bigint', (c) => c.notNull());
+  table = perNode
+    ? table
+        .addColumn('agent_group', 'text', (c) => c.notNull().defaultTo(''))
+        .addColumn('claimed_at', 'bigint', (c) => c.notNull().defaultTo(0))
+        .addPrimaryKeyConstraint('cluster_routes_pk', ['hostname', 'node_id'])
+    : table.addPrimaryKeyConstraint('cluster_routes_pkey', ['hostname']);
+  await table.execute();
+  await db.schema.createIndex('cluster_routes_node_id_idx').on('cluster_routes').column('node_id').execute();
+  await db.schema.createIndex('cluster_routes_expires_at_idx').on('cluster_routes').column('expires_at').execute();
+}
 
 /** Rows per statement when migrations convert inspector records: 13 parameters each, far below SQLite's limit. */
 const CONVERT_ROWS = 256;

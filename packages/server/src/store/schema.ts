@@ -184,6 +184,8 @@ export interface ClusterRoutesTable {
   account_id: string;
   local_addr: string;
   expires_at: number;
+  agent_group: string;
+  claimed_at: number;
 }
 
 export interface Database {

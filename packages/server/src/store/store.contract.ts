@@ -303,6 +303,41 @@ export function runStoreContract(name: string, open: (now: () => number) => Prom
         assert.equal(await store.tunnels.markAllOfflineForNode(node), 0);
       });
 
+      it('markAllOfflineForNode with a time keeps the tunnels another node still routes online', async () => {
+        const a = await newAccount();
+        const node = `node-${unique()}`;
+        const held = await store.tunnels.upsertOnline(binding(a.id, { nodeId: node }));
+        const gone = await store.tunnels.upsertOnline(binding(a.id, { nodeId: node }));
+        const route = { nodeId: `node-${unique()}`, tunnelId: held.id, accountId: a.id, localAddr: '', group: 'g', claimedAt: 1 };
+        await store.cluster.upsertRoute({ ...route, hostname: held.hostname, expiresAt: 5_000 });
+        // A route of the node itself, or an expired one, keeps nothing.
+        await store.cluster.upsertRoute({ ...route, nodeId: node, hostname: gone.hostname, expiresAt: 5_000 });
+        assert.equal(await store.tunnels.markAllOfflineForNode(node, 4_000), 1);
+        assert.equal((await store.tunnels.byId(a.id, held.id))?.status, 'online');
+        assert.equal((await store.tunnels.byId(a.id, gone.id))?.status, 'offline');
+        assert.equal(await store.tunnels.markAllOfflineForNode(node, 5_000), 1);
+        assert.equal((await store.tunnels.byId(a.id, held.id))?.status, 'offline');
+      });
+
+      it('claimOnline counts the other online hostnames against the limit, never the one it binds', async () => {
+        const a = await newAccount();
+        const first = await store.tunnels.claimOnline(binding(a.id), 2);
+        assert.ok(first);
+        assert.ok(await store.tunnels.claimOnline(binding(a.id), 2));
+        assert.equal(await store.tunnels.claimOnline(binding(a.id), 2), undefined);
+        // The same hostname again (a second node, a reconnect) reuses its row: still two.
+        const again = await store.tunnels.claimOnline(binding(a.id, { hostname: first.hostname }), 2);
+        assert.equal(again?.id, first.id);
+        assert.equal(await store.tunnels.countOnline(a.id), 2);
+      });
+
+      it('concurrent claimOnline of one account at its limit: exactly the limit succeed', async () => {
+        const a = await newAccount();
+        const results = await Promise.all(Array.from({ length: 12 }, () => store.tunnels.claimOnline(binding(a.id), 5)));
+        assert.equal(results.filter((tunnel) => tunnel !== undefined).length, 5);
+        assert.equal(await store.tunnels.countOnline(a.id), 5);
+      });
+
       it('concurrent upsertOnline of one hostname by two accounts: exactly one wins', async () => {
         const a = await newAccount();
         const b = await newAccount();

@@ -122,6 +122,12 @@ export interface TunnelRepo {
    * row). Another account's online row: StoreConflictError.
    */
   upsertOnline(input: TunnelBinding): Promise<Tunnel>;
+  /**
+   * As upsertOnline, unless the account already has `limit` other hostnames online: then
+   * undefined. On PostgreSQL the count and the write run under a lock per account held by the
+   * database, so binds on several nodes sharing it never pass the limit together.
+   */
+  claimOnline(input: TunnelBinding, limit: number): Promise<Tunnel | undefined>;
   setOffline(id: string): Promise<void>;
   /** Account-scoped: another account's tunnel is undefined. */
   byId(accountId: string, id: string): Promise<Tunnel | undefined>;
@@ -131,8 +137,12 @@ export interface TunnelRepo {
   /** Deletes one of the account's tunnels and returns it; undefined when not found or not theirs. */
   delete(accountId: string, id: string): Promise<Tunnel | undefined>;
   countOnline(accountId: string): Promise<number>;
-  /** At node start: rows a crashed process left online become offline. Returns how many. */
-  markAllOfflineForNode(nodeId: string): Promise<number>;
+  /**
+   * At node start: rows a crashed process left online become offline. Returns how many. With
+   * `heldElsewhereAt` (Date.now()), rows whose hostname another node holds a live route for stay
+   * online: the same agent's session there still serves them.
+   */
+  markAllOfflineForNode(nodeId: string, heldElsewhereAt?: number): Promise<number>;
 }
 
 export interface Store {

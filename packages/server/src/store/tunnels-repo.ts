@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { PostgresAdapter, sql, type Kysely } from 'kysely';
 import { newId } from './ids.js';
 import { tunnelFromRow } from './rows.js';
 import type { Database } from './schema.js';
@@ -68,8 +68,54 @@ export function createTunnelRepo(db: Kysely<Database>, now: () => number): Tunne
     throw new StoreConflictError(`hostname ${hostname} is contended; gave up after ${UPSERT_ATTEMPTS} attempts`);
   }
 
+  /** Online hostnames of an account other than `hostname` (whose row a bind reuses). */
+  async function countOthersOnline(on: Kysely<Database>, accountId: string, hostname: string): Promise<number> {
+    const row = await on
+      .selectFrom('tunnels')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('account_id', '=', accountId)
+      .where('status', '=', 'online')
+      .where('hostname', '<>', hostname)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  /** SQLite: claims of one account in this process, one at a time (one process owns the file's tunnels). */
+  const claimChains = new Map<string, Promise<unknown>>();
+
+  async function claimOnline(input: TunnelBinding, limit: number): Promise<Tunnel | undefined> {
+    const hostname = input.hostname.toLowerCase();
+    if (!(db.getExecutor().adapter instanceof PostgresAdapter)) {
+      const previous = claimChains.get(input.accountId) ?? Promise.resolve();
+      const claim = previous.then(async () => {
+        if ((await countOthersOnline(db, input.accountId, hostname)) >= limit) return undefined;
+        return upsertOnline(input);
+      });
+      const tail = claim.catch(() => undefined);
+      claimChains.set(input.accountId, tail);
+      void tail.then(() => {
+        if (claimChains.get(input.accountId) === tail) claimChains.delete(input.accountId);
+      });
+      return claim;
+    }
+    // A session-level advisory lock on one pooled connection, and every statement on that
+    // connection: upsertOnline's retry after a unique violation needs statements that commit
+    // one by one, which a transaction (aborted by the violation) would not allow.
+    return db.connection().execute(async (conn) => {
+      const key = `svc:tunnels:${input.accountId}`;
+      await sql`select pg_advisory_lock(hashtext(${key}))`.execute(conn);
+      try {
+        if ((await countOthersOnline(conn, input.accountId, hostname)) >= limit) return undefined;
+        return await createTunnelRepo(conn, now).upsertOnline(input);
+      } finally {
+        await sql`select pg_advisory_unlock(hashtext(${key}))`.execute(conn);
+      }
+    });
+  }
+
   return {
     upsertOnline,
+    claimOnline,
     byHostname,
 
     async setOffline(id) {
@@ -107,13 +153,27 @@ export function createTunnelRepo(db: Kysely<Database>, now: () => number): Tunne
       return Number(row.n);
     },
 
-    async markAllOfflineForNode(nodeId) {
-      const result = await db
+    async markAllOfflineForNode(nodeId, heldElsewhereAt) {
+      let update = db
         .updateTable('tunnels')
         .set({ status: 'offline', updated_at: now() })
         .where('node_id', '=', nodeId)
-        .where('status', '=', 'online')
-        .executeTakeFirst();
+        .where('status', '=', 'online');
+      if (heldElsewhereAt !== undefined) {
+        update = update.where((eb) =>
+          eb.not(
+            eb.exists(
+              eb
+                .selectFrom('cluster_routes')
+                .select('cluster_routes.hostname')
+                .whereRef('cluster_routes.hostname', '=', 'tunnels.hostname')
+                .where('cluster_routes.node_id', '<>', nodeId)
+                .where('cluster_routes.expires_at', '>', heldElsewhereAt),
+            ),
+          ),
+        );
+      }
+      const result = await update.executeTakeFirst();
       return Number(result.numUpdatedRows);
     },
   };

@@ -1,0 +1,59 @@
+import { ErrorCode, SvcError } from '@svcrouter/protocol';
+import type { AgentSession } from './agent-session.js';
+
+/**
+ * The edge URLs of SVC_SERVER (or `serverUrl`): one URL, or several separated by commas, each
+ * `http://` or `https://`. Spaces around entries are ignored; an empty or other entry is refused
+ * with EDGE_UNREACHABLE and a sentence naming it, before anything is dialled.
+ */
+export function parseServerUrls(value: string): string[] {
+  const entries = value.split(',').map((entry) => entry.trim());
+  const urls: string[] = [];
+  for (const entry of entries) {
+    let url: URL | undefined;
+    try {
+      url = new URL(entry);
+    } catch {
+      url = undefined;
+    }
+    if (entry === '' || !url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') {
+      const what = entry === '' ? 'an empty entry' : `"${entry}"`;
+      throw new SvcError(
+        ErrorCode.EDGE_UNREACHABLE,
+        `invalid SVC_SERVER "${value}": ${what} is not an http:// or https:// URL (give one edge URL, or several separated by commas)`,
+      );
+    }
+    // The same node named twice would only be dialled twice.
+    if (!urls.includes(entry)) urls.push(entry);
+  }
+  return urls;
+}
+
+/**
+ * The two sessions of an agent given several edge URLs: each dials a different URL, and one that
+ * lost its node moves on to the next URL of the list that the other session is not using.
+ */
+export class EdgePair {
+  constructor(private readonly urls: readonly string[]) {}
+
+  /** The URLs the standby session starts from: the list after the primary's, round the end. */
+  standbyStart(primaryUrl: string): string {
+    return this.next(primaryUrl, primaryUrl);
+  }
+
+  /** Makes each session choose its next URL away from the other's. */
+  link(primary: AgentSession, standby: AgentSession): void {
+    primary.chooseServer = (current) => this.next(current, standby.serverUrl);
+    standby.chooseServer = (current) => this.next(current, primary.serverUrl);
+  }
+
+  /** The URL after `current` in the list that is not `avoid`; `current` itself when there is none. */
+  next(current: string, avoid: string): string {
+    const start = this.urls.indexOf(current);
+    for (let step = 1; step <= this.urls.length; step++) {
+      const url = this.urls[(start + step) % this.urls.length]!;
+      if (url !== avoid) return url;
+    }
+    return current;
+  }
+}
