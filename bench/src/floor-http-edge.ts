@@ -31,13 +31,9 @@ import {
   requestHead,
   responseHeaders,
   visitorResponseHead,
-  type Binding,
   type VisitorResponseHead,
 } from '@svcrouter/server/bench';
 import type { FrameBatcher } from './floor-frames.js';
-
-/** What `requestHead` reads of a binding; the rest is never touched on this path. */
-const BINDING = { tunnelId: 'floor', accountId: 'floor', local: 'localhost' } as Binding;
 
 /** One visitor connection: its requests go out as HTTP/1.1 bytes on its stream, the responses come back the same way. */
 export class HttpFloorVisitor implements ResponseHandler {
@@ -65,11 +61,7 @@ export class HttpFloorVisitor implements ResponseHandler {
       const address = this.socket.remoteAddress ?? '';
       const head = requestHead(
         { rawHeaders: request.rawHeaders, method: request.method, url: request.target },
-        BINDING,
-        request.host,
-        address,
-        false,
-        'request',
+        { tunnelId: 'floor', host: request.host, ip: address, secure: false, kind: 'request', body: false, absolute: undefined },
       );
       this.frames.send(this.id, Buffer.from(frameRequest(head).head, 'latin1'));
       this.method = request.method;

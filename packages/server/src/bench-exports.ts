@@ -5,4 +5,3 @@ export { HAND_OVER, INCOMPLETE, readRequestHead } from './edge/lean/request-head
 export { BodyFraming, visitorResponseHead, type VisitorResponseHead } from './edge/lean/response-head.js';
 export { MAX_HEADER_BYTES } from './edge/listeners.js';
 export { requestHead, responseHeaders } from './edge/forwarding.js';
-export type { Binding } from './edge/router.js';

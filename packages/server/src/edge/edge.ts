@@ -9,15 +9,15 @@ import { Binder, type BinderDeps } from './binder.js';
 import { HOLD_BODY_RESERVE, Holds } from './hold.js';
 import type { EdgeSession } from './edge-session.js';
 import { isIpHost, normalizeHost } from './host.js';
-import { proxyLean } from './lean/lean-proxy.js';
+import { LeanVisitor } from './lean/lean-proxy.js';
 import type { LeanRequest } from './lean/request-head.js';
 import type { LeanHandler, VisitorConnection } from './lean/visitor-connection.js';
 import { expectsContinue } from './interim.js';
 import { headerListBytes, MAX_HEADER_BYTES } from './limits.js';
 import { badRequestPage, bandwidthPage, headTooLargePage, offlinePage, rawResponse, type EdgePage } from './pages.js';
-import { finishExchange, newExchange, type ByteMeter, type Exchange, type ExchangeObserver } from './exchange.js';
+import { EdgeExchange, type ByteMeter, type ExchangeDeps, type ExchangeObserver } from './exchange.js';
 import { hasRequestBody } from './forwarding.js';
-import { proxyRequest, sendPage } from './proxy.js';
+import { NodeVisitor, sendPage } from './proxy.js';
 import { Router, type Binding } from './router.js';
 import {
   AuthorityRefusal,
@@ -28,7 +28,7 @@ import {
   type AbsoluteTarget,
 } from './request-target.js';
 import { acceptSession, clientIp, isSessionUpgrade, type Authenticate } from './session-acceptor.js';
-import { proxyUpgrade } from './upgrade.js';
+import { UpgradeVisitor } from './upgrade.js';
 
 type VisitorRequest = IncomingMessage | Http2ServerRequest;
 type VisitorResponse = ServerResponse | Http2ServerResponse;
@@ -71,7 +71,7 @@ export class Edge implements LeanHandler {
   readonly sessions = new Set<EdgeSession>();
   private readonly binder: Binder;
   private readonly holds: Holds;
-  private readonly observe: ExchangeObserver;
+  private readonly exchanges: ExchangeDeps;
 
   constructor(private readonly deps: EdgeDeps) {
     this.binder = new Binder({ ...deps, router: this.router });
@@ -79,7 +79,7 @@ export class Edge implements LeanHandler {
       holdMs: deps.holdMs ?? 0,
       onError: (error) => deps.log.error({ err: error }, 'a held request failed to start'),
     });
-    this.observe = deps.observe ?? (() => undefined);
+    this.exchanges = { observe: deps.observe ?? (() => undefined), meter: deps.meter };
   }
 
   /** Whether a normalised host is the apex (API and dashboard), not a tunnel. */
@@ -120,20 +120,17 @@ export class Edge implements LeanHandler {
       if (expectsContinue(req)) (res as ServerResponse).writeContinue();
       return this.deps.apex(req, res);
     }
-    const exchange = this.newExchange(req, host, absolute);
-    const binding = this.tunnelFor(exchange);
-    if (binding) return proxyRequest(req, res, binding, exchange, secure, this.observe, this.deps.meter, absolute);
+    const exchange = this.newExchange(req, host, secure, absolute);
+    const visitor = new NodeVisitor(exchange, req, res);
     const gone = (): void => leave?.();
-    const proceed = (bound: Binding | undefined): void => {
-      res.off('close', gone);
-      if (bound) return proxyRequest(req, res, bound, exchange, secure, this.observe, this.deps.meter, absolute);
-      exchange.status = sendPage(res, this.refusal(exchange));
-      this.finish(exchange);
-    };
     // A held request's body is not read: Node stops reading the visitor once its buffer is full.
-    const leave = this.hold(exchange, heldRequestBytes(req), proceed);
-    if (!leave) return proceed(undefined);
-    res.once('close', gone);
+    const leave = this.dispatch(
+      exchange,
+      heldRequestBytes(req),
+      () => visitor.forward(),
+      () => res.off('close', gone),
+    );
+    if (leave) res.once('close', gone);
   }
 
   /**
@@ -145,23 +142,22 @@ export class Edge implements LeanHandler {
     const host = normalizeHost(request.host);
     if (!host || this.isApex(host)) return false;
     if (!connection.secure && this.deps.acmeChallenge && request.target.startsWith(ACME_CHALLENGE_PATH)) return false;
-    const exchange = newExchange(host, request.method, request.target, connection.ip, request.userAgent, 'HTTP/1.1');
-    const binding = this.tunnelFor(exchange);
-    if (binding) {
-      proxyLean(connection, request, binding, exchange, this.observe, this.deps.meter);
-      return true;
-    }
-    const proceed = (bound: Binding | undefined): void => {
-      if (bound) return proxyLean(connection, request, bound, exchange, this.observe, this.deps.meter);
-      exchange.status = connection.sendPage(this.refusal(exchange));
-      this.finish(exchange);
-    };
-    const leave = this.hold(exchange, headerListBytes(request.rawHeaders), proceed);
-    if (!leave) {
-      proceed(undefined);
-      return true;
-    }
-    connection.adopt({ onVisitorDrain: () => undefined, onVisitorGone: leave });
+    const exchange = new EdgeExchange(
+      {
+        host,
+        method: request.method,
+        path: request.target,
+        ip: connection.ip,
+        userAgent: request.userAgent,
+        proto: 'HTTP/1.1',
+        secure: connection.secure,
+        absolute: undefined,
+      },
+      this.exchanges,
+    );
+    const visitor = new LeanVisitor(exchange, connection, request);
+    const leave = this.dispatch(exchange, headerListBytes(request.rawHeaders), () => visitor.forward());
+    if (leave) connection.adopt({ onVisitorDrain: () => undefined, onVisitorGone: leave });
     return true;
   }
 
@@ -207,22 +203,18 @@ export class Edge implements LeanHandler {
       socket.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
       return;
     }
-    const exchange = this.newExchange(req, host, absolute);
-    const binding = this.tunnelFor(exchange);
-    if (binding) return proxyUpgrade(req, socket, head, binding, exchange, secure, this.observe, this.deps.meter, absolute);
+    const exchange = this.newExchange(req, host, secure, absolute);
+    const visitor = new UpgradeVisitor(exchange, req, socket, head);
     const gone = (): void => leave?.();
-    const proceed = (bound: Binding | undefined): void => {
-      socket.off('close', gone);
-      if (bound) return proxyUpgrade(req, socket, head, bound, exchange, secure, this.observe, this.deps.meter, absolute);
-      const page = this.refusal(exchange);
-      exchange.status = page.status;
-      socket.end(rawResponse(page));
-      this.finish(exchange);
-    };
     // Nothing reads the socket while the request is held (Node leaves an upgraded socket paused).
-    const leave = this.hold(exchange, headerListBytes(req.rawHeaders) + head.length, proceed);
-    if (!leave) return proceed(undefined);
-    socket.once('close', gone);
+    const bytes = headerListBytes(req.rawHeaders) + head.length;
+    const leave = this.dispatch(
+      exchange,
+      bytes,
+      () => visitor.forward(),
+      () => socket.off('close', gone),
+    );
+    if (leave) socket.once('close', gone);
   }
 
   /**
@@ -285,51 +277,57 @@ export class Edge implements LeanHandler {
     return true;
   }
 
-  private newExchange(req: VisitorRequest, host: string, absolute: AbsoluteTarget | undefined): Exchange {
+  private newExchange(req: VisitorRequest, host: string, secure: boolean, absolute: AbsoluteTarget | undefined): EdgeExchange {
     const userAgent = req.headers['user-agent'];
-    return newExchange(
-      host,
-      req.method ?? 'GET',
-      absolute?.path ?? req.url ?? '/',
-      clientIp(req),
-      typeof userAgent === 'string' ? userAgent : '',
-      `HTTP/${req.httpVersion}`,
+    return new EdgeExchange(
+      {
+        host,
+        method: req.method ?? 'GET',
+        path: absolute?.path ?? req.url ?? '/',
+        ip: clientIp(req),
+        userAgent: typeof userAgent === 'string' ? userAgent : '',
+        proto: `HTTP/${req.httpVersion}`,
+        secure,
+        absolute,
+      },
+      this.exchanges,
     );
   }
 
   /**
-   * The live binding the exchange's host routes to, recorded on the exchange; undefined when
-   * the request must be refused instead (see `refusal`).
+   * Records on the exchange the live binding its host routes to (this node's, else one that
+   * carries it to the node holding the agent), and answers true; false when there is none (no
+   * live agent) or its account is over the transfer quota (the binding is recorded then).
    */
-  private tunnelFor(exchange: Exchange): Binding | undefined {
+  private tunnelFor(exchange: EdgeExchange): boolean {
     let binding = this.router.resolve(exchange.host);
     if (!binding && this.deps.remoteBinding) binding = this.deps.remoteBinding(exchange.host);
-    if (!binding || binding.session.isClosed) return undefined;
+    if (!binding || binding.session.isClosed) return false;
     exchange.binding = binding;
-    return this.deps.isOverBandwidth?.(binding.accountId) ? undefined : binding;
+    return this.deps.isOverBandwidth?.(binding.accountId) !== true;
   }
 
   /**
    * Holds a request that found no live binding, when its name is in its grace period (its agent
-   * lost its connection and may be reconnecting): `proceed` runs once, later, with the binding to
-   * proxy to, or undefined to refuse it as before. Answers what to call when the visitor leaves
+   * lost its connection and may be reconnecting): `proceed` runs once, later, with whether the
+   * exchange now has a live binding to proxy to (false: refuse it as before). Answers what to call when the visitor leaves
    * meanwhile (the request leaves the queue and is recorded), or undefined when the request is
    * not held: refuse it now. A request over its account's quota is never held.
    */
-  private hold(exchange: Exchange, bytes: number, proceed: (binding: Binding | undefined) => void): (() => void) | undefined {
+  private hold(exchange: EdgeExchange, bytes: number, proceed: (live: boolean) => void): (() => void) | undefined {
     if (exchange.binding) return undefined;
     const grace = this.binder.graceOf(exchange.host);
     if (!grace) return undefined;
     const cancel = this.holds.hold(exchange.host, grace.accountId, grace.until, bytes, {
       deliver: () => proceed(this.tunnelFor(exchange)),
-      expire: () => proceed(undefined),
+      expire: () => proceed(false),
     });
     if (!cancel) return undefined;
     const log = this.deps.log;
     log.info({ hostname: exchange.host, held: this.holds.count(exchange.host) }, 'request held for a reconnect');
     return () => {
       if (!cancel()) return;
-      this.finish(exchange);
+      exchange.finish();
       log.info({ hostname: exchange.host, held: this.holds.count(exchange.host) }, 'held request dropped: the visitor left');
     };
   }
@@ -360,12 +358,30 @@ export class Edge implements LeanHandler {
   }
 
   /** The page for a request `tunnelFor` refused: offline (no live agent), or over the transfer quota. */
-  private refusal(exchange: Exchange): EdgePage {
+  private refusal(exchange: EdgeExchange): EdgePage {
     return exchange.binding ? bandwidthPage() : offlinePage(exchange.host);
   }
 
-  private finish(exchange: Exchange): void {
-    finishExchange(exchange, this.observe);
+  /**
+   * Routes the exchange: `forward` runs now when its host has a live binding, or later when the
+   * request is held for a reconnecting agent and that agent comes back; otherwise the exchange is
+   * refused (offline or quota page), now or when the hold expires. `settled` runs when a held
+   * request leaves the queue either way. Answers what to call when the visitor leaves while
+   * held, or undefined when the request was not held.
+   */
+  private dispatch(exchange: EdgeExchange, bytes: number, forward: () => void, settled?: () => void): (() => void) | undefined {
+    if (this.tunnelFor(exchange)) {
+      forward();
+      return undefined;
+    }
+    const proceed = (live: boolean): void => {
+      settled?.();
+      if (live) forward();
+      else exchange.refuse(this.refusal(exchange));
+    };
+    const leave = this.hold(exchange, bytes, proceed);
+    if (!leave) proceed(false);
+    return leave;
   }
 }
 

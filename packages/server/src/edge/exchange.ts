@@ -1,3 +1,16 @@
+import {
+  Feature,
+  ResetCode,
+  isResponseHead,
+  trailerFields,
+  type CallbackStreamHandler,
+  type Mux,
+  type RequestHead,
+  type StreamResetError,
+} from '@svcrouter/protocol';
+import { requestHead, responseHeaders, type HeadSource, type RequestKind } from './forwarding.js';
+import { bandwidthPage, offlinePage, unreachablePage, upstreamErrorPage, type EdgePage } from './pages.js';
+import type { AbsoluteTarget } from './request-target.js';
 import type { Binding } from './router.js';
 
 /** What the edge learns about each proxied request (for the inspector and metering). */
@@ -25,26 +38,306 @@ export type ExchangeObserver = (exchange: Exchange) => void;
  */
 export type ByteMeter = (accountId: string, bytes: number) => boolean;
 
-/** A fresh record of one visitor request, for the inspector and metering; routing fills in the binding. */
-export function newExchange(host: string, method: string, path: string, ip: string, userAgent: string, proto: string): Exchange {
-  return {
-    binding: undefined,
-    host,
-    method,
-    path,
-    status: 0,
-    startedAt: performance.now(),
-    durationMs: 0,
-    bytesIn: 0,
-    bytesOut: 0,
-    ip,
-    userAgent,
-    proto,
-  };
+/**
+ * The visitor's side of an exchange: how its response reaches the visitor. Each path implements
+ * it: the lean HTTP/1.1 path (lean/lean-proxy.ts), Node's HTTP/1.1 and HTTP/2 server (proxy.ts)
+ * and an upgraded socket (upgrade.ts). The exchange decides what is written and when; a writer
+ * only knows how to write it on its connection.
+ */
+export interface VisitorWriter {
+  /** Answers with one of the edge's own pages as the whole response (before any head went out). */
+  sendPage(page: EdgePage): void;
+  /**
+   * Writes an informational (1xx, never 101) head before the response head: the origin's (103
+   * Early Hints, say), or the edge's own 100 Continue. Headers already filtered; one this
+   * connection cannot carry is dropped, as a 1xx never changes the outcome of the exchange.
+   */
+  writeInterim(status: number, headers: string[]): void;
+  /**
+   * Writes the origin's response head, its headers already filtered by the forwarding rules.
+   * False when this connection cannot carry it (a status or a field it must refuse): nothing
+   * was written, and the exchange answers 502 instead.
+   */
+  writeHead(status: number, headers: string[]): boolean;
+  /** Writes response body bytes; false: the visitor is full, and the exchange waits for `visitorDrained`. */
+  writeBody(chunk: Buffer): boolean;
+  /**
+   * The body is complete, with the origin's trailers (checked fields) if it sent any; the writer
+   * sends them where its protocol has room (HTTP/2 trailers, a chunked body's last chunk) and
+   * calls the exchange's `finish` once the response has left.
+   */
+  endBody(trailers: readonly string[] | undefined): void;
+  /** The response cannot be completed after its head went out: the visitor's connection closes. */
+  abort(): void;
+  /**
+   * The origin answered before the visitor's upload ended: stop forwarding it (nothing more is
+   * counted or metered) and tell the visitor to stop sending, as its protocol allows
+   * (`bytesRead`: how much of the body the edge took).
+   */
+  stopUpload(bytesRead: number): void;
 }
 
-/** The finish step every path ends an exchange with: its duration, then the observer (inspector, metering). */
-export function finishExchange(exchange: Exchange, observe: ExchangeObserver): void {
-  exchange.durationMs = performance.now() - exchange.startedAt;
-  observe(exchange);
+/** What the exchange does with its stream, whichever kind a path opens (a CallbackStream, or a MuxStream). */
+export interface ExchangeStream {
+  pause(): void;
+  resume(): void;
+  reset(code?: string): void;
+  /** The agent's TRAILERS payload (unchecked), once the stream ended with one. */
+  readonly trailers: unknown;
+}
+
+/** How one visitor request arrived: the exchange's record, and what the forwarding rules need of it. */
+export interface ExchangeInit {
+  /** The routed host, normalised. */
+  host: string;
+  method: string;
+  /** The request target as recorded (an absolute-form target's path). */
+  path: string;
+  ip: string;
+  userAgent: string;
+  proto: string;
+  /** The visitor came over TLS (X-Forwarded-Proto). */
+  secure: boolean;
+  /** The visitor's absolute-form target, when it sent one. */
+  absolute: AbsoluteTarget | undefined;
+}
+
+/** What every exchange of an edge shares. */
+export interface ExchangeDeps {
+  /** Sees every finished exchange (inspector, metering, metrics). */
+  observe: ExchangeObserver;
+  /** Meters body bytes on the data path; absent: nothing is metered. */
+  meter: ByteMeter | undefined;
+}
+
+/**
+ * One visitor request on a tunnel hostname, from routing to its finish step: it builds the
+ * request head by the forwarding rules, opens the stream, filters and checks the response head,
+ * meters body bytes both ways, picks the edge's page for each failure, and finishes once
+ * (duration, then the observer). It writes to the visitor only through its `VisitorWriter`,
+ * and is itself the record the observer sees.
+ *
+ * A CallbackStream drives it directly (it is the stream's handler); a path that opens a
+ * MuxStream forwards the Duplex's events to the same methods (`followStream` in proxy.ts).
+ */
+export class EdgeExchange implements Exchange, CallbackStreamHandler {
+  binding: Binding | undefined = undefined;
+  readonly host: string;
+  readonly method: string;
+  readonly path: string;
+  status = 0;
+  readonly startedAt = performance.now();
+  durationMs = 0;
+  bytesIn = 0;
+  bytesOut = 0;
+  readonly ip: string;
+  readonly userAgent: string;
+  readonly proto: string;
+  private readonly secure: boolean;
+  private readonly absolute: AbsoluteTarget | undefined;
+  /** The edge's meter, held here: the body path reads it per chunk, without a hop through `deps`. */
+  private readonly meter: ByteMeter | undefined;
+  private writer!: VisitorWriter;
+  private stream: ExchangeStream | undefined = undefined;
+  private kind: RequestKind = 'request';
+  /** The transfer quota ran out: nothing more is metered or forwarded. */
+  private cut = false;
+  /** The response completed while the upload still flowed, and the upload was stopped. */
+  private answeredEarly = false;
+  private finished = false;
+
+  constructor(
+    init: ExchangeInit,
+    private readonly deps: ExchangeDeps,
+  ) {
+    this.host = init.host;
+    this.method = init.method;
+    this.path = init.path;
+    this.ip = init.ip;
+    this.userAgent = init.userAgent;
+    this.proto = init.proto;
+    this.secure = init.secure;
+    this.absolute = init.absolute;
+    this.meter = deps.meter;
+  }
+
+  /** Sets the writer of the visitor's side; each path's writer does so when it is made, before routing. */
+  respondThrough(writer: VisitorWriter): void {
+    this.writer = writer;
+  }
+
+  /** Answers with one of the edge's pages (a refusal, a failure before the head) and finishes. */
+  refuse(page: EdgePage): void {
+    this.status = page.status;
+    this.writer.sendPage(page);
+    this.finish();
+  }
+
+  /**
+   * Opens the exchange's stream on its binding's session: `open` gets the request head built by
+   * the forwarding rules and opens the kind of stream its path drives. When the session cannot
+   * open one, the visitor gets the offline page and the result is undefined.
+   *
+   * `expectContinue`: the visitor sent `Expect: 100-continue`. It goes to the origin, whose 100
+   * (or refusal) comes back as INFO; an agent too old to relay it gets the request without it,
+   * and the edge answers 100 itself.
+   */
+  open<S extends ExchangeStream>(
+    source: HeadSource,
+    kind: RequestKind,
+    body: boolean,
+    open: (mux: Mux, head: RequestHead) => S,
+    expectContinue = false,
+  ): S | undefined {
+    const binding = this.binding!;
+    this.kind = kind;
+    const forwardExpect = expectContinue && binding.session.agentFeatures?.has(Feature.INFO) === true;
+    if (expectContinue && !forwardExpect) this.writer.writeInterim(100, []);
+    const head = requestHead(source, {
+      tunnelId: binding.tunnelId,
+      host: this.host,
+      ip: this.ip,
+      secure: this.secure,
+      kind,
+      body,
+      absolute: this.absolute,
+      forwardExpect,
+    });
+    let stream: S;
+    try {
+      stream = open(binding.session.mux, head);
+    } catch {
+      this.refuse(offlinePage(this.host));
+      return undefined;
+    }
+    this.stream = stream;
+    return stream;
+  }
+
+  // ---- from the stream (CallbackStreamHandler, or a MuxStream's events) ----
+
+  /**
+   * An informational head from the origin (an INFO frame): 100 Continue, 102 Processing, 103
+   * Early Hints. One that arrives after the final head (or the edge's page), on an upgrade, or
+   * malformed is dropped.
+   */
+  onInfo(meta: unknown): void {
+    if (this.status !== 0 || this.finished || this.kind !== 'request' || !isResponseHead(meta)) return;
+    const status = meta.s;
+    if (!Number.isInteger(status) || status < 100 || status > 199 || status === 101) return;
+    this.writer.writeInterim(status, responseHeaders(meta.h));
+  }
+
+  /**
+   * The origin's response head. The agent is not trusted: a head of the wrong shape, or one the
+   * visitor's connection cannot carry, never reaches the visitor or the inspector. Returns
+   * whether the head went out, so body bytes may follow.
+   */
+  onHeaders(meta: unknown): boolean {
+    if (isResponseHead(meta)) {
+      // A 101 answers an upgrade: its Upgrade and Connection headers are the point, not hop-by-hop noise.
+      const headers = this.kind === 'upgrade' && meta.s === 101 ? meta.h : responseHeaders(meta.h);
+      if (this.writer.writeHead(meta.s, headers)) {
+        this.status = meta.s;
+        return true;
+      }
+    }
+    this.stream!.reset(ResetCode.UPSTREAM_ERROR);
+    this.refuse(upstreamErrorPage(this.host, 'invalid response headers'));
+    return false;
+  }
+
+  onData(chunk: Buffer): void {
+    // Body bytes before the response head would go out in the framing of a kept-alive
+    // connection's previous response, or as its next head: a visitor's connection must never
+    // carry bytes the agent framed itself.
+    if (this.status === 0) {
+      this.stream!.reset(ResetCode.UPSTREAM_ERROR);
+      return this.refuse(upstreamErrorPage(this.host, 'a response body before its head'));
+    }
+    this.bytesOut += chunk.length;
+    if ((this.meter !== undefined || this.cut) && !this.metered(chunk.length)) return;
+    if (!this.writer.writeBody(chunk)) this.stream!.pause();
+  }
+
+  onEnd(): void {
+    const trailers = this.stream!.trailers;
+    this.writer.endBody(trailers === undefined ? undefined : trailerFields(trailers));
+  }
+
+  onReset(error: StreamResetError): void {
+    this.failed(error.code);
+  }
+
+  /** The stream failed with `code` (a reset by the agent, the session closing): a page before the head, a closed connection after. */
+  failed(code: string): void {
+    if (this.status !== 0) return this.abort();
+    this.refuse(
+      code === ResetCode.UPSTREAM_UNREACHABLE
+        ? unreachablePage(this.host, this.binding!.local)
+        : upstreamErrorPage(this.host, code === 'SESSION_CLOSED' ? 'the agent disconnected' : 'the local service failed'),
+    );
+  }
+
+  // ---- from the visitor's side ----
+
+  /** The visitor can take more after `writeBody` returned false. */
+  visitorDrained(): void {
+    this.stream!.resume();
+  }
+
+  /**
+   * The response has left in full. When the upload is still open, the origin answered without
+   * reading it all (a 413, a 401, an early 200): the upload stops, and a NO_ERROR reset frees
+   * the stream on both sides, which would otherwise wait forever.
+   */
+  responded(uploadOpen: boolean): void {
+    if (!uploadOpen || this.answeredEarly) return;
+    this.answeredEarly = true;
+    this.writer.stopUpload(this.bytesIn);
+    this.stream?.reset(ResetCode.NO_ERROR);
+  }
+
+  /** The visitor left before the response completed: the agent is told to stop the origin. */
+  visitorGone(): void {
+    this.stream?.reset(ResetCode.CANCEL);
+    this.finish();
+  }
+
+  /**
+   * Counts and meters `bytes` the visitor sent up (a request body, an upgraded connection's
+   * bytes), before they are forwarded. False: the quota ran out, the exchange was cut off,
+   * and they must not be forwarded.
+   */
+  uploaded(bytes: number): boolean {
+    this.bytesIn += bytes;
+    return (this.meter === undefined && !this.cut) || this.metered(bytes);
+  }
+
+  /** The finish step every exchange ends with, once: its duration, then the observer (inspector, metering). */
+  finish(): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.durationMs = performance.now() - this.startedAt;
+    this.deps.observe(this);
+  }
+
+  /** Meters body bytes of either direction; false once the account's quota is gone (the exchange is then cut off). */
+  private metered(bytes: number): boolean {
+    if (this.cut) return false;
+    const meter = this.meter;
+    if (meter === undefined || meter(this.binding!.accountId, bytes)) return true;
+    // Quota used up mid-transfer: both directions stop, and the chunk that crossed the limit is not forwarded.
+    this.cut = true;
+    this.stream!.reset(ResetCode.CANCEL);
+    if (this.status !== 0) this.abort();
+    else this.refuse(bandwidthPage());
+    return false;
+  }
+
+  /** The head is out and the response cannot complete: the visitor's connection closes. */
+  private abort(): void {
+    this.writer.abort();
+    this.finish();
+  }
 }

@@ -2,7 +2,6 @@ import type { IncomingMessage } from 'node:http';
 import type { Http2ServerRequest } from 'node:http2';
 import { HOP_BY_HOP, INTERNAL_HEADER_PREFIX, type RequestHead } from '@svcrouter/protocol';
 import type { AbsoluteTarget } from './request-target.js';
-import type { Binding } from './router.js';
 
 /*
  * The forwarding rules every path applies to a visitor request and its response: which headers
@@ -17,24 +16,36 @@ const EDGE_SET = new Set(['x-forwarded-proto', 'x-forwarded-host']);
 /** A plain request, or an `Upgrade` request whose Upgrade and Connection headers must reach the origin. */
 export type RequestKind = 'request' | 'upgrade';
 
+/** The parts of a visitor's request head the forwarding rules read (Node's requests have them; the lean path's are mapped). */
+export type HeadSource = Pick<VisitorRequest, 'rawHeaders' | 'method' | 'url'>;
+
+/** Where a request is forwarded to, and what the rules must know of how it came. */
+export interface Forwarding {
+  /** The tunnel the stream is opened for (the agent routes by it). */
+  tunnelId: string;
+  /** The routed host, for Host and X-Forwarded-Host when the visitor named none. */
+  host: string;
+  /** The visitor's address, appended to X-Forwarded-For. */
+  ip: string;
+  /** The visitor came over TLS (X-Forwarded-Proto). */
+  secure: boolean;
+  kind: RequestKind;
+  /** A body follows the head: the agent streams one to the origin only when told so. */
+  body: boolean;
+  /** The visitor's absolute-form target: its path is sent instead of `url`, its authority replaces Host. */
+  absolute: AbsoluteTarget | undefined;
+  /** Pass `Expect` on: the agent relays the origin's 100 Continue (or its refusal) itself. */
+  forwardExpect?: boolean;
+}
+
 /**
  * Builds the request head sent to the agent: hop-by-hop and internal headers removed,
  * X-Forwarded-For appended to, X-Forwarded-Proto and -Host set by us. One pass, no copies
  * beyond the output array, since this runs for every request. The target sent is always a
- * path: `absolute`, when the visitor sent an absolute-form target, gives the path to send
- * instead of `req.url` and the authority that replaces Host.
+ * path.
  */
-export function requestHead(
-  req: Pick<VisitorRequest, 'rawHeaders' | 'method' | 'url'>,
-  binding: Binding,
-  host: string,
-  ip: string,
-  secure: boolean,
-  kind: RequestKind,
-  absolute?: AbsoluteTarget,
-  /** Pass `Expect` on: the agent relays the origin's 100 Continue (or its refusal) itself. */
-  forwardExpect = false,
-): RequestHead {
+export function requestHead(req: HeadSource, forwarding: Forwarding): RequestHead {
+  const { kind, absolute, forwardExpect = false } = forwarding;
   const upgrade = kind === 'upgrade';
   const raw = req.rawHeaders;
   const out: string[] = [];
@@ -78,18 +89,20 @@ export function requestHead(
     out.push(name, value);
   }
   if (absolute) originalHost = absolute.authority;
+  const host = forwarding.host;
   if (!hasHost) out.push('host', originalHost || host);
   out.push(
     'x-forwarded-for',
-    forwardedFor ? `${forwardedFor}, ${ip}` : ip,
+    forwardedFor ? `${forwardedFor}, ${forwarding.ip}` : forwarding.ip,
     'x-forwarded-proto',
-    secure ? 'https' : 'http',
+    forwarding.secure ? 'https' : 'http',
     'x-forwarded-host',
     originalHost || host,
   );
-  const head: RequestHead = { m: req.method ?? 'GET', p: absolute?.path ?? req.url ?? '/', h: out, t: binding.tunnelId };
+  const head: RequestHead = { m: req.method ?? 'GET', p: absolute?.path ?? req.url ?? '/', h: out, t: forwarding.tunnelId };
   if (upgrade) head.u = 1;
   else head.i = 1; // the edge takes the origin's 1xx heads (INFO) on a plain request
+  if (forwarding.body) head.b = 1;
   return head;
 }
 

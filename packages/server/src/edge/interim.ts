@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { constants as h2, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
-import { hasValidFields, isResponseHead } from '@svcrouter/protocol';
+import { hasValidFields } from '@svcrouter/protocol';
 
 type VisitorRequest = IncomingMessage | Http2ServerRequest;
 type VisitorResponse = ServerResponse | Http2ServerResponse;
@@ -27,15 +27,12 @@ export function expectsContinue(req: Pick<VisitorRequest, 'headers'>): boolean {
 }
 
 /**
- * Passes an informational head from the origin (an INFO frame) to the visitor: 100 Continue,
- * 102 Processing (HTTP/1.1), 103 Early Hints; over HTTP/2 any 1xx. One that arrives after the
- * final head, or that is malformed, is dropped: a 1xx never changes the outcome of the exchange.
+ * Writes an informational head (already filtered, 1xx but 101) to a visitor of Node's server:
+ * 100 Continue, 102 Processing and 103 Early Hints over HTTP/1.1, any 1xx over HTTP/2. One
+ * whose fields could split it, or that Node refuses, is dropped: the response is not affected.
  */
-export function forwardInterim(req: VisitorRequest, res: VisitorResponse, meta: unknown, headers: (raw: string[]) => string[]): void {
-  if (res.headersSent || res.writableEnded || !isResponseHead(meta)) return;
-  const status = meta.s;
-  if (status >= 200 || status === 101) return;
-  const fields = headers(meta.h);
+export function writeInterim(req: VisitorRequest, res: VisitorResponse, status: number, fields: readonly string[]): void {
+  if (res.headersSent || res.writableEnded) return;
   // Node writes 1xx heads as given (103's fields unchecked over HTTP/1.1): nothing may split them.
   if (!hasValidFields(fields)) return;
   try {

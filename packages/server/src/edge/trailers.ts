@@ -13,14 +13,13 @@ export function requestTrailers(req: IncomingMessage | Http2ServerRequest): stri
 }
 
 /**
- * Ends the visitor's response with the agent's trailers (the TRAILERS payload, unchecked).
+ * Ends the visitor's response with the agent's trailers (checked fields: trailerFields).
  * HTTP/2 sends them as a trailing HEADERS frame; HTTP/1.1 in the last chunk, so only when the
  * response is chunked (Node drops them otherwise: nowhere to put them after a Content-Length body).
  * A repeated name is sent once, its values joined with a comma.
  */
-export function endWithTrailers(res: ServerResponse | Http2ServerResponse, trailers: unknown): void {
-  const fields = trailers === undefined ? [] : trailerFields(trailers);
-  if (fields.length > 0) {
+export function endWithTrailers(res: ServerResponse | Http2ServerResponse, fields: readonly string[] | undefined): void {
+  if (fields !== undefined && fields.length > 0) {
     const object: Record<string, string> = {};
     for (let i = 0; i < fields.length; i += 2) {
       const name = fields[i]!;

@@ -1,105 +1,94 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { ResetCode, StreamResetError, hasValidFields, isResponseHead, type ResponseHead } from '@svcrouter/protocol';
-import { rawResponse, unreachablePage, upstreamErrorPage } from './pages.js';
-import { finishExchange, type ByteMeter, type Exchange, type ExchangeObserver } from './exchange.js';
-import { requestHead, responseHeaders } from './forwarding.js';
-import type { AbsoluteTarget } from './request-target.js';
-import type { Binding } from './router.js';
+import { ResetCode, hasValidFields, type MuxStream } from '@svcrouter/protocol';
+import type { EdgeExchange, VisitorWriter } from './exchange.js';
+import { rawResponse, type EdgePage } from './pages.js';
+import { followStream } from './proxy.js';
 
 /**
- * Proxies a visitor's `Upgrade` request (WebSocket or any other protocol): the head goes up
- * as a stream marked as an upgrade; after the origin's 101 the stream carries raw bytes both
- * ways until either side closes. A non-101 answer is passed through and the socket closed.
+ * The visitor's side of an `Upgrade` request (WebSocket or any other protocol), on the socket
+ * Node's server hands over: the head goes up as a stream marked as an upgrade; after the
+ * origin's 101 the stream carries raw bytes both ways until either side closes. A non-101
+ * answer is passed through and the socket closed. Made before routing, so a refusal is written
+ * through it too; `forward` then proxies the request over the exchange's binding.
  */
-export function proxyUpgrade(
-  req: IncomingMessage,
-  socket: Duplex,
-  head: Buffer,
-  binding: Binding,
-  exchange: Exchange,
-  secure: boolean,
-  done: ExchangeObserver,
-  meter?: ByteMeter,
-  absolute?: AbsoluteTarget,
-): void {
-  let finished = false;
-  const finish = (): void => {
-    if (finished) return;
-    finished = true;
-    finishExchange(exchange, done);
-  };
-  let stream;
-  try {
-    stream = binding.session.mux.open(requestHead(req, binding, exchange.host, exchange.ip, secure, 'upgrade', absolute));
-  } catch {
-    socket.destroy();
-    return finish();
-  }
-  const tunnel = stream;
-  socket.on('error', () => tunnel.reset(ResetCode.CANCEL));
-  socket.on('close', () => {
-    // A visitor that ended cleanly (FIN) may still have bytes on their way up the tunnel (the
-    // pipe ends it after them): only an abrupt close cuts the stream.
-    if (!socket.readableEnded) tunnel.reset(ResetCode.CANCEL);
-    finish();
-  });
-  if (head.length > 0) {
-    meter?.(binding.accountId, head.length);
-    tunnel.write(head);
-  }
-  // Quota used up mid-transfer. The 'data' listeners below run before the pipes, so the chunk
-  // that crossed the limit is not forwarded.
-  const cutOff = (): void => {
-    tunnel.reset(ResetCode.CANCEL);
-    socket.destroy();
-  };
+export class UpgradeVisitor implements VisitorWriter {
+  private tunnel: MuxStream | undefined;
 
-  tunnel.on('headers', (meta: ResponseHead) => {
+  constructor(
+    private readonly exchange: EdgeExchange,
+    private readonly req: IncomingMessage,
+    private readonly socket: Duplex,
+    /** Bytes the visitor sent after the request head, before any answer. */
+    private readonly head: Buffer,
+  ) {
+    exchange.respondThrough(this);
+  }
+
+  forward(): void {
+    const { exchange, socket, head } = this;
+    const tunnel = exchange.open(this.req, 'upgrade', false, (mux, requestHead) => mux.open(requestHead));
+    if (tunnel === undefined) return;
+    this.tunnel = tunnel;
+    socket.on('error', () => tunnel.reset(ResetCode.CANCEL));
+    socket.on('close', () => {
+      // A visitor that ended cleanly (FIN) may still have bytes on their way up the tunnel (the
+      // pipe ends it after them): only an abrupt close cuts the stream.
+      if (socket.readableEnded) exchange.finish();
+      else exchange.visitorGone();
+    });
+    if (head.length > 0 && exchange.uploaded(head.length)) tunnel.write(head);
+    followStream(tunnel, exchange);
+    tunnel.on('close', () => {
+      if (!socket.destroyed) socket.end();
+    });
+  }
+
+  sendPage(page: EdgePage): void {
+    this.socket.end(rawResponse(page));
+  }
+
+  writeInterim(): void {
+    // An upgrade asks for no 1xx heads (no `i` on its OPEN): a 101 is its only interim answer.
+  }
+
+  writeHead(status: number, headers: string[]): boolean {
     // The agent is not trusted: the status goes on the status line and the headers below it,
-    // so anything but an integer status and clean fields could write lines of its own.
-    if (!isResponseHead(meta) || (meta.s < 200 && meta.s !== 101) || !hasValidFields(meta.h)) {
-      tunnel.reset(ResetCode.UPSTREAM_ERROR);
-      const page = upstreamErrorPage(exchange.host, 'invalid response headers');
-      exchange.status = page.status;
-      socket.end(rawResponse(page));
-      finish();
-      return;
-    }
-    exchange.status = meta.s;
-    const lines = [`HTTP/1.1 ${meta.s} ${meta.s === 101 ? 'Switching Protocols' : 'Upstream Response'}`];
-    const headers = meta.s === 101 ? meta.h : responseHeaders(meta.h);
+    // so anything but a 101 or a final status and clean fields could write lines of its own.
+    if ((status < 200 && status !== 101) || !hasValidFields(headers)) return false;
+    const { exchange, socket } = this;
+    const tunnel = this.tunnel!;
+    const lines = [`HTTP/1.1 ${status} ${status === 101 ? 'Switching Protocols' : 'Upstream Response'}`];
     for (let i = 0; i < headers.length; i += 2) lines.push(`${headers[i]!}: ${headers[i + 1]!}`);
-    if (meta.s !== 101) lines.push('connection: close');
+    if (status !== 101) lines.push('connection: close');
     socket.write(`${lines.join('\r\n')}\r\n\r\n`);
-    tunnel.on('data', (chunk: Buffer) => {
-      exchange.bytesOut += chunk.length;
-      if (meter && !meter(binding.accountId, chunk.length)) cutOff();
-    });
+    socket.on('drain', () => exchange.visitorDrained());
+    // Registered before the pipe, so the chunk that crossed a quota is not forwarded.
     socket.on('data', (chunk: Buffer) => {
-      exchange.bytesIn += chunk.length;
-      if (meter && !meter(binding.accountId, chunk.length)) cutOff();
+      exchange.uploaded(chunk.length);
     });
-    tunnel.pipe(socket);
     // After a refusal nothing more goes up: ending our side lets the stream settle on both ends.
-    if (meta.s === 101) socket.pipe(tunnel);
+    if (status === 101) socket.pipe(tunnel);
     else tunnel.end();
-  });
-  tunnel.on('error', (error: Error) => {
-    if (exchange.status !== 0) {
-      socket.destroy();
-      return finish();
-    }
-    const code = error instanceof StreamResetError ? error.code : 'CANCEL';
-    const page =
-      code === ResetCode.UPSTREAM_UNREACHABLE
-        ? unreachablePage(exchange.host, binding.local)
-        : upstreamErrorPage(exchange.host, 'the local service failed');
-    exchange.status = page.status;
-    socket.end(rawResponse(page));
-    finish();
-  });
-  tunnel.on('close', () => {
-    if (!socket.destroyed) socket.end();
-  });
+    return true;
+  }
+
+  writeBody(chunk: Buffer): boolean {
+    // Once the socket is gone, nothing can reach the visitor: the bytes are dropped, not held.
+    if (this.socket.destroyed) return true;
+    return this.socket.write(chunk);
+  }
+
+  endBody(): void {
+    // Trailers have no place on a raw socket. The exchange finishes when the socket closes.
+    this.socket.end();
+  }
+
+  abort(): void {
+    this.socket.destroy();
+  }
+
+  stopUpload(): void {
+    // Never asked: an upgraded connection's bytes are not a body the origin can answer early.
+  }
 }
