@@ -12,8 +12,13 @@ const SKIP_NOTICE = 'skipping the cluster rolling restart suite: set SVC_TEST_DA
 const baseUrl = process.env.SVC_TEST_DATABASE_URL;
 /** Bounds a hung test; not a timing assertion. */
 const HANG = { timeout: 90_000 };
-/** Long enough that the drain never ends before the agent has moved. */
-const NODE_ENV = { SVC_DRAIN_MS: '15000' };
+/**
+ * A drain long enough that it never ends before the agent has moved, and a stopping node that
+ * stays unready but accepting well past the visitors' next readiness check.
+ */
+const NODE_ENV = { SVC_DRAIN_MS: '15000', SVC_UNREADY_MS: '1000' };
+/** How often the visitors' balancer checks each node's /readyz. */
+const CHECK_MS = 100;
 
 if (baseUrl === undefined || baseUrl === '') {
   if (process.env.CI === 'true') {
@@ -65,27 +70,37 @@ function rollingSuite(url: string): void {
           await until(`${node.url} serves the tunnel`, async () => (await visit(node, agent.hostname, '/status/204')).status === 204);
         }
 
-        // Visitors as a TCP load balancer sends them: round the nodes, and a refused connection
-        // (a node that is down) goes to the next node, as HAProxy's redispatch does. Anything
-        // else (a reset, a 5xx, a 404) is a failed request.
+        // Visitors as a TCP load balancer with health checks sends them: round the nodes whose
+        // /readyz answered 200 at the last check, and a refused connection goes to the next node
+        // (HAProxy's redispatch). Anything else (a reset, a 5xx, a 404) is a failed request.
         let running = true;
         let ok = 0;
         const failures: string[] = [];
+        const ready = nodes.map(() => true);
+        const checks = nodes.map(async (_, index) => {
+          while (running) {
+            const node = nodes[index]!;
+            ready[index] = await fetch(`${node.url}/readyz`).then(
+              (res) => res.status === 200,
+              () => false,
+            );
+            await new Promise((resolve) => setTimeout(resolve, CHECK_MS));
+          }
+        });
         const loop = async (offset: number): Promise<void> => {
           for (let turn = offset; running; turn++) {
             let refused = 0;
             for (;;) {
-              const node = nodes[(turn + refused) % nodes.length]!;
+              const index = (turn + refused) % nodes.length;
+              const node = nodes[index]!;
+              if (!ready[index] && refused < nodes.length) {
+                refused++;
+                continue;
+              }
               try {
                 const res = await visit(node, agent.hostname, '/status/204');
                 if (res.status === 204) ok++;
-                else
-                  failures.push(
-                    `${node.url}: ${res.status} ${res.text
-                      .replace(/<[^>]*>/g, ' ')
-                      .replace(/\s+/g, ' ')
-                      .slice(0, 400)}`,
-                  );
+                else failures.push(`${node.url}: ${res.status} ${res.text.slice(0, 200)}`);
                 break;
               } catch (error) {
                 if ((error as NodeJS.ErrnoException).code === 'ECONNREFUSED' && refused < nodes.length * 20) {
@@ -111,7 +126,7 @@ function rollingSuite(url: string): void {
           await until('visitors are served after the restart', () => Promise.resolve(ok >= servedAt + 10));
         }
         running = false;
-        await Promise.all(loops);
+        await Promise.all([...loops, ...checks]);
         assert.deepEqual(failures, []);
         assert.ok(ok > 50, `served ${ok}`);
         // Every node counts its links, its renewals and the requests it carried to or for the others.

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { EdgeMessage } from '@svcrouter/protocol';
-import { drainSessions, LEAVING_MESSAGE, type DrainableSession } from './drain.js';
+import { drainSessions, LEAVING_MESSAGE, tellLeaving, type DrainableSession } from './drain.js';
 
 /** A session as the drain sees it, whose tunnels and streams the test moves by hand. */
 function fakeSession(bindings: Array<{ group?: string }>, streams = 0) {
@@ -20,6 +20,7 @@ describe('drainSessions', () => {
   it('tells every agent, waits for those on several nodes to unbind here, then for the streams', async () => {
     const moving = fakeSession([{ group: 'agent-1' }], 1);
     const alone = fakeSession([{}]);
+    tellLeaving([moving, alone]);
     const drained = drainSessions(() => [moving, alone], 10_000);
     assert.deepEqual(moving.sent, [{ type: 'leaving', message: LEAVING_MESSAGE }]);
     assert.deepEqual(alone.sent, [{ type: 'leaving', message: LEAVING_MESSAGE }]);

@@ -24,12 +24,19 @@ const DRAIN_CHECK_MS = 25;
 
 export const LEAVING_MESSAGE = 'the edge is restarting';
 
+/** Tells every agent the node is leaving: it reconnects without calling the loss a failure, or moves to another node. */
+export function tellLeaving(sessions: Iterable<DrainableSession>): void {
+  for (const session of sessions) {
+    if (!session.isClosed) session.send({ type: 'leaving', message: LEAVING_MESSAGE });
+  }
+}
+
 /**
- * The first half of a graceful shutdown, once the listeners take no new connections: every agent
- * is told the node is leaving (so it reconnects without treating the loss as a failure). Agents
- * holding their tunnels through several nodes bind them on another node and then unbind them
- * here; until they have (or `drainMs` is over) this node keeps routing to them. Then the
- * requests already on their streams get what is left of `drainMs` to finish.
+ * The first half of a graceful shutdown, once the agents were told (tellLeaving) and the
+ * listeners take no new connections. Agents holding their tunnels through several nodes bind
+ * them on another node and then unbind them here; until they have (or `drainMs` is over) this
+ * node keeps routing to them. Then the requests already on their streams get what is left of
+ * `drainMs` to finish.
  */
 export async function drainSessions(
   sessions: () => Iterable<DrainableSession>,
@@ -38,9 +45,6 @@ export async function drainSessions(
   otherStreams: () => number = () => 0,
 ): Promise<DrainOutcome> {
   const started = performance.now();
-  for (const session of sessions()) {
-    if (!session.isClosed) session.send({ type: 'leaving', message: LEAVING_MESSAGE });
-  }
   let unmoved = groupedTunnels(sessions());
   while (unmoved > 0 && performance.now() - started < drainMs) {
     await new Promise((resolve) => setTimeout(resolve, Math.min(DRAIN_CHECK_MS, drainMs - (performance.now() - started))));
