@@ -18,6 +18,12 @@ export const RENEW_MS = 3_000;
  * visitor the load balancer sends to a node just restarted finds the tunnels held elsewhere.
  */
 const LINKS_READY_MS = 5_000;
+/**
+ * How long requests other nodes carry here still reach a tunnel unbound a moment ago while its
+ * session stays open (an agent moving off a leaving node): those nodes chose this node before
+ * the notification that it let the name go reached them.
+ */
+const UNBOUND_GRACE_MS = 2_000;
 
 export interface ClusterDeps {
   config: ClusterConfig;
@@ -63,6 +69,7 @@ export class Cluster {
   private forwardedOut = 0;
   private forwardedIn = 0;
   private leaseRenewals = 0;
+  private readonly lately = new Map<string, Binding>();
 
   private constructor(private readonly deps: ClusterDeps) {
     const { nodeId, config, heartbeatMs, log, edge } = deps;
@@ -77,7 +84,7 @@ export class Cluster {
       log: clusterLog,
       onStream: (stream) => {
         this.forwardedIn++;
-        relayToAgent(stream, (tunnelId) => edge.router.byTunnelId(tunnelId));
+        relayToAgent(stream, (tunnelId) => edge.router.byTunnelId(tunnelId) ?? this.unboundLately(tunnelId));
       },
     });
     this.bus = new ClusterBus({
@@ -217,7 +224,13 @@ export class Cluster {
       await store.cluster.deleteNode(nodeId);
       await this.heartbeat();
       await this.bus.start();
-      edge.router.watch({ added: (b) => this.writer.added(b), removed: (b) => this.writer.removed(b) });
+      edge.router.watch({
+        added: (b) => this.writer.added(b),
+        removed: (b) => {
+          this.rememberUnbound(b);
+          this.writer.removed(b);
+        },
+      });
       await this.bus.publish({ k: 'node', n: nodeId });
       await this.tick();
       const deadline = Date.now() + LINKS_READY_MS;
@@ -317,6 +330,19 @@ export class Cluster {
         edge.releaseTunnel(message.t, message.msg);
         return;
     }
+  }
+
+  private rememberUnbound(binding: Binding): void {
+    this.lately.set(binding.tunnelId, binding);
+    setTimeout(() => {
+      if (this.lately.get(binding.tunnelId) === binding) this.lately.delete(binding.tunnelId);
+    }, UNBOUND_GRACE_MS).unref();
+  }
+
+  /** A binding removed within UNBOUND_GRACE_MS whose session is still open (see there). */
+  private unboundLately(tunnelId: string): Binding | undefined {
+    const binding = this.lately.get(tunnelId);
+    return binding && !binding.session.isClosed ? binding : undefined;
   }
 
   private sawAccount(accountId: string): void {
