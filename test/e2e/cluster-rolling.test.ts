@@ -32,12 +32,12 @@ if (baseUrl === undefined || baseUrl === '') {
 }
 
 function rollingSuite(url: string): void {
-  describe('a rolling restart of every edge node', () => {
-    let database: TestDatabase;
-    const nodes: TestServer[] = [];
-    let origin: TestOrigin;
-    let token: string;
+  let database: TestDatabase;
+  const nodes: TestServer[] = [];
+  let origin: TestOrigin;
+  let token: string;
 
+  describe('a rolling restart of every edge node', () => {
     before(async () => {
       database = await freshDatabase(url);
       const a = await startNode(database.url, 'node-a', { first: true, env: NODE_ENV });
@@ -57,78 +57,26 @@ function rollingSuite(url: string): void {
     it('SIGTERM on each node in turn, under visitors through every node: the agent moves first and no request fails', HANG, async () => {
       const urls = nodes.map((node) => node.url).join(',');
       const agent = await startAgent(nodes[0]!, { token, target: origin.port, env: { SVC_SERVER: urls } });
-      const holders = async (): Promise<string[]> =>
-        (
-          await database.query('select node_id from cluster_routes where hostname = $1 and expires_at > $2 order by node_id', [
-            agent.hostname,
-            Date.now(),
-          ])
-        ).map((row) => String(row.node_id));
+      const holders = (): Promise<string[]> => holdersOf(agent.hostname);
+      let visitors: ReturnType<typeof balancedVisitors> | undefined;
       try {
         await until('the name is held on two nodes', async () => (await holders()).length === 2);
         for (const node of nodes) {
           await until(`${node.url} serves the tunnel`, async () => (await visit(node, agent.hostname, '/status/204')).status === 204);
         }
 
-        // Visitors as a TCP load balancer with health checks sends them: round the nodes whose
-        // /readyz answered 200 at the last check, and a refused connection goes to the next node
-        // (HAProxy's redispatch). Anything else (a reset, a 5xx, a 404) is a failed request.
-        let running = true;
-        let ok = 0;
-        const failures: string[] = [];
-        const ready = nodes.map(() => true);
-        const checks = nodes.map(async (_, index) => {
-          while (running) {
-            const node = nodes[index]!;
-            ready[index] = await fetch(`${node.url}/readyz`).then(
-              (res) => res.status === 200,
-              () => false,
-            );
-            await new Promise((resolve) => setTimeout(resolve, CHECK_MS));
-          }
-        });
-        const loop = async (offset: number): Promise<void> => {
-          for (let turn = offset; running; turn++) {
-            let refused = 0;
-            for (;;) {
-              const index = (turn + refused) % nodes.length;
-              const node = nodes[index]!;
-              if (!ready[index] && refused < nodes.length) {
-                refused++;
-                continue;
-              }
-              try {
-                const res = await visit(node, agent.hostname, '/status/204');
-                if (res.status === 204) ok++;
-                else failures.push(`${node.url}: ${res.status} ${res.text.slice(0, 200)}`);
-                break;
-              } catch (error) {
-                if ((error as NodeJS.ErrnoException).code === 'ECONNREFUSED' && refused < nodes.length * 20) {
-                  refused++;
-                  continue;
-                }
-                failures.push(`${node.url}: ${(error as Error).message}`);
-                break;
-              }
-            }
-          }
-        };
-        const loops = [0, 1, 2].map(loop);
-        await until('visitors are being served', () => Promise.resolve(ok >= 20));
+        visitors = balancedVisitors(nodes, agent.hostname);
+        await until('visitors are being served', () => Promise.resolve(visitors!.ok >= 20));
 
         for (let index = 0; index < nodes.length; index++) {
-          const leaving = nodes[index]!;
-          const nodeId = `node-${'abc'[index]}`;
-          assert.deepEqual(await leaving.proc.kill('SIGTERM'), { code: 0, signal: null });
-          nodes[index] = await startNode(database.url, nodeId, { env: NODE_ENV, restartOf: leaving });
+          await restart(index);
           await until('the name is held on two nodes again', async () => (await holders()).length === 2);
-          const servedAt = ok;
-          await until('visitors are served after the restart', () => Promise.resolve(ok >= servedAt + 10));
+          const servedAt = visitors.ok;
+          await until('visitors are served after the restart', () => Promise.resolve(visitors!.ok >= servedAt + 10));
         }
-        running = false;
-        await Promise.all([...loops, ...checks]);
+        const failures = await visitors.stop();
         assert.deepEqual(failures, []);
-        assert.ok(ok > 50, `served ${ok}`);
+        assert.ok(visitors.ok > 50, `served ${visitors.ok}`);
         // Every node counts its links, its renewals and the requests it carried to or for the others.
         let out = 0;
         let into = 0;
@@ -152,8 +100,105 @@ function rollingSuite(url: string): void {
         assert.doesNotMatch(agent.proc.output, /Connection to the edge lost/);
         assert.equal(agent.proc.lines.filter((line) => line.startsWith('Forwarding https://')).length, 1);
       } finally {
+        await visitors?.stop();
+        await agent.close();
+      }
+    });
+
+    it('an agent given two URLs: SIGTERM on one of its nodes, it lets the name go there and no request fails', HANG, async () => {
+      const agent = await startAgent(nodes[1]!, { token, target: origin.port, env: { SVC_SERVER: `${nodes[1]!.url},${nodes[2]!.url}` } });
+      let visitors: ReturnType<typeof balancedVisitors> | undefined;
+      try {
+        await until('the name is held on B and C', async () => (await holdersOf(agent.hostname)).join() === 'node-b,node-c');
+        await until(`A serves the tunnel`, async () => (await visit(nodes[0]!, agent.hostname, '/status/204')).status === 204);
+        visitors = balancedVisitors(nodes, agent.hostname);
+        await until('visitors are being served', () => Promise.resolve(visitors!.ok >= 20));
+        await restart(1);
+        // The agent dials B again once it is back, under the same name.
+        await until('the name is held on B and C again', async () => (await holdersOf(agent.hostname)).join() === 'node-b,node-c');
+        const servedAt = visitors.ok;
+        await until('visitors are served after the restart', () => Promise.resolve(visitors!.ok >= servedAt + 10));
+        assert.deepEqual(await visitors.stop(), []);
+        assert.doesNotMatch(agent.proc.output, /Connection to the edge lost/);
+      } finally {
+        await visitors?.stop();
         await agent.close();
       }
     });
   });
+
+  /** The nodes with a live claim on `hostname`, by id. */
+  async function holdersOf(hostname: string): Promise<string[]> {
+    const rows = await database.query('select node_id from cluster_routes where hostname = $1 and expires_at > $2 order by node_id', [
+      hostname,
+      Date.now(),
+    ]);
+    return rows.map((row) => String(row.node_id));
+  }
+
+  /** SIGTERM to node `index`, a clean exit, then the same node again on the same ports. */
+  async function restart(index: number): Promise<void> {
+    const leaving = nodes[index]!;
+    assert.deepEqual(await leaving.proc.kill('SIGTERM'), { code: 0, signal: null });
+    nodes[index] = await startNode(database.url, `node-${'abc'[index]}`, { env: NODE_ENV, restartOf: leaving });
+  }
+}
+
+/**
+ * Visitors as a TCP load balancer with health checks sends them, three loops: round the nodes
+ * whose /readyz answered 200 at the last check, and a refused connection goes to the next node
+ * (HAProxy's redispatch). Anything else (a reset, a 5xx, a 404) is a failed request. `nodes` is
+ * read at each request, so a restarted node put in its place is used.
+ */
+function balancedVisitors(nodes: TestServer[], hostname: string): { readonly ok: number; stop(): Promise<string[]> } {
+  let running = true;
+  let ok = 0;
+  const failures: string[] = [];
+  const ready = nodes.map(() => true);
+  const checks = nodes.map(async (_, index) => {
+    while (running) {
+      ready[index] = await fetch(`${nodes[index]!.url}/readyz`).then(
+        (res) => res.status === 200,
+        () => false,
+      );
+      await new Promise((resolve) => setTimeout(resolve, CHECK_MS));
+    }
+  });
+  const loop = async (offset: number): Promise<void> => {
+    for (let turn = offset; running; turn++) {
+      let passed = 0;
+      for (;;) {
+        const index = (turn + passed) % nodes.length;
+        const node = nodes[index]!;
+        if (!ready[index] && passed < nodes.length) {
+          passed++;
+          continue;
+        }
+        try {
+          const res = await visit(node, hostname, '/status/204');
+          if (res.status === 204) ok++;
+          else failures.push(`${node.url}: ${res.status} ${res.text.slice(0, 200)}`);
+          break;
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code === 'ECONNREFUSED' && passed < nodes.length * 20) {
+            passed++;
+            continue;
+          }
+          failures.push(`${node.url}: ${(error as Error).message}`);
+          break;
+        }
+      }
+    }
+  };
+  const loops = [0, 1, 2].map(loop);
+  return {
+    get ok() {
+      return ok;
+    },
+    async stop() {
+      running = false;
+      await Promise.all([...loops, ...checks]);
+      return failures;
+    },
+  };
 }
