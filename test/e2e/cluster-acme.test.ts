@@ -8,7 +8,7 @@ import { requireTools } from '@svcrouter/server/test-support/tools';
 import { freePort } from '@svcrouter/testkit';
 import { freshDatabase, startNode, until, type TestDatabase } from './cluster-support.js';
 import { ACME_PACKAGES, ACME_TOOLS, acmeOrders, addVerified, handshake, type Handshake } from './domains-support.js';
-import { api, tempDir, type TestServer } from './harness/index.js';
+import { api, tempDir, visit, type TestServer } from './harness/index.js';
 
 // Two svc-server processes on one real PostgreSQL and a real Pebble whose HTTP-01 validation
 // reaches node B's HTTP port only: certificates A orders are validated through B, served by
@@ -74,7 +74,8 @@ function clusterAcmeSuite(url: string): void {
     });
 
     const orders = async (): Promise<{ a: number; b: number }> => ({ a: await acmeOrders(a), b: await acmeOrders(b) });
-    const fingerprint = (shake: Handshake): string => (shake.ok && shake.authorized ? shake.leaf.fingerprint256 : `failed: ${JSON.stringify(shake)}`);
+    const fingerprint = (shake: Handshake): string =>
+      shake.ok && shake.authorized ? shake.leaf.fingerprint256 : `failed: ${JSON.stringify(shake)}`;
 
     let removable: { id: string; host: string } | undefined;
 
@@ -91,6 +92,10 @@ function clusterAcmeSuite(url: string): void {
       // The answer and the lease lived only while the order ran.
       assert.deepEqual(await database.query('select count(*)::int as n from acme_challenges'), [{ n: 0 }]);
       assert.deepEqual(await database.query('select count(*)::int as n from acme_order_leases'), [{ n: 0 }]);
+      // A token no node is being challenged with falls through to routing on B, as on one node.
+      const unknown = await visit(b, domain.host, `/.well-known/acme-challenge/${'x'.repeat(43)}`);
+      assert.equal(unknown.status, 404);
+      assert.match(unknown.text, /This tunnel is offline/);
       removable = domain;
     });
 

@@ -44,9 +44,7 @@ export function createAcmeSharedRepo(db: Kysely<Database>): AcmeSharedRepo {
           oc
             .column('host')
             .doUpdateSet({ node_id: nodeId, expires_at: expiresAt })
-            .where((eb) =>
-              eb.or([eb('acme_order_leases.expires_at', '<=', now), eb('acme_order_leases.node_id', '=', nodeId)]),
-            ),
+            .where((eb) => eb.or([eb('acme_order_leases.expires_at', '<=', now), eb('acme_order_leases.node_id', '=', nodeId)])),
         )
         .returning('node_id')
         .executeTakeFirst();

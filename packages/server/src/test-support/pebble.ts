@@ -139,11 +139,12 @@ export async function startHttp01Server(
   respond: (token: string) => string | undefined | Promise<string | undefined>,
 ): Promise<{ port: number; close(): Promise<void> }> {
   // Stands in for the edge's plain-HTTP listener.
-  const server: Server = createServer(async (req, res) => {
+  const server: Server = createServer((req, res) => {
     const token = acmeChallengeToken(req.url ?? '');
-    const answer = token === undefined ? undefined : await respond(token);
-    res.writeHead(answer === undefined ? 404 : 200, { 'content-type': 'text/plain' });
-    res.end(answer ?? 'not found');
+    void Promise.resolve(token === undefined ? undefined : respond(token)).then((answer) => {
+      res.writeHead(answer === undefined ? 404 : 200, { 'content-type': 'text/plain' });
+      res.end(answer ?? 'not found');
+    });
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
