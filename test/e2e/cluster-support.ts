@@ -41,10 +41,11 @@ export async function freshDatabase(baseUrl: string): Promise<TestDatabase> {
 export function startNode(
   databaseUrl: string,
   nodeId: string,
-  options: { first?: boolean; secret?: string; env?: Record<string, string> } = {},
+  options: { first?: boolean; secret?: string; env?: Record<string, string>; httpPort?: number } = {},
 ): Promise<TestServer> {
   const serverOptions: ServerOptions = {
     expectToken: options.first ?? false,
+    ...(options.httpPort === undefined ? {} : { httpPort: options.httpPort }),
     env: {
       SVC_DATABASE_URL: databaseUrl,
       SVC_NODE_ID: nodeId,
