@@ -24,6 +24,8 @@ import { websocketEcho } from './w-websocket.js';
 import { h2SmallGet, h2Uploads } from './w-h2.js';
 import { h2loadAvailable } from './h2-clients.js';
 import { floorComparison, floorMarkdown } from './w-floor.js';
+import { startCluster } from './cluster-system.js';
+import { clusterHop, clusterMarkdown } from './w-cluster.js';
 
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 
@@ -145,6 +147,28 @@ async function floor(options: BenchOptions, generator: LoadGenerator, command: s
   });
 }
 
+async function cluster(options: BenchOptions, generator: LoadGenerator, command: string): Promise<void> {
+  const machine = machineInfo(generator);
+  log(`svcRouter benchmark, cluster hop, ${options.mode} sizes, load generator ${machine.loadGenerator}`);
+  const system = await startCluster(process.env.SVC_BENCH_DATABASE_URL || undefined);
+  let result;
+  try {
+    result = await clusterHop(system, generator, options.sizes, log);
+  } finally {
+    await system.close();
+  }
+  process.stdout.write(`${clusterMarkdown(result)}\n\nCommand: \`${command}\`\n`);
+  await writeJson(options.jsonPath, {
+    schema: 1,
+    date: new Date().toISOString(),
+    mode: options.mode,
+    command,
+    machine,
+    sizes: options.sizes,
+    cluster: result,
+  });
+}
+
 async function writeJson(jsonPath: string, json: unknown): Promise<void> {
   await mkdir(path.dirname(jsonPath), { recursive: true });
   await writeFile(jsonPath, `${JSON.stringify(json, null, 2)}\n`);
@@ -158,6 +182,7 @@ async function main(): Promise<void> {
   const command = `node ${[...process.execArgv, path.relative(process.cwd(), process.argv[1] ?? ''), ...process.argv.slice(2)].join(' ')}`;
   if (options.cpuProfDir) return profile(options, generator, options.cpuProfDir);
   if (options.floor) return floor(options, generator, command);
+  if (options.cluster) return cluster(options, generator, command);
 
   const machine = machineInfo(generator);
   log(`svcRouter benchmark, ${options.mode} mode, load generator ${machine.loadGenerator}`);

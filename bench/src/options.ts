@@ -97,6 +97,8 @@ export interface BenchOptions {
   floor: boolean;
   /** Floor mode: µs of stand-in work per request for each extra floor side. */
   floorBusyUs: number[];
+  /** Cluster mode: small GET entering the node holding the session and entering another node; nothing else runs. */
+  cluster: boolean;
 }
 
 /** Stand-in work of the extra floor sides by default: around where 0.45× and svcRouter fall on this machine. */
@@ -106,7 +108,7 @@ const DEFAULT_FLOOR_BUSY_US = [4, 8];
 export const PROFILED_WORKLOADS = ['small-get', 'small-get-stream', 'download', 'upload'] as const;
 export type ProfiledWorkload = (typeof PROFILED_WORKLOADS)[number];
 
-export const USAGE = `Usage: node --expose-gc bench/dist/bench.js [--quick | --smoke] [--json <path>] [--loadgen wrk|node] [--cpu-prof <dir> [--cpu-prof-workload <name>]] [--floor [--floor-busy <list>]]
+export const USAGE = `Usage: node --expose-gc bench/dist/bench.js [--quick | --smoke] [--json <path>] [--loadgen wrk|node] [--cpu-prof <dir> [--cpu-prof-workload <name>]] [--floor [--floor-busy <list>]] [--cluster]
   --quick           fewer and shorter runs (under a minute)
   --smoke           tiny sizes, a second or two per workload: checks every figure is produced
   --json <path>     results file (default bench/results/latest.json)
@@ -120,7 +122,11 @@ export const USAGE = `Usage: node --expose-gc bench/dist/bench.js [--quick | --s
                     (JSON default bench/results/floor.json)
   --floor-busy <list>
                     µs of busy CPU per request in each floor process, one extra floor side per
-                    value (default ${DEFAULT_FLOOR_BUSY_US.join(',')}; none: the bare floor alone)`;
+                    value (default ${DEFAULT_FLOOR_BUSY_US.join(',')}; none: the bare floor alone)
+  --cluster         only the small GET on two nodes sharing one PostgreSQL, entering the node that
+                    holds the agent's session and entering the other one (one more hop); starts a
+                    throwaway PostgreSQL (apt-get install -y postgresql) unless SVC_BENCH_DATABASE_URL
+                    names one (JSON default bench/results/cluster.json)`;
 
 /** A command line the benchmark cannot run: shown as its message and the usage, never a stack. */
 export class UsageError extends Error {}
@@ -130,6 +136,7 @@ export function parseOptions(argv: string[]): BenchOptions {
   let mode: Mode = 'default';
   let jsonPath: string | undefined;
   let floor = false;
+  let cluster = false;
   let floorBusyUs: number[] | undefined;
   let loadgen: string | undefined;
   let cpuProfDir: string | undefined;
@@ -149,6 +156,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     else if (arg === '--cpu-prof') cpuProfDir = path.resolve(value());
     else if (arg === '--cpu-prof-workload') cpuProfWorkload = value();
     else if (arg === '--floor') floor = true;
+    else if (arg === '--cluster') cluster = true;
     else if (arg === '--floor-busy') floorBusyUs = parseBusyList(value());
     else throw new UsageError(`unknown argument ${arg}\n${USAGE}`);
   }
@@ -156,9 +164,11 @@ export function parseOptions(argv: string[]): BenchOptions {
   if (!(PROFILED_WORKLOADS as readonly string[]).includes(cpuProfWorkload)) {
     throw new UsageError(`--cpu-prof-workload must be one of ${PROFILED_WORKLOADS.join(', ')}\n${USAGE}`);
   }
-  if (floor && cpuProfDir !== undefined) throw new UsageError(`--floor and --cpu-prof are separate modes\n${USAGE}`);
+  if ([floor, cluster, cpuProfDir !== undefined].filter(Boolean).length > 1) {
+    throw new UsageError(`--floor, --cluster and --cpu-prof are separate modes\n${USAGE}`);
+  }
   if (!floor && floorBusyUs !== undefined) throw new UsageError(`--floor-busy needs --floor\n${USAGE}`);
-  jsonPath ??= path.join(REPO_ROOT, floor ? 'bench/results/floor.json' : 'bench/results/latest.json');
+  jsonPath ??= path.join(REPO_ROOT, `bench/results/${floor ? 'floor' : cluster ? 'cluster' : 'latest'}.json`);
   return {
     mode,
     sizes: PRESETS[mode],
@@ -168,6 +178,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     cpuProfWorkload: cpuProfWorkload as ProfiledWorkload,
     floor,
     floorBusyUs: floorBusyUs ?? DEFAULT_FLOOR_BUSY_US,
+    cluster,
   };
 }
 

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { freshDatabase } from './cluster-support.js';
 
 // The benchmark's figures must all be produced; their values are never asserted (speed is
 // measured by the benchmark, not by tests). --smoke runs every workload with tiny sizes.
@@ -61,6 +62,7 @@ interface Row {
 
 async function runSmoke(
   extraArgs: string[],
+  env: Record<string, string> = {},
 ): Promise<{ stdout: string; json: { rows: Row[]; machine: Record<string, unknown>; load: Record<string, number> } }> {
   assert.ok(existsSync(BENCH), `${BENCH} is missing: build first (npm run build)`);
   const dir = await mkdtemp(path.join(tmpdir(), 'svc-bench-smoke-'));
@@ -68,6 +70,7 @@ async function runSmoke(
     const jsonPath = path.join(dir, 'results.json');
     const child = spawn(process.execPath, ['--expose-gc', BENCH, '--smoke', '--json', jsonPath, ...extraArgs], {
       cwd: REPO_ROOT,
+      env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -157,6 +160,42 @@ describe('the benchmark in --floor mode', () => {
     assert.match(stdout, /\| svcRouter \| \d+ \| [\d.]+× \([\d.]+× the floor\) \|/);
   });
 });
+
+describe('the benchmark in --cluster mode', () => {
+  const baseUrl = process.env.SVC_TEST_DATABASE_URL;
+  const skip = baseUrl ? false : 'set SVC_TEST_DATABASE_URL (apt-get install postgresql)';
+  if (skip && process.env.CI === 'true') {
+    it('runs on two nodes', () => assert.fail('SVC_TEST_DATABASE_URL is unset; CI must run the cluster bench'));
+    return;
+  }
+  it('enters the holding node and the other node in alternating pairs and reports both, numeric', { skip }, async () => {
+    const database = await freshDatabase(baseUrl!);
+    try {
+      const { stdout, json } = await runSmoke(['--cluster'], { SVC_BENCH_DATABASE_URL: database.url });
+      const cluster = (json as unknown as { cluster: ClusterJson }).cluster;
+      assert.ok(cluster.rps.holder > 0 && cluster.rps.entry > 0, JSON.stringify(cluster.rps));
+      assert.deepEqual(cluster.errors, { holder: 0, entry: 0 });
+      for (const value of [
+        cluster.cpuUsPerRequest.holder,
+        cluster.cpuUsPerRequest.entry,
+        cluster.cpuUsPerRequest.extra,
+        cluster.edgeOwnUsPerRequest,
+      ]) {
+        assert.ok(Number.isFinite(value), JSON.stringify(cluster));
+      }
+      assert.match(stdout, /\| CPU per request, both nodes \+ agent, µs \| [\d.]+ \| [\d.]+ \| [+-][\d.]+ \|/);
+    } finally {
+      await database.drop();
+    }
+  });
+});
+
+interface ClusterJson {
+  rps: { holder: number; entry: number };
+  errors: { holder: number; entry: number };
+  cpuUsPerRequest: { holder: number; entry: number; extra: number };
+  edgeOwnUsPerRequest: number;
+}
 
 interface FloorJson {
   sides: Array<{ key: string; ratio: number }>;

@@ -110,7 +110,7 @@ export async function verifyDomain(server: TestServer, token: string, id: string
 }
 
 /** Adds `host`, publishes its TXT record and an A record to 127.0.0.1, and verifies it. */
-export async function addVerified(world: DomainWorld, token: string, host = freshHost()): Promise<DomainView> {
+export async function addVerified(world: Pick<DomainWorld, 'dns' | 'server'>, token: string, host = freshHost()): Promise<DomainView> {
   const domain = await addDomain(world.server, token, host);
   await world.dns.addTxt(domain.txtRecord.name, domain.txtRecord.value);
   await world.dns.addA(host, ['127.0.0.1']);

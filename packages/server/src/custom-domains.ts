@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { DomainRouteDeps } from './api/index.js';
 import { CertificateCache, createAcmeIssuer, type AcmeIssuer, type SniResolverOptions } from './certs/index.js';
 import type { ServerConfig } from './config.js';
-import { cascadeDomainRemoval, checkDomainBinding, ownsCustomHost, type RemovableBinding } from './domains/index.js';
+import { cascadeDomainRemoval, checkDomainBinding, isAtOrUnder, ownsCustomHost, type RemovableBinding } from './domains/index.js';
 import type { DomainDecision, Edge, EdgeDeps } from './edge/index.js';
 import type { HostOwner } from './inspector/index.js';
 import { Registry } from './metrics/index.js';
@@ -33,6 +33,11 @@ export interface CustomDomains {
   metrics: { render(): string };
   /** Inspector owner of a hostname without a live binding: its tunnel row, else the verified domain covering it. */
   ownerOf(host: string): Promise<HostOwner | undefined>;
+  /**
+   * Drops from memory the certificates of names at or under a removed domain that no verified
+   * domain covers any more: another node removed it (the cluster bus says so).
+   */
+  forgetRemoved(domainHost: string): Promise<void>;
   /** Starts background renewal. */
   start(): void;
   /** Stops renewal and waits for orders in flight; call before the store closes. */
@@ -44,6 +49,8 @@ export interface CustomDomains {
 export interface ClusterReach {
   liveBindings(accountId: string, local: Iterable<RemovableBinding>): Iterable<RemovableBinding>;
   releaseTunnel(tunnelId: string, reason: string): boolean;
+  /** Tells every other node to drop the certificates a domain removal forgot. */
+  forgetCertificates(domainHost: string): void;
 }
 
 export function createCustomDomains(
@@ -52,9 +59,15 @@ export function createCustomDomains(
   log: Logger,
   edge: () => Edge,
   cluster: () => ClusterReach | undefined = () => undefined,
+  nodeId?: string,
 ): CustomDomains {
   const acmeLog = log.child({ component: 'acme' });
+  // Nodes of a cluster share HTTP-01 answers and take turns ordering through the store. A
+  // single node keeps its answers in memory: it alone orders and answers, so writing them to
+  // the database would only add a write per challenge and a read per CA fetch.
+  const shared = config.cluster !== undefined && nodeId !== undefined ? { repo: store.acmeShared, nodeId } : undefined;
   const issuer = createAcmeIssuer({
+    ...(shared === undefined ? {} : { shared }),
     store,
     directoryUrl: config.acmeDirectory,
     email: config.acmeEmail,
@@ -144,15 +157,23 @@ export function createCustomDomains(
       dnsServers: config.dnsServers,
       edgeTarget: config.edgeTarget,
       onDomainRemoved: (domain) =>
-        cascadeDomainRemoval(removal, domain).catch((err: unknown) =>
-          log.error({ err, domainId: domain.id }, 'cleanup after domain removal failed'),
-        ),
+        cascadeDomainRemoval(removal, domain)
+          .catch((err: unknown) => log.error({ err, domainId: domain.id }, 'cleanup after domain removal failed'))
+          // After the store lost the certificates, so no node loads them again.
+          .finally(() => cluster()?.forgetCertificates(domain.host)),
     },
     async ownerOf(host) {
       const tunnel = await store.tunnels.byHostname(host);
       if (tunnel) return { accountId: tunnel.accountId, tunnelId: tunnel.id };
       const domain = await store.domains.verifiedHostCovering(host);
       return domain && { accountId: domain.accountId, tunnelId: undefined };
+    },
+    async forgetRemoved(domainHost) {
+      for (const name of new Set([domainHost, ...served])) {
+        if (!isAtOrUnder(name, domainHost) || (await store.domains.verifiedHostCovering(name)) !== undefined) continue;
+        removal.forgetCertificate(name);
+        served.delete(name);
+      }
     },
     start() {
       if (renewing) return;

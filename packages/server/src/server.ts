@@ -72,6 +72,7 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
     log,
     () => edge,
     () => cluster,
+    nodeId,
   );
   const sni = createSniResolver({
     sharedDomain: config.sharedDomain,
@@ -201,6 +202,8 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
         log,
         publicUrl,
         onRemoteAccount: (accountId) => void usage.warm(accountId).catch(() => undefined),
+        onDomainRemoved: (domainHost) =>
+          void domains.forgetRemoved(domainHost).catch((err: unknown) => log.warn({ err, domainHost }, 'forgetting certificates failed')),
       });
     } catch (error) {
       await store.close();

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Store } from '../store/index.js';
 import type { AcmeOrderer, AcmePolling } from './acme-order.js';
+import type { SharedOrdering } from './acme-shared.js';
 import type { PemCertificate } from './dev-ca.js';
 
 // The issuer's options and surface; the behaviour is in acme-issuer.ts.
@@ -28,6 +29,8 @@ export interface AcmeIssuerOptions {
   renewBeforeMs?: number;
   /** acme-client status polling; default its own. Tests shorten it. */
   polling?: AcmePolling;
+  /** Nodes of a cluster (one PostgreSQL): HTTP-01 answers in the store, one order per name across nodes. Absent: memory only. */
+  shared?: SharedOrdering;
   /** Replaces the ACME client (tests count or fail orders without a CA); default createAcmeOrderer. */
   orderer?: AcmeOrderer;
 }
@@ -55,8 +58,8 @@ export interface AcmeIssuer {
   isServedHost(hostname: string): Promise<boolean>;
   /** The certificate source for createSniResolver; undefined when the name is not served or no certificate can be had now. */
   onDemand(hostname: string): Promise<PemCertificate | undefined>;
-  /** The key authorization the edge serves at `/.well-known/acme-challenge/<token>` on its HTTP port. */
-  challengeResponse(token: string): string | undefined;
+  /** The key authorization the edge serves at `/.well-known/acme-challenge/<token>` on its HTTP port; with `shared`, a miss in memory asks the store. */
+  challengeResponse(token: string): string | undefined | Promise<string | undefined>;
   /** Re-orders every stored certificate expiring within renewBeforeMs, one at a time. */
   renewDue(): Promise<RenewalReport>;
   /** Runs renewDue now and then every intervalMs (a pass still running is not overlapped); close() stops it. */

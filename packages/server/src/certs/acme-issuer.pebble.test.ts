@@ -36,7 +36,13 @@ if (requireTools('ACME issuance against Pebble', ['pebble', 'pebble-challtestsrv
       dir = await mkdtemp(join(tmpdir(), 'svc-acme-'));
       dns = await startChallTestSrv();
       // Every issuer of this suite may have placed the challenge being fetched.
-      http01 = await startHttp01Server((token) => issuers.map((i) => i.challengeResponse(token)).find((a) => a !== undefined));
+      http01 = await startHttp01Server(async (token) => {
+        for (const issuer of issuers) {
+          const answer = await issuer.challengeResponse(token);
+          if (answer !== undefined) return answer;
+        }
+        return undefined;
+      });
       pebble = await startPebble({ dnsServer: dns.dnsServer, httpPort: http01.port });
       untrust = trustInAcmeClient(pebble.listenerCaPem);
       store = await openStore({ dataDir: join(dir, 'data') });

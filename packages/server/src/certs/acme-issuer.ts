@@ -4,6 +4,7 @@ import { isValidHostname, normalizeHostname } from '../hostname/index.js';
 import { OrderLimiter } from './acme-limiter.js';
 import type { AcmeIssuer, AcmeIssuerOptions, IssuerStats, RenewalReport } from './acme-issuer-types.js';
 import { createAcmeOrderer, describeOrderError } from './acme-order.js';
+import { awaitOtherNode, ChallengeAnswers, ORDER_LEASE_MS } from './acme-shared.js';
 
 export type { AcmeIssuer, AcmeIssuerOptions, IssuerStats, RenewalReport } from './acme-issuer-types.js';
 
@@ -29,7 +30,10 @@ type OrderOutcome = { status: 'issued'; pem: PemCertificate } | { status: 'faile
  *
  * Concurrency: concurrent onDemand calls for one name share one lookup, and
  * every order for a name (on demand or renewal) shares one flight, so a burst
- * of first handshakes places exactly one order. Flights are per process.
+ * of first handshakes places exactly one order. Flights are per process; with
+ * `shared` (nodes of a cluster) a lease row per name lets one node order while
+ * the others wait for the certificate it stores, and HTTP-01 answers are
+ * stored so that whichever node the CA reaches gives them.
  */
 export function createAcmeIssuer(options: AcmeIssuerOptions): AcmeIssuer {
   const { store, logger } = options;
@@ -41,7 +45,9 @@ export function createAcmeIssuer(options: AcmeIssuerOptions): AcmeIssuer {
     ...(options.maxOrdersPerMinute === undefined ? {} : { maxPerMinute: options.maxOrdersPerMinute }),
     ...(options.retryAfterFailureMs === undefined ? {} : { retryAfterFailureMs: options.retryAfterFailureMs }),
   });
-  const challenges = new Map<string, string>();
+  const { shared } = options;
+  let closed = false;
+  const answers = new ChallengeAnswers(shared, now, logger);
   const order =
     options.orderer ??
     createAcmeOrderer({
@@ -49,10 +55,7 @@ export function createAcmeIssuer(options: AcmeIssuerOptions): AcmeIssuer {
       email: options.email,
       accounts: store.acme,
       ...(options.polling === undefined ? {} : { polling: options.polling }),
-      publish: (token, keyAuthorization) => {
-        if (keyAuthorization === undefined) challenges.delete(token);
-        else challenges.set(token, keyAuthorization);
-      },
+      publish: (token, keyAuthorization) => answers.publish(token, keyAuthorization),
     });
   const memory = new Map<string, { pem: PemCertificate; expiresAt: number }>();
   const lookups = new Map<string, Promise<PemCertificate | undefined>>();
@@ -96,6 +99,40 @@ export function createAcmeIssuer(options: AcmeIssuerOptions): AcmeIssuer {
   }
 
   async function runOrder(host: string, domain: Domain): Promise<OrderOutcome> {
+    if (shared === undefined) return placeOrder(host, domain);
+    let previous: StoredCertificate | undefined;
+    try {
+      previous = await store.certificates.get(host);
+      if (!(await shared.repo.acquireOrder(host, shared.nodeId, now(), now() + ORDER_LEASE_MS))) {
+        const cert = await awaitOtherNode(shared, store.certificates, host, previous, now, () => closed);
+        if (cert === undefined) return { status: 'deferred' };
+        return fromStore(host, cert);
+      }
+    } catch (err) {
+      logger?.warn({ host, err }, 'acme order lease unavailable');
+      return { status: 'deferred' };
+    }
+    try {
+      // Another node may have stored it between this node's lookup and its lease.
+      const stored = await store.certificates.get(host);
+      if (stored !== undefined && stored.expiresAt - now() >= renewBeforeMs) return fromStore(host, stored);
+      return await placeOrder(host, domain);
+    } finally {
+      await shared.repo
+        .releaseOrder(host, shared.nodeId)
+        .catch((err: unknown) => logger?.warn({ host, err }, 'acme order lease not released; it expires by itself'));
+    }
+  }
+
+  function fromStore(host: string, cert: StoredCertificate): OrderOutcome {
+    limiter.succeeded(host);
+    const pem = { certPem: cert.certPem, keyPem: cert.keyPem };
+    remember(host, pem, cert.expiresAt);
+    logger?.info({ host, expiresAt: new Date(cert.expiresAt).toISOString() }, 'acme certificate ordered by another node');
+    return { status: 'issued', pem };
+  }
+
+  async function placeOrder(host: string, domain: Domain): Promise<OrderOutcome> {
     stats.ordersStarted += 1;
     let previous: StoredCertificate | undefined;
     try {
@@ -183,7 +220,7 @@ export function createAcmeIssuer(options: AcmeIssuerOptions): AcmeIssuer {
       return flight;
     },
 
-    challengeResponse: (token) => challenges.get(token),
+    challengeResponse: (token) => answers.answer(token),
     renewDue,
 
     startRenewal(intervalMs) {
@@ -207,6 +244,7 @@ export function createAcmeIssuer(options: AcmeIssuerOptions): AcmeIssuer {
     stats: () => ({ ...stats }),
 
     async close() {
+      closed = true;
       clearInterval(renewalTimer);
       renewalTimer = undefined;
       await renewalPass;

@@ -21,8 +21,8 @@ export interface AcmeOrdererOptions {
   email?: string | undefined;
   /** Where the account key lives, one per directory URL. */
   accounts: AcmeAccountRepo;
-  /** Publishes (string) and withdraws (undefined) an HTTP-01 key authorization by token. */
-  publish: (token: string, keyAuthorization: string | undefined) => void;
+  /** Publishes (string) and withdraws (undefined) an HTTP-01 key authorization by token; the CA is asked to validate once it settles. */
+  publish: (token: string, keyAuthorization: string | undefined) => void | Promise<void>;
   polling?: AcmePolling;
 }
 
@@ -76,8 +76,8 @@ export function createAcmeOrderer(options: AcmeOrdererOptions): AcmeOrderer {
       // acme-client's own pre-check resolves through the system DNS and fetches
       // from this machine; the CA's validation is the one that counts.
       skipChallengeVerification: true,
-      challengeCreateFn: async (_authz, challenge, keyAuthorization) => options.publish(challenge.token, keyAuthorization),
-      challengeRemoveFn: async (_authz, challenge) => options.publish(challenge.token, undefined),
+      challengeCreateFn: async (_authz, challenge, keyAuthorization) => await options.publish(challenge.token, keyAuthorization),
+      challengeRemoveFn: async (_authz, challenge) => await options.publish(challenge.token, undefined),
     });
     if (!hadUrl) await accounts.setUrl(directoryUrl, acmeClient.getAccountUrl());
     const expiresAt = Date.parse(new X509Certificate(certPem).validTo);

@@ -19,7 +19,9 @@ export type ClusterMessage =
   /** A key was revoked: every node drops the agents using it. */
   | { k: 'revoke'; key: string; msg: string }
   /** A tunnel was deleted (or its domain removed): the node holding it releases it. */
-  | { k: 'release'; t: string; msg: string };
+  | { k: 'release'; t: string; msg: string }
+  /** A custom domain was removed on node `n`: the others drop from memory the certificates it no longer covers. */
+  | { k: 'forget'; n: string; d: string };
 
 export interface ClusterBusOptions {
   databaseUrl: string;

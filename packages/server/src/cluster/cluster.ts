@@ -38,6 +38,8 @@ export interface ClusterDeps {
   publicUrl(hostname: string): string;
   /** An account whose tunnel another node holds was first seen here (the usage meter loads its month). */
   onRemoteAccount?(accountId: string): void;
+  /** Another node removed the custom domain `domainHost`: drop the certificates it covered from memory. */
+  onDomainRemoved?(domainHost: string): void;
 }
 
 /** A live binding of the cluster, as the domain-removal cascade sees it. */
@@ -169,6 +171,11 @@ export class Cluster {
     const dropped = this.deps.edge.dropSessionsOfKey(keyId, message);
     void this.bus.publish({ k: 'revoke', key: keyId, msg: message });
     return dropped;
+  }
+
+  /** Tells the other nodes a custom domain was removed here, so they drop its certificates from memory. */
+  forgetCertificates(domainHost: string): void {
+    void this.bus.publish({ k: 'forget', n: this.deps.nodeId, d: domainHost });
   }
 
   /** Whether a tunnel is live on any node. */
@@ -328,6 +335,9 @@ export class Cluster {
         return;
       case 'release':
         edge.releaseTunnel(message.t, message.msg);
+        return;
+      case 'forget':
+        if (message.n !== nodeId) this.deps.onDomainRemoved?.(message.d);
         return;
     }
   }

@@ -47,8 +47,8 @@ export interface EdgeDeps extends Omit<BinderDeps, 'router'> {
   observe?: ExchangeObserver;
   /** Meters body bytes per account on the data path; false stops the transfer (quota). */
   meter?: ByteMeter;
-  /** ACME HTTP-01: the key authorization for a token this node is being challenged with, else undefined. */
-  acmeChallenge?(token: string): string | undefined;
+  /** ACME HTTP-01: the key authorization for a token the CA is validating (from memory, or the shared store on a cluster), else undefined. */
+  acmeChallenge?(token: string): string | undefined | Promise<string | undefined>;
   /** How long a request for a name in its grace period waits for its agent to come back (see Holds); 0 or absent: not at all. */
   holdMs?: number;
   /**
@@ -114,7 +114,11 @@ export class Edge implements LeanHandler {
       sendPage(res, badRequestPage('A Host header is required.'));
       return;
     }
-    if (!secure && this.answerAcmeChallenge(req, res)) return;
+    if (!secure && this.answerAcmeChallenge(req, res, () => this.route(req, res, host, absolute, secure))) return;
+    this.route(req, res, host, absolute, secure);
+  }
+
+  private route(req: VisitorRequest, res: VisitorResponse, host: string, absolute: AbsoluteTarget | undefined, secure: boolean): void {
     if (this.isApex(host)) {
       // The API reads whole bodies: the visitor may send at once (Node's default answer).
       if (expectsContinue(req)) (res as ServerResponse).writeContinue();
@@ -264,16 +268,24 @@ export class Edge implements LeanHandler {
   /**
    * ACME HTTP-01 on the plain-HTTP port, for any host, before routing: the CA fetches
    * `/.well-known/acme-challenge/<token>` from the host being certified, which may have no
-   * tunnel yet. A token this node did not issue falls through to normal routing, so an
-   * origin answering its own challenges still can.
+   * tunnel yet. A token no node of this service issued falls through to normal routing, so an
+   * origin answering its own challenges still can. True when this took the request: answered
+   * now, or asked the shared store, after which it answers or calls `otherwise`.
    */
-  private answerAcmeChallenge(req: VisitorRequest, res: VisitorResponse): boolean {
+  private answerAcmeChallenge(req: VisitorRequest, res: VisitorResponse, otherwise: () => void): boolean {
     if (!this.deps.acmeChallenge || (req.method !== 'GET' && req.method !== 'HEAD')) return false;
     const token = acmeChallengeToken(req.url ?? '');
     const answer = token === undefined ? undefined : this.deps.acmeChallenge(token);
     if (answer === undefined) return false;
-    res.writeHead(200, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(answer), 'cache-control': 'no-store' });
-    res.end(answer);
+    if (typeof answer === 'string') {
+      sendAcmeAnswer(res, answer);
+      return true;
+    }
+    void answer.then((found) => {
+      if (res.destroyed) return;
+      if (found === undefined) otherwise();
+      else sendAcmeAnswer(res, found);
+    });
     return true;
   }
 
@@ -394,4 +406,9 @@ function heldRequestBytes(req: VisitorRequest): number {
   if (!hasRequestBody(req)) return headBytes;
   const declared = Number(req.headers['content-length']);
   return headBytes + (Number.isSafeInteger(declared) && declared >= 0 ? Math.min(declared, HOLD_BODY_RESERVE) : HOLD_BODY_RESERVE);
+}
+
+function sendAcmeAnswer(res: VisitorResponse, answer: string): void {
+  res.writeHead(200, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(answer), 'cache-control': 'no-store' });
+  res.end(answer);
 }

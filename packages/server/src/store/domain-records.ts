@@ -96,3 +96,31 @@ export interface AcmeAccountRepo {
   /** Records the account URL the CA returned at registration. */
   setUrl(id: string, url: string): Promise<void>;
 }
+
+/** A pending HTTP-01 answer shared by the nodes of a cluster. */
+export interface SharedChallenge {
+  token: string;
+  keyAuthorization: string;
+  /** Epoch ms after which the answer is no longer given (an order that never ended). */
+  expiresAt: number;
+}
+
+/** What nodes sharing one database need to order certificates together (acme_challenges, acme_order_leases). */
+export interface AcmeSharedRepo {
+  /** Stores (or replaces) the answer for a token. */
+  putChallenge(challenge: SharedChallenge): Promise<void>;
+  /** The key authorization for a token, unless it expired by `now`. */
+  challenge(token: string, now: number): Promise<string | undefined>;
+  deleteChallenge(token: string): Promise<void>;
+  /** Removes answers expired by `now`; returns how many. */
+  deleteExpiredChallenges(now: number): Promise<number>;
+  /**
+   * Takes the lease on ordering `host` until `expiresAt`: true when no lease was held, it had
+   * expired by `now`, or `nodeId` already held it (its previous run died mid-order).
+   */
+  acquireOrder(host: string, nodeId: string, now: number, expiresAt: number): Promise<boolean>;
+  /** The node holding an unexpired lease on ordering `host` at `now`, else undefined. */
+  orderHolder(host: string, now: number): Promise<string | undefined>;
+  /** Gives the lease back, if `nodeId` still holds it. */
+  releaseOrder(host: string, nodeId: string): Promise<void>;
+}

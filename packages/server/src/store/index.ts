@@ -18,12 +18,14 @@ export { isStoreUnavailable, STORE_RETRY_AFTER_SECONDS } from './store-unavailab
 export type {
   AcmeAccount,
   AcmeAccountRepo,
+  AcmeSharedRepo,
   CertificateRepo,
   CertState,
   Domain,
   DomainRepo,
   DomainState,
   NewDomain,
+  SharedChallenge,
   StoredCertificate,
 } from './domain-records.js';
 export { CERT_STATES, DOMAIN_STATES } from './domain-records.js';

@@ -355,6 +355,32 @@ const MIGRATIONS: readonly NamedMigration[] = [
       await createClusterRoutes(db, false);
     },
   },
+  {
+    // Several edge nodes order certificates: the CA may fetch an HTTP-01 answer from any node,
+    // so pending answers are shared, and a lease per hostname lets one node order while the
+    // others wait for its certificate. SQLite gets the tables too, so both engines keep one
+    // schema; a single node keeps its answers in memory.
+    name: '009_acme_shared_challenges',
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('acme_challenges')
+        .addColumn('token', 'text', (c) => c.primaryKey())
+        .addColumn('key_authorization', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('acme_challenges_expires_at_idx').on('acme_challenges').column('expires_at').execute();
+      await db.schema
+        .createTable('acme_order_leases')
+        .addColumn('host', 'text', (c) => c.primaryKey())
+        .addColumn('node_id', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .execute();
+    },
+    async down(db: Kysely<any>) {
+      await db.schema.dropTable('acme_order_leases').execute();
+      await db.schema.dropTable('acme_challenges').execute();
+    },
+  },
 ];
 
 /** The route table of migration 007 (`perNode` false) or 008. */

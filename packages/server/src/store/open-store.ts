@@ -16,6 +16,7 @@ import { createPagedRequestRepo } from './requests/paged-requests-repo.js';
 import { createUsageRepo } from './usage-repo.js';
 import { createAcmeAccountRepo, createCertificateRepo } from './certificates-repo.js';
 import { createDomainRepo } from './domains-repo.js';
+import { createAcmeSharedRepo } from './acme-shared-repo.js';
 import { createDashboardSessionRepo, createSignInLinkRepo } from './sign-in-repo.js';
 import { StatementCachingDatabase } from './sqlite-statement-cache.js';
 import { applyConnectionPragmas, openSqliteConnection, SQLITE_BUSY_TIMEOUT_MS } from './sqlite-connection.js';
@@ -65,6 +66,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
     domains: createDomainRepo(db, now),
     certificates: createCertificateRepo(db),
     acme: createAcmeAccountRepo(db),
+    acmeShared: createAcmeSharedRepo(db),
     sessions: createDashboardSessionRepo(db, now),
     signInLinks: createSignInLinkRepo(db, now),
     cluster: createClusterRepo(db),

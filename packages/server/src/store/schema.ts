@@ -65,6 +65,20 @@ export interface CertificatesTable {
   issued_at: number;
 }
 
+/** acme_challenges: pending HTTP-01 answers, so any node of a cluster answers the CA. */
+export interface AcmeChallengesTable {
+  token: string;
+  key_authorization: string;
+  expires_at: number;
+}
+
+/** acme_order_leases: which node is ordering a hostname's certificate, until expires_at. */
+export interface AcmeOrderLeasesTable {
+  host: string;
+  node_id: string;
+  expires_at: number;
+}
+
 /** acme_account: one ACME account key per directory URL. */
 export interface AcmeAccountTable {
   id: string;
@@ -200,6 +214,8 @@ export interface Database {
   domains: DomainsTable;
   certificates: CertificatesTable;
   acme_account: AcmeAccountTable;
+  acme_challenges: AcmeChallengesTable;
+  acme_order_leases: AcmeOrderLeasesTable;
   dashboard_sessions: DashboardSessionsTable;
   sign_in_links: SignInLinksTable;
   cluster_nodes: ClusterNodesTable;

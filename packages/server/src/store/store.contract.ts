@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { Store, TunnelBinding } from './store.js';
 import { StoreConflictError } from './store-conflict-error.js';
+import { runAcmeSharedContract } from './acme-shared.contract.js';
 import { runClusterContract } from './cluster.contract.js';
 import { runDomainContract } from './domains.contract.js';
 import { runRequestsContract } from './requests.contract.js';
@@ -371,5 +372,6 @@ export function runStoreContract(name: string, open: (now: () => number) => Prom
       () => newAccount(),
     );
     runClusterContract(() => store);
+    runAcmeSharedContract(() => store);
   });
 }

@@ -4,7 +4,7 @@
 // throw, as StoreConflictError.
 
 import type { ClusterRepo } from './cluster-records.js';
-import type { AcmeAccountRepo, CertificateRepo, DomainRepo } from './domain-records.js';
+import type { AcmeAccountRepo, AcmeSharedRepo, CertificateRepo, DomainRepo } from './domain-records.js';
 import type { RequestRepo } from './requests/request-records.js';
 import type { DashboardSessionRepo, SignInLinkRepo } from './sign-in-records.js';
 import type { UsageRepo } from './usage-records.js';
@@ -156,6 +156,8 @@ export interface Store {
   domains: DomainRepo;
   certificates: CertificateRepo;
   acme: AcmeAccountRepo;
+  /** HTTP-01 answers and order leases shared by the nodes of a cluster. */
+  acmeShared: AcmeSharedRepo;
   /** Signed-in dashboard browsers. */
   sessions: DashboardSessionRepo;
   /** One-time sign-in links. */

@@ -135,13 +135,16 @@ export function trustInAcmeClient(caPem: string): () => void {
 }
 
 /** An HTTP server on a free loopback port answering `/.well-known/acme-challenge/<token>` from `respond`. */
-export async function startHttp01Server(respond: (token: string) => string | undefined): Promise<{ port: number; close(): Promise<void> }> {
+export async function startHttp01Server(
+  respond: (token: string) => string | undefined | Promise<string | undefined>,
+): Promise<{ port: number; close(): Promise<void> }> {
   // Stands in for the edge's plain-HTTP listener.
   const server: Server = createServer((req, res) => {
     const token = acmeChallengeToken(req.url ?? '');
-    const answer = token === undefined ? undefined : respond(token);
-    res.writeHead(answer === undefined ? 404 : 200, { 'content-type': 'text/plain' });
-    res.end(answer ?? 'not found');
+    void Promise.resolve(token === undefined ? undefined : respond(token)).then((answer) => {
+      res.writeHead(answer === undefined ? 404 : 200, { 'content-type': 'text/plain' });
+      res.end(answer ?? 'not found');
+    });
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
