@@ -41,11 +41,15 @@ export async function freshDatabase(baseUrl: string): Promise<TestDatabase> {
 export function startNode(
   databaseUrl: string,
   nodeId: string,
-  options: { first?: boolean; secret?: string; env?: Record<string, string>; httpPort?: number } = {},
+  options: { first?: boolean; secret?: string; env?: Record<string, string>; httpPort?: number; restartOf?: TestServer } = {},
 ): Promise<TestServer> {
   const serverOptions: ServerOptions = {
     expectToken: options.first ?? false,
     ...(options.httpPort === undefined ? {} : { httpPort: options.httpPort }),
+    // A restart: the same data dir and public ports, as a node behind a load balancer comes back.
+    ...(options.restartOf
+      ? { dataDir: options.restartOf.dataDir, httpPort: options.restartOf.httpPort, httpsPort: options.restartOf.httpsPort }
+      : {}),
     env: {
       SVC_DATABASE_URL: databaseUrl,
       SVC_NODE_ID: nodeId,

@@ -23,6 +23,12 @@ import { PLANNED_RECONNECT_CAP_MS, reconnectDelay } from './backoff.js';
 export const CLOSE_ACK_TIMEOUT_MS = 3000;
 /** A connection that lived this long resets the reconnect backoff; shorter ones keep climbing it. */
 export const STABLE_CONNECTION_MS = 30_000;
+/**
+ * After a leaving node's tunnels are bound on another node, how long the old session keeps them
+ * before unbinding: the other nodes learn of the new claim first (they prefer the newest), so
+ * none sends a visitor to the old node in the moment its claim disappears.
+ */
+export const MOVE_LINGER_MS = 1000;
 
 /** What the edge needs to bind one tunnel. */
 export interface BindRequest {
@@ -59,7 +65,11 @@ export interface SessionTunnel {
   onEnded(error: SvcError): void;
 }
 
-type PendingBind = { resolve: (bound: Bound) => void; reject: (error: Error) => void };
+/**
+ * A bind awaiting its answer. `tunnel` is registered under the new id as the answer is read, before
+ * the promise settles: the edge may send the first visitor's stream right behind its 'bound'.
+ */
+type PendingBind = { resolve: (bound: Bound) => void; reject: (error: Error) => void; tunnel: SessionTunnel; adding: boolean };
 
 /**
  * One connection from an agent process to the edge, carrying any number of tunnels.
@@ -94,6 +104,10 @@ export class AgentSession extends EventEmitter {
    * without it the session dials the same URL again.
    */
   chooseServer: ((current: string) => string) | undefined;
+  /** The other session of the pair (several SVC_SERVER URLs), which holds the same tunnels on another node. */
+  partner: AgentSession | undefined;
+  /** The connection to a leaving node while its tunnels move to another (see moveAway). */
+  private leftBehind: Mux | undefined;
 
   constructor(
     private dial: DialOptions,
@@ -164,7 +178,7 @@ export class AgentSession extends EventEmitter {
 
   /** Binds a tunnel on this session; rejects with SvcError (limit, name taken…). */
   async bind(request: BindRequest, tunnel: SessionTunnel): Promise<Bound> {
-    const bound = await this.sendBind(request);
+    const bound = await this.sendBind(request, tunnel, true);
     this.tunnels.add(tunnel);
     this.register(tunnel, bound.tunnelId);
     return bound;
@@ -193,6 +207,8 @@ export class AgentSession extends EventEmitter {
 
   private async closeNow(): Promise<void> {
     this.closing = true;
+    // A leaving node's connection the tunnels moved away from: nothing left on it to wait for.
+    this.leftBehind?.close('agent closing');
     const { mux, socket } = this;
     if (mux && !mux.isClosed && socket && !socket.destroyed) {
       const acknowledged = waitForClose(socket, CLOSE_ACK_TIMEOUT_MS);
@@ -216,12 +232,12 @@ export class AgentSession extends EventEmitter {
     return id;
   }
 
-  private sendBind(request: BindRequest): Promise<Bound> {
+  private sendBind(request: BindRequest, tunnel: SessionTunnel, adding: boolean): Promise<Bound> {
     const mux = this.mux;
     if (!mux || mux.isClosed) return Promise.reject(new SvcError(ErrorCode.SESSION_CLOSED, 'not connected to the edge'));
     const requestId = this.nextRequestId++;
     return new Promise((resolve, reject) => {
-      this.pendingBinds.set(requestId, { resolve, reject });
+      this.pendingBinds.set(requestId, { resolve, reject, tunnel, adding });
       mux.sendControl({ type: 'bind', requestId, ...request } satisfies AgentMessage);
     });
   }
@@ -253,6 +269,8 @@ export class AgentSession extends EventEmitter {
         const pending = this.pendingBinds.get(message.requestId);
         if (!pending) return;
         this.pendingBinds.delete(message.requestId);
+        if (message.type === 'bound' && (pending.adding || this.tunnels.has(pending.tunnel)))
+          this.register(pending.tunnel, message.tunnelId);
         if (message.type === 'bound') pending.resolve(message);
         else pending.reject(edgeError(message));
         return;
@@ -268,6 +286,7 @@ export class AgentSession extends EventEmitter {
       }
       case 'leaving':
         this.leavingReason = typeof message.message === 'string' && message.message !== '' ? message.message : 'the edge is restarting';
+        if (this.chooseServer && this.mux) void this.moveAway(this.mux, this.leavingReason);
         return;
       case 'fatal':
         this.fail(edgeError(message));
@@ -344,6 +363,41 @@ export class AgentSession extends EventEmitter {
 
   private lastDialError: string | undefined;
 
+  /**
+   * The node of `old` is leaving (several edge URLs): the tunnels are bound through a connection
+   * to another URL first, then let go on the old one, whose requests in flight finish there.
+   * With no other URL free (two URLs, the other held by the paired session), the tunnels are
+   * only let go on the old node, which the paired session covers; the session dials the old URL
+   * again once it closes. A failed dial leaves everything as it was: the old connection's end
+   * starts the usual reconnect.
+   */
+  private async moveAway(old: Mux, reason: string): Promise<void> {
+    const from = this.dial.serverUrl;
+    const next = this.chooseServer?.(from) ?? from;
+    const oldIds = [...this.idOf.values()];
+    if (next === from && !this.partner?.isConnected) return;
+    if (next !== from) {
+      for (const tunnel of this.tunnels) tunnel.onReconnecting(1, 0, reason, true);
+      this.useServer(next);
+      try {
+        await this.connect();
+      } catch {
+        this.useServer(from);
+        return;
+      }
+      this.leftBehind = old;
+      old.once('close', () => {
+        if (this.leftBehind === old) this.leftBehind = undefined;
+      });
+      if (this.closing) return void this.mux?.close('agent closing');
+      await this.rebindAll();
+      if (this.mux?.isClosed !== false) return;
+      await delay(MOVE_LINGER_MS);
+    }
+    if (old.isClosed) return;
+    for (const id of oldIds) old.sendControl({ type: 'unbind', tunnelId: id } satisfies AgentMessage);
+  }
+
   /** One dial and rebind; true when the loop is over (bound, closed, or failed for good). */
   private async dialAndRebind(): Promise<boolean> {
     this.lastDialError = undefined;
@@ -370,7 +424,7 @@ export class AgentSession extends EventEmitter {
     await Promise.all(
       [...this.tunnels].map(async (tunnel) => {
         try {
-          const bound = await this.sendBind(tunnel.bindRequest);
+          const bound = await this.sendBind(tunnel.bindRequest, tunnel, false);
           if (!this.tunnels.has(tunnel)) {
             // Released while the bind was in flight: give the name back at once.
             this.mux?.sendControl({ type: 'unbind', tunnelId: bound.tunnelId } satisfies AgentMessage);

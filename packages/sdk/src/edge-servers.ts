@@ -45,6 +45,8 @@ export class EdgePair {
   link(primary: AgentSession, standby: AgentSession): void {
     primary.chooseServer = (current) => this.next(current, standby.serverUrl);
     standby.chooseServer = (current) => this.next(current, primary.serverUrl);
+    primary.partner = standby;
+    standby.partner = primary;
   }
 
   /** The URL after `current` in the list that is not `avoid`; `current` itself when there is none. */

@@ -37,6 +37,7 @@ describe('loadConfig defaults', () => {
       nameGraceMs: 30_000,
       holdMs: 10_000,
       drainMs: 30_000,
+      unreadyMs: 0,
       cluster: undefined,
     });
   });
@@ -125,6 +126,7 @@ describe('loadConfig errors name the variable', () => {
     [{ SVC_HTTP_PORT: ' 8080' }, 'invalid SVC_HTTP_PORT: expected an integer 0-65535'],
     [{ SVC_HTTPS_PORT: '1.5' }, 'invalid SVC_HTTPS_PORT: expected an integer 0-65535'],
     [{ SVC_DRAIN_MS: '-5' }, 'invalid SVC_DRAIN_MS: expected an integer 0-600000'],
+    [{ SVC_UNREADY_MS: '1.5' }, 'invalid SVC_UNREADY_MS: expected an integer 0-600000'],
     [{ SVC_HOLD_MS: '10s' }, 'invalid SVC_HOLD_MS: expected an integer 0-600000'],
     [{ SVC_PUBLIC_HTTPS_PORT: '0' }, 'invalid SVC_PUBLIC_HTTPS_PORT: expected an integer 1-65535'],
     [{ SVC_SHARED_DOMAIN: 'exa mple.com' }, 'invalid SVC_SHARED_DOMAIN: expected a hostname'],

@@ -89,6 +89,13 @@ export interface ServerConfig {
    */
   readonly drainMs: number;
   /**
+   * SVC_UNREADY_MS. Default 0: on SIGTERM or SIGINT, how long the node answers /readyz with 503
+   * while still accepting connections (its agents told to move already) before the listeners
+   * stop: a load balancer's health checks take it out first, so none of its connections is
+   * refused or reset. Set it above the balancer's time to notice (interval × failures).
+   */
+  readonly unreadyMs: number;
+  /**
    * SVC_NODE_URL + SVC_CLUSTER_SECRET. Default unset: a single node. Set (both, with a
    * PostgreSQL SVC_DATABASE_URL): this node joins the others sharing the database and carries
    * visitors to whichever node holds a tunnel's agent (cluster/).
@@ -131,6 +138,7 @@ export const DEFAULTS = Object.freeze({
   nameGraceMs: 30_000,
   holdMs: 10_000,
   drainMs: 30_000,
+  unreadyMs: 0,
 });
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -286,6 +294,7 @@ const ENV_SCHEMA = z.object({
   SVC_NAME_GRACE_MS: envVar(DEFAULTS.nameGraceMs, integer(0, 3_600_000)),
   SVC_HOLD_MS: envVar(DEFAULTS.holdMs, integer(0, 600_000)),
   SVC_DRAIN_MS: envVar(DEFAULTS.drainMs, integer(0, 600_000)),
+  SVC_UNREADY_MS: envVar(DEFAULTS.unreadyMs, integer(0, 600_000)),
   SVC_NODE_URL: envVar<string | undefined>(undefined, nodeUrl),
   SVC_CLUSTER_SECRET: envVar<string | undefined>(undefined, clusterSecret),
 });
@@ -343,6 +352,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd: string 
     nameGraceMs: e.SVC_NAME_GRACE_MS,
     holdMs: e.SVC_HOLD_MS,
     drainMs: e.SVC_DRAIN_MS,
+    unreadyMs: e.SVC_UNREADY_MS,
     cluster,
   });
 }

@@ -79,8 +79,8 @@ async function start(config: ServerConfig): Promise<number> {
   await printWelcome(server, config, process.stdout);
   return new Promise<number>((resolve) => {
     const stop = (signal: string): void => {
-      log.info({ signal, drainMs: config.drainMs }, 'shutting down');
-      server.close({ drainMs: config.drainMs }).then(
+      log.info({ signal, drainMs: config.drainMs, unreadyMs: config.unreadyMs }, 'shutting down');
+      server.close({ drainMs: config.drainMs, unreadyMs: config.unreadyMs }).then(
         () => resolve(0),
         (error: unknown) => {
           log.error({ err: error }, 'shutdown failed');

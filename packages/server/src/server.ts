@@ -10,7 +10,7 @@ import { createCustomDomains } from './custom-domains.js';
 import { createDashboardHandler } from './dashboard/index.js';
 import { Edge, startListeners, type Exchange } from './edge/index.js';
 import { Inspector, type CapturedRequest } from './inspector/index.js';
-import { drainSessions } from './drain.js';
+import { drainSessions, tellLeaving } from './drain.js';
 import { createMetrics, type Metrics } from './metrics/index.js';
 import { openStore, type Store } from './store/index.js';
 import { UsageMeter } from './usage/index.js';
@@ -37,11 +37,12 @@ export interface RunningServer {
   /** This node's part in a cluster (SVC_NODE_URL); undefined for a single node. */
   cluster: Cluster | undefined;
   /**
-   * Graceful stop: listeners take no new connections, agents are told the node is leaving, the
+   * Graceful stop: /readyz turns 503 and agents are told the node is leaving; after `unreadyMs`
+   * (0: at once) listeners take no new connections; agents moving to another node and the
    * requests in flight get up to `drainMs` (0: none) to finish, then sessions and listeners are
    * closed, usage and inspector flushed and the store closed.
    */
-  close(options?: { drainMs?: number }): Promise<void>;
+  close(options?: { drainMs?: number; unreadyMs?: number }): Promise<void>;
 }
 
 /**
@@ -108,6 +109,7 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
       for (const session of edge.sessions) open += session.mux.streamCount;
       return open;
     },
+    ...(config.cluster ? { cluster: () => cluster?.stats() ?? { forwardedOut: 0, forwardedIn: 0, peerLinks: 0, leaseRenewals: 0 } } : {}),
   });
   // Runs on the request path for every exchange on a tunnel hostname: only in-memory work.
   const observe = (exchange: Exchange): void => {
@@ -234,15 +236,25 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
     metrics,
     publicUrl,
     cluster,
-    async close({ drainMs = 0 } = {}) {
+    async close({ drainMs = 0, unreadyMs = 0 } = {}) {
       if (closed) return;
+      // From here /readyz answers 503.
       closed = true;
+      if (drainMs > 0) tellLeaving(edge.sessions);
+      if (unreadyMs > 0) {
+        log.info({ unreadyMs }, 'not ready; still accepting while load balancers take this node out');
+        await new Promise((resolve) => setTimeout(resolve, unreadyMs));
+      }
       listeners.stopAccepting();
       // Said once the listening sockets are closed, so whoever reads the log may rely on it.
       log.info({ drainMs }, 'new connections refused; finishing requests in flight');
       const closeStarted = performance.now();
       if (drainMs > 0) {
-        const drained = await drainSessions(() => edge.sessions, drainMs);
+        const drained = await drainSessions(
+          () => edge.sessions,
+          drainMs,
+          () => cluster?.forwardedInFlight() ?? 0,
+        );
         log.info(drained, drained.streamsLeft === 0 ? 'requests in flight finished' : 'drain time over; open streams are cut');
       }
       await edge.close();

@@ -13,6 +13,17 @@ import { RouteWriter } from './route-writer.js';
 export const LEASE_MS = 10_000;
 /** How often a node renews its leases, records its heartbeat and reloads the others' routes. */
 export const RENEW_MS = 3_000;
+/**
+ * How long a joining node waits for its links to the live peers before its listeners open: a
+ * visitor the load balancer sends to a node just restarted finds the tunnels held elsewhere.
+ */
+const LINKS_READY_MS = 5_000;
+/**
+ * How long requests other nodes carry here still reach a tunnel unbound a moment ago while its
+ * session stays open (an agent moving off a leaving node): those nodes chose this node before
+ * the notification that it let the name go reached them.
+ */
+const UNBOUND_GRACE_MS = 2_000;
 
 export interface ClusterDeps {
   config: ClusterConfig;
@@ -57,6 +68,10 @@ export class Cluster {
   /** Something changed while a tick was running (a node joined): run one more after it. */
   private tickAgain = false;
   private closed = false;
+  private forwardedOut = 0;
+  private forwardedIn = 0;
+  private leaseRenewals = 0;
+  private readonly lately = new Map<string, Binding>();
 
   private constructor(private readonly deps: ClusterDeps) {
     const { nodeId, config, heartbeatMs, log, edge } = deps;
@@ -69,7 +84,10 @@ export class Cluster {
       port: Number(new URL(config.nodeUrl).port || 80),
       heartbeatMs,
       log: clusterLog,
-      onStream: (stream) => relayToAgent(stream, (tunnelId) => edge.router.byTunnelId(tunnelId)),
+      onStream: (stream) => {
+        this.forwardedIn++;
+        relayToAgent(stream, (tunnelId) => edge.router.byTunnelId(tunnelId) ?? this.unboundLately(tunnelId));
+      },
     });
     this.bus = new ClusterBus({
       databaseUrl: deps.databaseUrl,
@@ -92,7 +110,18 @@ export class Cluster {
     return this.url;
   }
 
-  /** The binding carrying requests for `host` to the node holding it, or undefined. */
+  /** Counts for /metrics: requests carried between nodes, open links, lease renewals. */
+  stats(): { forwardedOut: number; forwardedIn: number; peerLinks: number; leaseRenewals: number } {
+    const { forwardedOut, forwardedIn, leaseRenewals } = this;
+    return { forwardedOut, forwardedIn, peerLinks: this.links.connected().length, leaseRenewals };
+  }
+
+  /** Visitors' requests this node is carrying to other nodes right now (a drain waits for them). */
+  forwardedInFlight(): number {
+    return this.links.openStreams();
+  }
+
+  /** The binding carrying requests for `host` to the node holding it, or undefined (asked once per visitor request). */
   remoteBinding(host: string): Binding | undefined {
     // A hostname held on two nodes is served through either: a node whose link is down (it
     // died a moment ago) is passed over at once, without waiting for its lease to end.
@@ -100,6 +129,7 @@ export class Cluster {
     if (!entry) return undefined;
     const session = this.links.session(entry.route.nodeId);
     if (!session) return undefined;
+    this.forwardedOut++;
     if (entry.binding?.session !== session) {
       const { route } = entry;
       entry.binding = {
@@ -201,9 +231,17 @@ export class Cluster {
       await store.cluster.deleteNode(nodeId);
       await this.heartbeat();
       await this.bus.start();
-      edge.router.watch({ added: (b) => this.writer.added(b), removed: (b) => this.writer.removed(b) });
+      edge.router.watch({
+        added: (b) => this.writer.added(b),
+        removed: (b) => {
+          this.rememberUnbound(b);
+          this.writer.removed(b);
+        },
+      });
       await this.bus.publish({ k: 'node', n: nodeId });
       await this.tick();
+      const deadline = Date.now() + LINKS_READY_MS;
+      while (!this.links.allConnected() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
     } catch (error) {
       await Promise.allSettled([this.listener.close(), this.bus.close()]);
       throw error;
@@ -249,6 +287,7 @@ export class Cluster {
     const now = Date.now();
     await this.heartbeat();
     const renewed = await store.cluster.renewRoutes(nodeId, now + LEASE_MS);
+    this.leaseRenewals++;
     // Fewer rows than bindings: the table lost some (a failed write, a reaper that saw them
     // expire while the database was out of reach). Claim them all again.
     if (renewed !== edge.router.size) this.writer.reclaimAll();
@@ -301,6 +340,19 @@ export class Cluster {
         if (message.n !== nodeId) this.deps.onDomainRemoved?.(message.d);
         return;
     }
+  }
+
+  private rememberUnbound(binding: Binding): void {
+    this.lately.set(binding.tunnelId, binding);
+    setTimeout(() => {
+      if (this.lately.get(binding.tunnelId) === binding) this.lately.delete(binding.tunnelId);
+    }, UNBOUND_GRACE_MS).unref();
+  }
+
+  /** A binding removed within UNBOUND_GRACE_MS whose session is still open (see there). */
+  private unboundLately(tunnelId: string): Binding | undefined {
+    const binding = this.lately.get(tunnelId);
+    return binding && !binding.session.isClosed ? binding : undefined;
   }
 
   private sawAccount(accountId: string): void {

@@ -79,6 +79,19 @@ export class PeerLinks {
     return [...this.dialers.keys()].filter((nodeId) => this.session(nodeId) !== undefined);
   }
 
+  /** Streams open on the links: visitors' requests this node carries to its peers. */
+  openStreams(): number {
+    let open = 0;
+    for (const nodeId of this.dialers.keys()) open += this.session(nodeId)?.mux.streamCount ?? 0;
+    return open;
+  }
+
+  /** Whether every peer wanted has a connected link. */
+  allConnected(): boolean {
+    for (const nodeId of this.dialers.keys()) if (this.session(nodeId) === undefined) return false;
+    return true;
+  }
+
   close(): void {
     for (const dialer of this.dialers.values()) dialer.stop();
     this.dialers.clear();

@@ -49,4 +49,29 @@ describe('createMetrics', () => {
     }
     assert.match(text, /# TYPE svc_requests_total counter\n/);
   });
+
+  it('exports the cluster families only for a node in a cluster, read at render time', () => {
+    const base = {
+      liveSessions: () => 0,
+      liveTunnels: () => 0,
+      inspector: () => ({ queueDepth: 0, dropped: 0, written: 0, streamSubscribers: 0 }),
+      usageFlushLagMs: () => 0,
+    };
+    assert.doesNotMatch(createMetrics(base).render(), /svc_cluster_/);
+    const stats = { forwardedOut: 3, forwardedIn: 1, peerLinks: 2, leaseRenewals: 7 };
+    const metrics = createMetrics({ ...base, cluster: () => stats });
+    stats.forwardedOut = 4;
+    const lines = metrics.render().split('\n');
+    for (const line of [
+      '# TYPE svc_cluster_forwarded_requests_total counter',
+      'svc_cluster_forwarded_requests_total{direction="out"} 4',
+      'svc_cluster_forwarded_requests_total{direction="in"} 1',
+      '# TYPE svc_cluster_peer_links gauge',
+      'svc_cluster_peer_links 2',
+      '# TYPE svc_cluster_lease_renewals_total counter',
+      'svc_cluster_lease_renewals_total 7',
+    ]) {
+      assert.ok(lines.includes(line), `missing ${line}`);
+    }
+  });
 });

@@ -11,6 +11,20 @@ export interface MetricsSources {
   usageFlushLagMs(): number;
   /** Streams (visitor requests, WebSockets) open on this node's agent sessions; absent: not exported. */
   openStreams?(): number;
+  /** This node's part in a cluster of edge nodes; absent on a single node (the families are not exported). */
+  cluster?(): ClusterStats;
+}
+
+/** Counts of a node in a cluster. */
+export interface ClusterStats {
+  /** Visitor requests this node carried to the node holding their tunnel. */
+  forwardedOut: number;
+  /** Visitor requests other nodes carried here, for a tunnel held on this node. */
+  forwardedIn: number;
+  /** Links from this node to its peers that are open now. */
+  peerLinks: number;
+  /** Renewals of this node's leases (its heartbeat and route claims) that succeeded. */
+  leaseRenewals: number;
 }
 
 /** The part of an edge exchange the counters need. */
@@ -39,6 +53,8 @@ const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const;
  *   svc_inspector_stream_subscribers
  * - svc_usage_flush_lag_seconds: time since the last successful usage flush
  * - svc_streams_open (gauge): streams open on agent sessions; back to 0 when idle, else a leak
+ * - with several nodes: svc_cluster_forwarded_requests_total{direction="out"|"in"},
+ *   svc_cluster_peer_links (gauge), svc_cluster_lease_renewals_total
  */
 export function createMetrics(sources: MetricsSources): Metrics {
   const registry = new Registry();
@@ -71,6 +87,33 @@ export function createMetrics(sources: MetricsSources): Metrics {
   );
   if (sources.openStreams) {
     registry.collect('svc_streams_open', 'Streams open on the agent sessions of this node.', 'gauge', () => sources.openStreams?.() ?? 0);
+  }
+  const cluster = sources.cluster;
+  if (cluster) {
+    registry.collect(
+      'svc_cluster_forwarded_requests_total',
+      'Visitor requests carried between edge nodes: out = sent from here to the node holding the tunnel, in = received here from another node.',
+      'counter',
+      () => {
+        const stats = cluster();
+        return [
+          { labels: { direction: 'out' }, value: stats.forwardedOut },
+          { labels: { direction: 'in' }, value: stats.forwardedIn },
+        ];
+      },
+    );
+    registry.collect(
+      'svc_cluster_peer_links',
+      'Links from this node to other edge nodes that are open.',
+      'gauge',
+      () => cluster().peerLinks,
+    );
+    registry.collect(
+      'svc_cluster_lease_renewals_total',
+      "Successful renewals of this node's heartbeat and route leases in the shared database.",
+      'counter',
+      () => cluster().leaseRenewals,
+    );
   }
 
   // Series resolved once: the request path does one array lookup and two additions.
