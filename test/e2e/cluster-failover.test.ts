@@ -18,6 +18,8 @@ const MiB = 1024 * 1024;
 /** The pro plan's monthly transfer here, small enough to pass with two uploads. */
 const PRO_QUOTA = 4 * MiB;
 const PLANS = JSON.stringify({ pro: { bandwidthBytes: PRO_QUOTA } });
+/** Polls of 50 ms for a plan change to reach a node: 5 s, far below the nodes' own 60 s refresh. */
+const PLAN_CHANGE_ATTEMPTS = 100;
 
 if (baseUrl === undefined || baseUrl === '') {
   if (process.env.CI === 'true') {
@@ -106,7 +108,7 @@ function failoverSuite(url: string): void {
     });
 
     it(
-      'transfer through different nodes counts towards one quota: each node moved less, every node refuses once the sum passed it',
+      'transfer through different nodes counts towards one quota: each node moved less, every node refuses once the sum passed it, and a plan change lifts it on every node at once',
       HANG,
       async () => {
         const quotaToken = await a.createAccount('quota@example.test', 'pro');
@@ -131,6 +133,18 @@ function failoverSuite(url: string): void {
           assert.ok(used > PRO_QUOTA, `stored total ${used}`);
           // The overshoot is what the other node moved before its flush told it: here C's upload.
           assert.ok(used - PRO_QUOTA <= 3 * MiB + 64 * 1024, `overshoot ${used - PRO_QUOTA}`);
+
+          // A plan change from the account command reaches every node at once (NOTIFY), not at
+          // their next refresh a minute later: the free plan's transfer is far above this total.
+          const changed = await a.cli(['account', 'plan', '--email', 'quota@example.test', '--plan', 'free']);
+          assert.equal(changed.code, 0, changed.stderr);
+          for (const node of [a, b, c]) {
+            await until(
+              `${node.url} serves the account on its new plan`,
+              async () => (await visit(node, agent.hostname, '/status/204')).status === 204,
+              PLAN_CHANGE_ATTEMPTS,
+            );
+          }
         } finally {
           await agent.close();
         }

@@ -202,6 +202,7 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
         log,
         publicUrl,
         onRemoteAccount: (accountId) => void usage.warm(accountId).catch(() => undefined),
+        onPlanChanged: (accountId) => void usage.reload(accountId).catch(() => undefined),
         onDomainRemoved: (domainHost) =>
           void domains.forgetRemoved(domainHost).catch((err: unknown) => log.warn({ err, domainHost }, 'forgetting certificates failed')),
       });

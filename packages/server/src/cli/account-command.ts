@@ -1,5 +1,6 @@
 import { createAccountWithToken, passwordProblem, setAccountPassword } from '../auth/index.js';
 import type { ServerConfig } from '../config.js';
+import { notifyNodes } from '../cluster/index.js';
 import { openStore, PLANS, StoreConflictError, type Plan, type Store } from '../store/index.js';
 import { parseFlags } from './parse-flags.js';
 import { readSecret, type SecretInput } from './read-secret.js';
@@ -91,6 +92,12 @@ async function runOnAccount(
   if (action === 'plan') {
     await store.accounts.setPlan(accountId, input.plan);
     io.stdout.write(`Account ${input.email} is now on the ${input.plan} plan.\n`);
+    // Running nodes re-read the plan within a minute on their own; nodes of a cluster listen, so tell them now.
+    if (config.databaseUrl !== undefined) {
+      await notifyNodes(config.databaseUrl, { k: 'plan', a: accountId }).catch((error: unknown) =>
+        io.stderr.write(`Running nodes were not told (${(error as Error).message}); they read the new plan within a minute.\n`),
+      );
+    }
   } else if (action === 'password') {
     // Every browser signed in with the old password is signed out.
     await setAccountPassword(store, accountId, input.password);

@@ -21,7 +21,9 @@ export type ClusterMessage =
   /** A tunnel was deleted (or its domain removed): the node holding it releases it. */
   | { k: 'release'; t: string; msg: string }
   /** A custom domain was removed on node `n`: the others drop from memory the certificates it no longer covers. */
-  | { k: 'forget'; n: string; d: string };
+  | { k: 'forget'; n: string; d: string }
+  /** Account `a` changed plan (`svc-server account plan`): nodes re-read its limits now, not at their next refresh. */
+  | { k: 'plan'; a: string };
 
 export interface ClusterBusOptions {
   databaseUrl: string;
@@ -124,5 +126,19 @@ export class ClusterBus {
       });
     }, RECONNECT_MS);
     this.timer.unref();
+  }
+}
+
+/**
+ * Tells every node listening on `databaseUrl` once, from a process that is not a node (the
+ * account command): one short connection, nothing kept if it fails.
+ */
+export async function notifyNodes(databaseUrl: string, message: ClusterMessage): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query('select pg_notify($1, $2)', [CLUSTER_CHANNEL, JSON.stringify(message)]);
+  } finally {
+    await client.end();
   }
 }

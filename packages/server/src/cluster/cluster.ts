@@ -40,6 +40,8 @@ export interface ClusterDeps {
   onRemoteAccount?(accountId: string): void;
   /** Another node removed the custom domain `domainHost`: drop the certificates it covered from memory. */
   onDomainRemoved?(domainHost: string): void;
+  /** An account's plan changed (on any node or from the account command): re-read its limits. */
+  onPlanChanged?(accountId: string): void;
 }
 
 /** A live binding of the cluster, as the domain-removal cascade sees it. */
@@ -338,6 +340,9 @@ export class Cluster {
         return;
       case 'forget':
         if (message.n !== nodeId) this.deps.onDomainRemoved?.(message.d);
+        return;
+      case 'plan':
+        this.deps.onPlanChanged?.(message.a);
         return;
     }
   }

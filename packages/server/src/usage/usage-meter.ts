@@ -123,6 +123,12 @@ export class UsageMeter {
     return this.serial(() => this.load(accountId, acc));
   }
 
+  /** Re-reads the plan limit and stored total of an account this node meters; others load on first use. */
+  reload(accountId: string): Promise<void> {
+    const acc = this.ledger.accounts.get(accountId);
+    return acc ? this.serial(() => this.load(accountId, acc)) : Promise.resolve();
+  }
+
   /** Milliseconds since the last successful flush (0 right after one). */
   flushLagMs(): number {
     return Math.max(0, this.now() - this.lastFlushAt);
