@@ -52,7 +52,7 @@ export const BindMessages = {
   domainNotVerified: (domain: string) => `custom domain ${domain} is not added and verified on this account`,
   /** The older agent's notice when a newer agent of the same account takes its name. */
   takenOver: (hostname: string) => `${hostname} was taken over by a newer agent of the same account`,
-  /** The second session of one agent reached the node its first session is on (two SVC_SERVER URLs, one node). */
+  /** The second connection of one agent reached the node its first connection is on (two SVC_SERVER URLs, one node). */
   sameNode: (hostname: string) =>
     `${hostname} is already served by this agent through this edge node; give SVC_SERVER URLs of different nodes`,
   sessionClosed: 'the agent disconnected during the bind',

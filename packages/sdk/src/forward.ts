@@ -210,9 +210,9 @@ export class Tunnel extends EventEmitter<TunnelEvents> implements SessionTunnel,
   }
 
   /**
-   * @internal The second session's binding ended. Released by the server or a revoked token
-   * ends the tunnel as on the first session; anything else (the node refused the second
-   * session) leaves the tunnel on its first session alone.
+   * @internal The second connection's binding ended. Released by the server or a revoked token
+   * ends the tunnel as on the first connection; anything else (the node refused the second
+   * connection) leaves the tunnel on its first connection alone.
    */
   standbyEnded(error: SvcError): void {
     if (!this.standby || this.ended) return;
@@ -284,7 +284,7 @@ export async function forwardMany(
   return result;
 }
 
-/** The first session of an agent, with what a second one needs when several edge URLs were given. */
+/** The first connection of an agent, with what a second one needs when several edge URLs were given. */
 interface OpenEdge {
   session: AgentSession;
   dial: DialOptions;
@@ -294,7 +294,7 @@ interface OpenEdge {
   group: string | undefined;
 }
 
-/** Parses the edge URLs and connects the first session, trying the URLs in turn. */
+/** Parses the edge URLs and opens the first connection, trying the URLs in turn. */
 async function openEdge(options: Pick<ForwardOptions, 'token' | 'serverUrl' | 'ca' | 'reconnect' | 'startAttempts'>): Promise<OpenEdge> {
   const dial = dialOptions(options);
   const servers = parseServerUrls(dial.serverUrl);
@@ -305,7 +305,7 @@ async function openEdge(options: Pick<ForwardOptions, 'token' | 'serverUrl' | 'c
 }
 
 /**
- * With several edge URLs, a second session to another node binds every tunnel again under the
+ * With several edge URLs, a second connection to another node binds every tunnel again under the
  * hostname the first got, in the background: the tunnels are live already, and a second node
  * that is down now is dialled again with backoff until it answers.
  */

@@ -11,8 +11,8 @@ export interface StandbyOwner {
 }
 
 /**
- * A tunnel as its second session sees it (SVC_SERVER with several URLs): bound under the exact
- * hostname the first session got, serving visitors through the same local proxy, and reporting
+ * A tunnel as its second connection sees it (SVC_SERVER with several URLs): bound under the exact
+ * hostname the first connection got, serving visitors through the same local proxy, and reporting
  * its losses to the tunnel, which decides whether the tunnel as a whole is down.
  */
 export class StandbyLink implements SessionTunnel {

@@ -79,7 +79,7 @@ describe('Binder: one agent on two nodes', () => {
     });
   });
 
-  it("a second session of one agent on the same node is refused; another agent's bind takes the name over", async () => {
+  it("a second connection of one agent on the same node is refused; another agent's bind takes the name over", async () => {
     const account = await store.accounts.create({ email: 'same-node@example.com', name: 'S', plan: 'free' });
     const a = node('node-a');
     const first = await a.bind(sessionOf(account.id), bind('twice', 'agent-2'));
