@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, describe, it } from 'node:test';
+import { sendBody } from '@svcrouter/testkit';
 import Database from 'better-sqlite3';
 import { api, edgeUrl, loopbackLookup, startAgent, startServer, tempDir, type TestAgent, type TestServer } from './harness/index.js';
 
@@ -20,38 +21,13 @@ const PIECE = Buffer.alloc(64 * 1024, 0x75);
 
 /** POSTs UPLOAD_BYTES with backpressure; `onAccepted` gets each piece the socket took. */
 function upload(server: TestServer, hostname: string, onAccepted: (bytes: number) => void): Promise<void> {
-  return new Promise((resolve) => {
-    const req = http.request(edgeUrl(server, hostname, '/up'), {
-      method: 'POST',
-      lookup: loopbackLookup,
-      agent: false,
-      headers: { 'content-length': String(UPLOAD_BYTES) },
-    });
-    let left = UPLOAD_BYTES;
-    let ended = false;
-    const finish = (): void => {
-      ended = true;
-      resolve();
-    };
-    const pump = (): void => {
-      while (left > 0 && !ended) {
-        const piece = PIECE.subarray(0, Math.min(PIECE.length, left));
-        left -= piece.length;
-        const more = req.write(piece, (error) => {
-          if (!error) onAccepted(piece.length);
-        });
-        if (!more) return void req.once('drain', pump);
-      }
-      if (!ended) req.end();
-    };
-    req.on('response', (res) => {
-      res.resume();
-      res.on('close', finish);
-    });
-    req.on('error', finish);
-    req.on('close', finish);
-    pump();
+  const req = http.request(edgeUrl(server, hostname, '/up'), {
+    method: 'POST',
+    lookup: loopbackLookup,
+    agent: false,
+    headers: { 'content-length': String(UPLOAD_BYTES) },
   });
+  return sendBody(req, UPLOAD_BYTES, PIECE, onAccepted);
 }
 
 /** Resolves when the agent has printed its `count`-th "Reconnected" line. */

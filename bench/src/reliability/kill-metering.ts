@@ -18,6 +18,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { sendBody } from '@svcrouter/testkit';
 import Database from 'better-sqlite3';
 import { AGENT_BIN, type Proc, SERVER_BIN, spawnNode, tempDir } from '../proc.js';
 import { checkArgs, conditions, flag } from './common.js';
@@ -131,38 +132,17 @@ const download = (): Promise<void> =>
     req.end();
   });
 
-/** One upload of UPLOAD_BYTES with backpressure; a piece counts once the socket accepted it. */
+/** One upload of UPLOAD_BYTES; a piece counts once the socket accepted it. */
 const upload = (): Promise<void> =>
-  new Promise((resolve) => {
-    const req = visitorRequest('POST', '/up', { 'content-length': String(UPLOAD_BYTES), 'content-type': 'application/octet-stream' });
-    let left = UPLOAD_BYTES;
-    let ended = false;
-    const finish = (): void => {
-      ended = true;
-      resolve();
-    };
-    const pump = (): void => {
-      while (left > 0 && !ended) {
-        const piece = PIECE.subarray(0, Math.min(PIECE.length, left));
-        left -= piece.length;
-        const more = req.write(piece, (error) => {
-          if (error) return;
-          bytes.visitorSent += piece.length;
-          note();
-        });
-        if (!more) return void req.once('drain', pump);
-      }
-      if (!ended) req.end();
-    };
-    req.on('response', (res) => {
-      res.resume();
-      res.on('close', finish);
-      res.on('error', finish);
-    });
-    req.on('error', finish);
-    req.on('close', finish);
-    pump();
-  });
+  sendBody(
+    visitorRequest('POST', '/up', { 'content-length': String(UPLOAD_BYTES), 'content-type': 'application/octet-stream' }),
+    UPLOAD_BYTES,
+    PIECE,
+    (accepted) => {
+      bytes.visitorSent += accepted;
+      note();
+    },
+  );
 
 /** GET through the tunnel until the origin answers: the agent is back on the restarted edge. */
 const waitForTunnel = async (): Promise<number> => {

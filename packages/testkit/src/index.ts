@@ -10,3 +10,4 @@ export {
   type RunningProcess,
   type SpawnNodeOptions,
 } from './processes.js';
+export { sendBody } from './upload.js';
