@@ -1,7 +1,6 @@
-import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseWrk, type LoadResult, type LoadSpec } from '../loadgen.js';
+import { execWrk, parseWrk, type LoadResult, type LoadSpec } from '../loadgen.js';
 
 // wrk with a Lua script that counts the answers by status, so a reliability run can say what
 // each error was: wrk's own summary lumps socket errors, its timeouts and non-2xx answers
@@ -68,29 +67,10 @@ export function parseKinds(out: string): ErrorKinds {
 export function runClassified(spec: ClassifiedSpec): Promise<ClassifiedResult> {
   const script = path.join(spec.scriptDir, `classify-${spec.delayMs}.lua`);
   writeFileSync(script, luaScript(spec.delayMs));
-  const args = [
-    '-t1',
-    `-c${spec.connections}`,
-    `-d${spec.durationS}s`,
-    `--timeout`,
-    `${spec.timeoutS}s`,
-    '--latency',
-    '-s',
-    script,
-    '-H',
-    `Host: ${spec.host}`,
-    `http://127.0.0.1:${spec.port}${spec.path}`,
-  ];
-  return new Promise((resolve, reject) => {
-    execFile('wrk', args, { encoding: 'utf8' }, (error, stdout, stderr) => {
-      if (error) return reject(new Error(`wrk failed: ${error.message}\n${stdout}${stderr}`));
-      try {
-        resolve({ ...parseWrk(stdout), kinds: parseKinds(stdout) });
-      } catch (parseError) {
-        reject(parseError as Error);
-      }
-    });
-  });
+  return execWrk(spec, ['--timeout', `${spec.timeoutS}s`, '-s', script]).then((stdout) => ({
+    ...parseWrk(stdout),
+    kinds: parseKinds(stdout),
+  }));
 }
 
 /** "none", or e.g. "timeout 3, read 1, status 502 ×2". */
