@@ -124,18 +124,35 @@ async function profile(options: BenchOptions, generator: LoadGenerator, dir: str
   }
 }
 
-/** --floor: W1 direct, through the bare relay floor and through svcRouter, in interleaved rounds. */
-async function floor(options: BenchOptions, generator: LoadGenerator, command: string): Promise<void> {
+/** A comparison run on its own: --floor and --cluster. */
+interface Comparison<S extends { close(): Promise<void> }, R> {
+  /** Named in the first progress line. */
+  title: string;
+  /** The results' key in the JSON file. */
+  key: 'floor' | 'cluster';
+  start(): Promise<S>;
+  measure(system: S): Promise<R>;
+  /** The markdown report, without its final newline. */
+  report(result: R): string;
+}
+
+/** Starts the comparison's processes, measures, stops them, prints the report and writes the JSON. */
+async function runComparison<S extends { close(): Promise<void> }, R>(
+  options: BenchOptions,
+  generator: LoadGenerator,
+  command: string,
+  comparison: Comparison<S, R>,
+): Promise<void> {
   const machine = machineInfo(generator);
-  log(`svcRouter benchmark, floor comparison, ${options.mode} sizes, load generator ${machine.loadGenerator}`);
-  const system = await startSystem();
-  let result;
+  log(`svcRouter benchmark, ${comparison.title}, ${options.mode} sizes, load generator ${machine.loadGenerator}`);
+  const system = await comparison.start();
+  let result: R;
   try {
-    result = await floorComparison(system, generator, options.sizes, options.floorBusyUs, log);
+    result = await comparison.measure(system);
   } finally {
     await system.close();
   }
-  process.stdout.write(`${floorMarkdown(result, command)}\n`);
+  process.stdout.write(`${comparison.report(result)}\n`);
   await writeJson(options.jsonPath, {
     schema: 1,
     date: new Date().toISOString(),
@@ -143,29 +160,29 @@ async function floor(options: BenchOptions, generator: LoadGenerator, command: s
     command,
     machine,
     sizes: options.sizes,
-    floor: result,
+    [comparison.key]: result,
   });
 }
 
-async function cluster(options: BenchOptions, generator: LoadGenerator, command: string): Promise<void> {
-  const machine = machineInfo(generator);
-  log(`svcRouter benchmark, cluster hop, ${options.mode} sizes, load generator ${machine.loadGenerator}`);
-  const system = await startCluster(process.env.SVC_BENCH_DATABASE_URL || undefined);
-  let result;
-  try {
-    result = await clusterHop(system, generator, options.sizes, log);
-  } finally {
-    await system.close();
-  }
-  process.stdout.write(`${clusterMarkdown(result)}\n\nCommand: \`${command}\`\n`);
-  await writeJson(options.jsonPath, {
-    schema: 1,
-    date: new Date().toISOString(),
-    mode: options.mode,
-    command,
-    machine,
-    sizes: options.sizes,
-    cluster: result,
+/** --floor: W1 direct, through the bare relay floor and through svcRouter, in interleaved rounds. */
+function floor(options: BenchOptions, generator: LoadGenerator, command: string): Promise<void> {
+  return runComparison(options, generator, command, {
+    title: 'floor comparison',
+    key: 'floor',
+    start: () => startSystem(),
+    measure: (system) => floorComparison(system, generator, options.sizes, options.floorBusyUs, log),
+    report: (result) => floorMarkdown(result, command),
+  });
+}
+
+/** --cluster: the hop between two edge nodes against one edge. */
+function cluster(options: BenchOptions, generator: LoadGenerator, command: string): Promise<void> {
+  return runComparison(options, generator, command, {
+    title: 'cluster hop',
+    key: 'cluster',
+    start: () => startCluster(process.env.SVC_BENCH_DATABASE_URL || undefined),
+    measure: (system) => clusterHop(system, generator, options.sizes, log),
+    report: (result) => `${clusterMarkdown(result)}\n\nCommand: \`${command}\``,
   });
 }
 
