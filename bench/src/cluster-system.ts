@@ -2,13 +2,12 @@ import { execFile } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { AGENT_BIN, BENCH_DIST, type Proc, REPO_ROOT, SERVER_BIN, spawnNode, tempDir } from './proc.js';
-import { TUNNEL_HOST, TUNNEL_SUBDOMAIN } from './system.js';
+import { pollUntil } from '@svcrouter/testkit';
+import { AGENT_BIN, type Proc, REPO_ROOT, spawnNode, tempDir } from './proc.js';
+import { firstToken, spawnOrigin, spawnServer, TUNNEL_HOST, TUNNEL_SUBDOMAIN } from './system.js';
 
 const run = promisify(execFile);
 const PG_SCRIPT = path.join(REPO_ROOT, 'scripts/start-test-postgres.sh');
-/** Limits high enough for bench traffic on the local account, as in the one-node bench. */
-const BENCH_PLANS = JSON.stringify({ free: { tunnels: 100_000, bandwidthBytes: 1e15 } });
 /** Any shared secret will do: the nodes only ever talk to each other on loopback. */
 const CLUSTER_SECRET = 'bench-cluster-secret-0123456789abcdef';
 
@@ -59,29 +58,20 @@ export async function startCluster(databaseUrl: string | undefined): Promise<Clu
     await database.stop();
   };
   try {
-    const origin = spawnNode(path.join(BENCH_DIST, 'origin-main.js'), [], { label: 'origin' });
-    started.push(origin);
-    const originPort = Number((await origin.waitForLine(/^origin listening on (\d+)$/))[1]);
-    const startNode = async (nodeId: string, dataDir: string): Promise<{ proc: Proc; httpPort: number }> => {
-      const proc = spawnNode(SERVER_BIN, ['start'], {
+    const { originPort } = await spawnOrigin(started);
+    const startNode = (nodeId: string, dataDir: string): Promise<{ proc: Proc; httpPort: number }> =>
+      spawnServer(started, {
         label: `node-${nodeId}`,
+        dataDir,
         env: {
-          SVC_DATA_DIR: dataDir,
           SVC_DATABASE_URL: database.url,
           SVC_NODE_ID: nodeId,
           SVC_NODE_URL: 'http://127.0.0.1:0',
           SVC_CLUSTER_SECRET: CLUSTER_SECRET,
-          SVC_HTTP_PORT: '0',
-          SVC_HTTPS_PORT: '0',
-          SVC_BIND_HOST: '127.0.0.1',
-          SVC_PLANS: BENCH_PLANS,
         },
       });
-      started.push(proc);
-      return { proc, httpPort: Number((await proc.waitForLine(/REST API\s+http:\/\/[^:]+:(\d+)\/v1/))[1]) };
-    };
     const holder = await startNode('a', dirs[0]!.dir);
-    const token = (await holder.proc.waitForLine(/^\s+(svc_[A-Za-z0-9_-]{43})$/))[1]!;
+    const token = await firstToken(holder.proc);
     const entry = await startNode('b', dirs[1]!.dir);
     const agent = spawnNode(AGENT_BIN, ['http', `127.0.0.1:${originPort}`], {
       label: 'agent',
@@ -99,12 +89,8 @@ export async function startCluster(databaseUrl: string | undefined): Promise<Clu
 }
 
 /** Waits until the entry node routes the tunnel (its route cache hears of it through NOTIFY). */
-async function untilServed(port: number): Promise<void> {
-  for (let attempt = 0; attempt < 200; attempt++) {
-    if ((await statusOf(port)) === 200) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error('the second node never routed the tunnel to the first');
+function untilServed(port: number): Promise<void> {
+  return pollUntil('the second node routing the tunnel to the first', async () => (await statusOf(port)) === 200, 200, 50);
 }
 
 /** The status of one GET /small for the tunnel's host on `port`, or 0 when the request failed. */

@@ -7,7 +7,7 @@ import { AGENT_BIN, BENCH_DIST, type Proc, SERVER_BIN, spawnNode, tempDir } from
 export const TUNNEL_SUBDOMAIN = 'x';
 export const TUNNEL_HOST = `${TUNNEL_SUBDOMAIN}.localhost`;
 
-/** Limits high enough for 1,000 tunnels and many GiB of bench traffic on the local account. */
+/** Limits high enough for 1,000 tunnels and many GiB of bench traffic on the local account (the cluster bench's too). */
 const BENCH_PLANS = JSON.stringify({ free: { tunnels: 100_000, bandwidthBytes: 1e15 } });
 
 /** The real processes of one benchmark run. */
@@ -39,6 +39,48 @@ export interface SystemOptions {
   agentNodeArgs?: string[];
 }
 
+/** Starts the benchmark's origin (origin-main.ts), adds it to `started` and reads its two ports. */
+export async function spawnOrigin(started: Proc[]): Promise<{ origin: Proc; originPort: number; originH2Port: number }> {
+  const origin = spawnNode(path.join(BENCH_DIST, 'origin-main.js'), [], { label: 'origin' });
+  started.push(origin);
+  const originPort = Number((await origin.waitForLine(/^origin listening on (\d+)$/))[1]);
+  const originH2Port = Number((await origin.waitForLine(/^origin h2 listening on (\d+)$/))[1]);
+  return { origin, originPort, originH2Port };
+}
+
+/** How spawnServer starts one `svc-server start`. */
+export interface ServerSpawn {
+  label: string;
+  dataDir: string;
+  /** Added to the benchmark's own settings (ports 0 on loopback, high limits). */
+  env?: Record<string, string>;
+  nodeArgs?: string[];
+  ipc?: boolean;
+}
+
+/** Starts `svc-server start` on ports 0 with the benchmark's limits, adds it to `started` and reads its HTTP port. */
+export async function spawnServer(started: Proc[], spawn: ServerSpawn): Promise<{ proc: Proc; httpPort: number }> {
+  const { dataDir, env, ...node } = spawn;
+  const proc = spawnNode(SERVER_BIN, ['start'], {
+    ...node,
+    env: {
+      SVC_DATA_DIR: dataDir,
+      SVC_HTTP_PORT: '0',
+      SVC_HTTPS_PORT: '0',
+      SVC_BIND_HOST: '127.0.0.1',
+      SVC_PLANS: BENCH_PLANS,
+      ...env,
+    },
+  });
+  started.push(proc);
+  return { proc, httpPort: Number((await proc.waitForLine(/REST API\s+http:\/\/[^:]+:(\d+)\/v1/))[1]) };
+}
+
+/** The local account's API token, printed by a server's first start. */
+export async function firstToken(server: Proc): Promise<string> {
+  return (await server.waitForLine(/^\s+(svc_[A-Za-z0-9_-]{43})$/))[1]!;
+}
+
 /**
  * Starts origin, `svc-server start` and `svc http` like the e2e harness does: ports 0, read
  * back from the banner, the token from the first-start output. The server gets --expose-gc and
@@ -48,28 +90,16 @@ export async function startSystem(options: SystemOptions = {}): Promise<BenchSys
   const data = await tempDir('svc-bench-');
   const started: Proc[] = [];
   try {
-    const origin = spawnNode(path.join(BENCH_DIST, 'origin-main.js'), [], { label: 'origin' });
-    started.push(origin);
-    const originPort = Number((await origin.waitForLine(/^origin listening on (\d+)$/))[1]);
-    const originH2Port = Number((await origin.waitForLine(/^origin h2 listening on (\d+)$/))[1]);
-
-    const server = spawnNode(SERVER_BIN, ['start'], {
+    const { origin, originPort, originH2Port } = await spawnOrigin(started);
+    const { proc: server, httpPort } = await spawnServer(started, {
       label: 'server',
+      dataDir: data.dir,
       ipc: true,
       nodeArgs: ['--expose-gc', '--import', pathToFileURL(path.join(BENCH_DIST, 'edge-probe.js')).href, ...(options.serverNodeArgs ?? [])],
-      env: {
-        SVC_DATA_DIR: data.dir,
-        SVC_HTTP_PORT: '0',
-        SVC_HTTPS_PORT: '0',
-        SVC_BIND_HOST: '127.0.0.1',
-        SVC_PLANS: BENCH_PLANS,
-      },
     });
-    started.push(server);
-    const httpPort = Number((await server.waitForLine(/REST API\s+http:\/\/[^:]+:(\d+)\/v1/))[1]);
     const httpsPort = Number((await server.waitForLine(/tunnels\s+https:\/\/\S+:(\d+) /))[1]);
     const devCaFile = (await server.waitForLine(/dev CA\s+(\S+)$/))[1]!;
-    const token = (await server.waitForLine(/^\s+(svc_[A-Za-z0-9_-]{43})$/))[1]!;
+    const token = await firstToken(server);
     const serverUrl = `http://localhost:${httpPort}`;
     const call = ipcClient(server.child);
 
