@@ -1,14 +1,8 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { pino } from 'pino';
+import { describe, it } from 'node:test';
 import { BindMessages, ErrorCode, Messages, SvcError } from '@svcrouter/protocol';
-import { openStore, type Store } from '../store/index.js';
-import { Binder } from './binder.js';
-import type { EdgeSession } from './edge-session.js';
-import { Router } from './router.js';
+import type { Binder } from './binder.js';
+import { fakeSession, storeSuite, testBinder } from './binder-test-support.js';
 
 // One agent holding its name through two nodes (a bind's `group`), at the Binder: two binders
 // on one real store stand for two nodes of a cluster (`sharedStore`, the limit under the
@@ -17,40 +11,19 @@ import { Router } from './router.js';
 const LIMIT = 3;
 
 describe('Binder: one agent on two nodes', () => {
-  let dir: string;
-  let store: Store;
-  before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'svc-binder-group-'));
-    store = await openStore({ dataDir: dir });
-  });
-  after(async () => {
-    await store.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+  const suite = storeSuite('svc-binder-group-');
 
   function node(nodeId: string, heldElsewhere: () => boolean = () => false): Binder {
-    return new Binder({
-      store,
-      router: new Router(),
-      sharedDomain: 'localhost',
+    return testBinder({
+      store: suite.store,
       nodeId,
-      log: pino({ level: 'silent' }),
-      publicUrl: (hostname) => `https://${hostname}`,
       limitsFor: () => ({ tunnels: LIMIT, domains: 2, bandwidthBytes: 1 }),
       sharedStore: true,
       heldElsewhere: () => Promise.resolve(heldElsewhere()),
     });
   }
   const released: string[] = [];
-  const sessionOf = (accountId: string) =>
-    ({
-      accountId,
-      agentVersion: 'test',
-      agentIp: '127.0.0.1',
-      isClosed: false,
-      bindings: new Map(),
-      release: (tunnelId: string) => void released.push(tunnelId),
-    }) as unknown as EdgeSession;
+  const sessionOf = (accountId: string) => fakeSession(accountId, (tunnelId) => void released.push(tunnelId));
   let requestId = 0;
   const bind = (subdomain: string | undefined, group?: string, hostname?: string) => ({
     type: 'bind' as const,
@@ -62,7 +35,7 @@ describe('Binder: one agent on two nodes', () => {
   });
 
   it('the same name on a second node counts once against the limit, with the same tunnel id', async () => {
-    const account = await store.accounts.create({ email: 'two-nodes@example.com', name: 'T', plan: 'free' });
+    const account = await suite.store.accounts.create({ email: 'two-nodes@example.com', name: 'T', plan: 'free' });
     const [a, b] = [node('node-a'), node('node-b')];
     const first = await a.bind(sessionOf(account.id), bind(undefined, 'agent-1'));
     for (let i = 1; i < LIMIT; i++) await a.bind(sessionOf(account.id), bind(`other-${i}`));
@@ -70,7 +43,7 @@ describe('Binder: one agent on two nodes', () => {
     const second = await b.bind(sessionOf(account.id), bind(undefined, 'agent-1', first.hostname));
     assert.equal(second.hostname, first.hostname);
     assert.equal(second.tunnelId, first.tunnelId);
-    assert.equal(await store.tunnels.countOnline(account.id), LIMIT);
+    assert.equal(await suite.store.tunnels.countOnline(account.id), LIMIT);
     await assert.rejects(b.bind(sessionOf(account.id), bind('one-more')), (error: unknown) => {
       assert.ok(error instanceof SvcError);
       assert.equal(error.code, ErrorCode.TUNNEL_LIMIT);
@@ -80,7 +53,7 @@ describe('Binder: one agent on two nodes', () => {
   });
 
   it("a second connection of one agent on the same node is refused; another agent's bind takes the name over", async () => {
-    const account = await store.accounts.create({ email: 'same-node@example.com', name: 'S', plan: 'free' });
+    const account = await suite.store.accounts.create({ email: 'same-node@example.com', name: 'S', plan: 'free' });
     const a = node('node-a');
     const first = await a.bind(sessionOf(account.id), bind('twice', 'agent-2'));
     await assert.rejects(a.bind(sessionOf(account.id), bind('twice', 'agent-2')), (error: unknown) => {
@@ -95,10 +68,10 @@ describe('Binder: one agent on two nodes', () => {
   });
 
   it('a lost session leaves the tunnel online while another node still holds it, offline once none does', async () => {
-    const account = await store.accounts.create({ email: 'lost@example.com', name: 'L', plan: 'free' });
+    const account = await suite.store.accounts.create({ email: 'lost@example.com', name: 'L', plan: 'free' });
     let elsewhere = true;
     const a = node('node-a', () => elsewhere);
-    const status = async (id: string) => (await store.tunnels.byId(account.id, id))?.status;
+    const status = async (id: string) => (await suite.store.tunnels.byId(account.id, id))?.status;
     const held = await a.bind(sessionOf(account.id), bind('kept', 'agent-4'));
     a.unbind(held, false);
     await a.idle();
