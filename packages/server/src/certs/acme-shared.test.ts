@@ -76,8 +76,11 @@ describe('acme issuers sharing one store', () => {
     return host;
   }
 
-  it('while one node orders a name, the other places no order and gets the certificate it stored', async () => {
-    const host = await verifiedHost();
+  /**
+   * Node A orders `host` and holds its order open; node B asks for the same name. Resolves once B
+   * waits on A's lease, with both orderers, node B and both nodes' answers.
+   */
+  async function bWaitingOnA(host: string) {
     const [a, b] = [gatedOrderer(), gatedOrderer()];
     let waiting!: () => void;
     const bWaits = new Promise<void>((resolve) => (waiting = resolve));
@@ -87,8 +90,14 @@ describe('acme issuers sharing one store', () => {
     const second = nodeB.onDemand(host);
     // B found A's lease before A's order ends: what follows is B waiting, not B arriving late.
     await bWaits;
+    return { a, b, nodeB, both: Promise.all([first, second]) };
+  }
+
+  it('while one node orders a name, the other places no order and gets the certificate it stored', async () => {
+    const host = await verifiedHost();
+    const { a, b, nodeB, both } = await bWaitingOnA(host);
     a.open(true);
-    const [certA, certB] = await Promise.all([first, second]);
+    const [certA, certB] = await both;
     assert.equal(certA?.certPem, `CERT ${host} 1`);
     assert.equal(certB?.certPem, certA?.certPem);
     assert.deepEqual(a.calls, [host]);
@@ -99,17 +108,9 @@ describe('acme issuers sharing one store', () => {
 
   it('when the other node’s order fails, the waiting node gets nothing and orders nothing', async () => {
     const host = await verifiedHost();
-    const [a, b] = [gatedOrderer(), gatedOrderer()];
-    let waiting!: () => void;
-    const bWaits = new Promise<void>((resolve) => (waiting = resolve));
-    const [nodeA, nodeB] = [node(`a-${rand()}`, a.order), node(`b-${rand()}`, b.order, waiting)];
-    const first = nodeA.onDemand(host);
-    await a.started;
-    const second = nodeB.onDemand(host);
-    // B found A's lease before A's order ends: what follows is B waiting, not B arriving late.
-    await bWaits;
+    const { a, b, both } = await bWaitingOnA(host);
     a.open(false);
-    assert.deepEqual(await Promise.all([first, second]), [undefined, undefined]);
+    assert.deepEqual(await both, [undefined, undefined]);
     assert.deepEqual(b.calls, []);
     assert.equal((await store.domains.byHost(host))[0]?.certState, 'failed');
   });
