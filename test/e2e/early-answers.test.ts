@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type http2 from 'node:http2';
-import { after, before, describe, it } from 'node:test';
-import { edgeUrl, loopbackLookup, serverSuite, startAgent, visit, type TestAgent } from './harness/index.js';
-import { MiB, connectH2, openStreams } from './data-path-support.js';
-import { startSemanticsOrigin, type SemanticsOrigin } from './semantics-origin.js';
+import { describe, it } from 'node:test';
+import { edgeUrl, loopbackLookup, visit } from './harness/index.js';
+import { MiB, openStreams } from './data-path-support.js';
+import { h2VisitorSuite, semanticsSuite } from './semantics-origin.js';
 
 /** The upload the origin never reads. */
 const UPLOAD = 64 * MiB;
@@ -115,43 +115,33 @@ function put2(session: http2.ClientHttp2Session, path: string): Promise<Outcome>
 }
 
 describe('an origin that answers before it reads the body', () => {
-  const system = serverSuite();
-  let origin: SemanticsOrigin;
-  let agent: TestAgent;
-  before(async () => {
-    origin = await startSemanticsOrigin();
-    agent = await startAgent(system.server, { token: system.server.token, target: origin.port });
-  });
-  after(async () => {
-    await agent?.close();
-    await origin?.close();
-  });
+  const system = semanticsSuite();
 
   describe('HTTP/1.1 visitor', () => {
     it('gets an early 200 and is not made to send the rest of 64 MiB', HANG, async () => {
-      const outcome = await put1(system.server.httpPort, agent.hostname, '/early');
+      const outcome = await put1(system.server.httpPort, system.agent.hostname, '/early');
       assert.equal(outcome.status, 200);
       assert.equal(outcome.text, 'early\n');
       // The edge stopped taking the body: the visitor could not push the whole upload through.
       assert.ok(outcome.written < UPLOAD, `the visitor sent all ${outcome.written} bytes`);
       assert.equal(await openStreams(system.server), 0);
-      assert.equal((await visit(system.server, agent.hostname, '/after')).text, 'read 0\n');
+      assert.equal((await visit(system.server, system.agent.hostname, '/after')).text, 'read 0\n');
     });
 
     it('gets the origin 413 with Connection: close every time, never a 502', HANG, async () => {
       for (let attempt = 0; attempt < 10; attempt++) {
-        const outcome = await put1(system.server.httpPort, agent.hostname, '/too-large');
+        const outcome = await put1(system.server.httpPort, system.agent.hostname, '/too-large');
         assert.deepEqual([outcome.status, outcome.text], [413, 'too large\n'], `attempt ${attempt}`);
       }
       assert.equal(await openStreams(system.server), 0);
-      assert.equal((await visit(system.server, agent.hostname, '/after')).text, 'read 0\n');
+      assert.equal((await visit(system.server, system.agent.hostname, '/after')).text, 'read 0\n');
     });
 
     it('keeps the connection for a small unread body', HANG, async () => {
       // Two requests on one keep-alive connection: the 10-byte body the origin ignored is drained.
       const keepAlive = new http.Agent({ keepAlive: true, maxSockets: 1 });
       try {
-        const url = edgeUrl(system.server, agent.hostname, '/early');
+        const url = edgeUrl(system.server, system.agent.hostname, '/early');
         const sockets = new Set<unknown>();
         for (let i = 0; i < 2; i++) {
           const text = await new Promise<string>((resolve, reject) => {
@@ -174,31 +164,27 @@ describe('an origin that answers before it reads the body', () => {
   });
 
   describe('HTTP/2 visitor', () => {
-    let session: http2.ClientHttp2Session;
-    before(async () => {
-      session = await connectH2(system.server, agent.hostname);
-    });
-    after(() => session?.close());
+    const h2 = h2VisitorSuite(system);
 
     it('gets an early 200, then RST_STREAM NO_ERROR instead of reading 64 MiB', HANG, async () => {
-      const outcome = await put2(session, '/early');
+      const outcome = await put2(h2.session, '/early');
       assert.equal(outcome.status, 200);
       assert.equal(outcome.text, 'early\n');
       assert.equal(outcome.rstCode, 0); // NO_ERROR, before the upload ended
       assert.ok(outcome.written < UPLOAD, `the visitor sent all ${outcome.written} bytes`);
       assert.equal(await openStreams(system.server), 0);
       // The same session, and the tunnel, carry on.
-      const next = await put2(session, '/early');
+      const next = await put2(h2.session, '/early');
       assert.equal(next.status, 200);
     });
 
     it('gets the origin 413 with Connection: close every time', HANG, async () => {
       for (let attempt = 0; attempt < 10; attempt++) {
-        const outcome = await put2(session, '/too-large');
+        const outcome = await put2(h2.session, '/too-large');
         assert.deepEqual([outcome.status, outcome.text], [413, 'too large\n'], `attempt ${attempt}`);
         assert.ok(outcome.written < UPLOAD, `the visitor sent all ${outcome.written} bytes`);
       }
-      assert.equal((await visit(system.server, agent.hostname, '/after')).text, 'read 0\n');
+      assert.equal((await visit(system.server, system.agent.hostname, '/after')).text, 'read 0\n');
     });
   });
 });

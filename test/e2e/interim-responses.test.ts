@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type http2 from 'node:http2';
-import { after, before, describe, it } from 'node:test';
-import { loopbackLookup, serverSuite, startAgent, type TestAgent } from './harness/index.js';
+import { describe, it } from 'node:test';
+import { loopbackLookup } from './harness/index.js';
 import type { RequestHead } from '@svcrouter/protocol';
-import { connectH2 } from './data-path-support.js';
 import { startHostileAgent } from './hostile-agent.js';
-import { LINK_HINT, startSemanticsOrigin, type SemanticsOrigin } from './semantics-origin.js';
+import { h2VisitorSuite, LINK_HINT, semanticsSuite } from './semantics-origin.js';
 
 const BODY = Buffer.alloc(1024 * 1024, 0x62);
 /** More than any request head the tests send, far less than BODY. */
@@ -75,23 +74,13 @@ function request2(session: http2.ClientHttp2Session, path: string, method: strin
 }
 
 describe('interim responses and expectations, as the origin meant them', () => {
-  const system = serverSuite();
-  let origin: SemanticsOrigin;
-  let agent: TestAgent;
-  before(async () => {
-    origin = await startSemanticsOrigin();
-    agent = await startAgent(system.server, { token: system.server.token, target: origin.port });
-  });
-  after(async () => {
-    await agent?.close();
-    await origin?.close();
-  });
+  const system = semanticsSuite();
 
   /** Runs `exchange` and returns its answer with the bytes the origin received meanwhile. */
   async function counted(exchange: () => Promise<Answer>): Promise<Answer & { originBytes: number }> {
-    const before = origin.received;
+    const before = system.origin.received;
     const answer = await exchange();
-    return { ...answer, originBytes: origin.received - before };
+    return { ...answer, originBytes: system.origin.received - before };
   }
 
   describe('HTTP/1.1 visitor', () => {
@@ -102,34 +91,34 @@ describe('interim responses and expectations, as the origin meant them', () => {
       ['/expect/too-large', 413],
     ] as const) {
       it(`lets the origin refuse Expect: 100-continue with ${status}; the body is never sent`, HANG, async () => {
-        const answer = await counted(() => request1(port(), agent.hostname, path, 'PUT', '100-continue'));
+        const answer = await counted(() => request1(port(), system.agent.hostname, path, 'PUT', '100-continue'));
         assert.equal(answer.status, status);
         assert.equal(answer.text, 'refused\n');
         assert.deepEqual(answer.interim, []);
         assert.equal(answer.sentBody, false);
         assert.ok(answer.originBytes < HEAD_ROOM, `the origin received ${answer.originBytes} bytes`);
-        assert.equal(origin.requests.at(-1)?.expect, '100-continue');
+        assert.equal(system.origin.requests.at(-1)?.expect, '100-continue');
       });
     }
 
     it("passes the origin's 100 Continue, then the body", HANG, async () => {
-      const answer = await counted(() => request1(port(), agent.hostname, '/expect/accept', 'PUT', '100-continue'));
+      const answer = await counted(() => request1(port(), system.agent.hostname, '/expect/accept', 'PUT', '100-continue'));
       assert.equal(answer.sentBody, true);
       assert.equal(answer.status, 200);
       assert.equal(answer.text, `read ${BODY.length}\n`);
-      assert.equal(origin.requests.at(-1)?.expect, '100-continue');
+      assert.equal(system.origin.requests.at(-1)?.expect, '100-continue');
       assert.ok(answer.originBytes >= BODY.length);
     });
 
     it('answers 417 itself for an expectation other than 100-continue', HANG, async () => {
-      const seen = origin.requests.length;
-      const answer = await request1(port(), agent.hostname, '/expect/accept', 'PUT', 'something-else');
+      const seen = system.origin.requests.length;
+      const answer = await request1(port(), system.agent.hostname, '/expect/accept', 'PUT', 'something-else');
       assert.equal(answer.status, 417);
-      assert.equal(origin.requests.length, seen);
+      assert.equal(system.origin.requests.length, seen);
     });
 
     it('passes 103 Early Hints with their Link before the answer (the lean path)', HANG, async () => {
-      const answer = await request1(port(), agent.hostname, '/hints', 'GET');
+      const answer = await request1(port(), system.agent.hostname, '/hints', 'GET');
       assert.deepEqual(
         answer.interim.map((info) => [info.status, info.headers.link]),
         [[103, LINK_HINT]],
@@ -169,14 +158,10 @@ describe('interim responses and expectations, as the origin meant them', () => {
   });
 
   describe('HTTP/2 visitor', () => {
-    let session: http2.ClientHttp2Session;
-    before(async () => {
-      session = await connectH2(system.server, agent.hostname);
-    });
-    after(() => session?.close());
+    const h2 = h2VisitorSuite(system);
 
     it('lets the origin refuse Expect: 100-continue; the body is never sent', HANG, async () => {
-      const answer = await counted(() => request2(session, '/expect/refuse', 'PUT', '100-continue'));
+      const answer = await counted(() => request2(h2.session, '/expect/refuse', 'PUT', '100-continue'));
       assert.equal(answer.status, 417);
       assert.equal(answer.text, 'refused\n');
       assert.equal(answer.sentBody, false);
@@ -184,15 +169,15 @@ describe('interim responses and expectations, as the origin meant them', () => {
     });
 
     it("passes the origin's 100 Continue, then the body", HANG, async () => {
-      const answer = await request2(session, '/expect/accept', 'PUT', '100-continue');
+      const answer = await request2(h2.session, '/expect/accept', 'PUT', '100-continue');
       assert.equal(answer.sentBody, true);
       assert.equal(answer.status, 200);
       assert.equal(answer.text, `read ${BODY.length}\n`);
-      assert.equal(origin.requests.at(-1)?.expect, '100-continue');
+      assert.equal(system.origin.requests.at(-1)?.expect, '100-continue');
     });
 
     it('passes 103 Early Hints with their Link before the answer', HANG, async () => {
-      const answer = await request2(session, '/hints', 'GET');
+      const answer = await request2(h2.session, '/hints', 'GET');
       assert.deepEqual(
         answer.interim.map((info) => [info.status, info.headers.link]),
         [[103, LINK_HINT]],

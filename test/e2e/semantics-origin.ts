@@ -1,9 +1,13 @@
 // An origin for the HTTP-semantics tests (early answers, Expect, 1xx): each route answers the
 // way a real service would, and the origin counts the bytes its sockets received, so a test can
-// tell whether a body it refused was sent anyway.
+// tell whether a body it refused was sent anyway. Also the suite those tests run on.
 import { once } from 'node:events';
 import http from 'node:http';
+import type http2 from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
+import { after, before } from 'node:test';
+import { connectH2 } from './data-path-support.js';
+import { serverSuite, startAgent, type TestAgent, type TestServer } from './harness/index.js';
 
 export const LINK_HINT = '</style.css>; rel=preload; as=style';
 
@@ -89,4 +93,41 @@ export async function startSemanticsOrigin(): Promise<SemanticsOrigin> {
       await once(server, 'close');
     },
   };
+}
+
+/** A server, the semantics origin and an agent forwarding to it. */
+export interface SemanticsSystem {
+  server: TestServer;
+  origin: SemanticsOrigin;
+  agent: TestAgent;
+}
+
+/**
+ * Call in a describe() body: starts a server, the semantics origin and an agent forwarding to it
+ * before the suite's tests and stops them after. The returned object is filled in by then.
+ */
+export function semanticsSuite(): SemanticsSystem {
+  // The server suite's own origin stays unused; this suite's origin is the semantics one.
+  const base = serverSuite();
+  const system = {} as Partial<SemanticsSystem>;
+  before(async () => {
+    system.server = base.server;
+    system.origin = await startSemanticsOrigin();
+    system.agent = await startAgent(base.server, { token: base.server.token, target: system.origin.port });
+  });
+  after(async () => {
+    await system.agent?.close();
+    await system.origin?.close();
+  });
+  return system as SemanticsSystem;
+}
+
+/** Call in a describe() body: one HTTP/2 session to the agent's hostname for the suite's tests, closed after. */
+export function h2VisitorSuite(system: SemanticsSystem): { session: http2.ClientHttp2Session } {
+  const visitor = {} as { session: http2.ClientHttp2Session };
+  before(async () => {
+    visitor.session = await connectH2(system.server, system.agent.hostname);
+  });
+  after(() => visitor.session?.close());
+  return visitor;
 }
