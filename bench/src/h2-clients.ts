@@ -2,33 +2,11 @@ import { execFile } from 'node:child_process';
 import http2 from 'node:http2';
 import https from 'node:https';
 import tls from 'node:tls';
+import { checkUpload, pumpBody } from './body-pump.js';
 import { TUNNEL_HOST } from './system.js';
 
 // Clients of the HTTP/2 rows. Both sides (the edge's dev-CA certificate, the HTTP/2 origin's
 // self-signed one) are on loopback under the benchmark's control: certificates are not verified.
-
-/** Upload chunk, reused for every write, as the HTTP/1.1 upload does. */
-const UPLOAD_CHUNK = Buffer.alloc(64 * 1024, 'u');
-
-/** Writes `bytes` of UPLOAD_CHUNK to a request body with backpressure, then ends it. */
-function pumpBody(body: NodeJS.WritableStream & { once(event: 'drain', listener: () => void): unknown }, bytes: number): void {
-  let sent = 0;
-  const pump = (): void => {
-    while (sent < bytes) {
-      const piece = bytes - sent >= UPLOAD_CHUNK.length ? UPLOAD_CHUNK : UPLOAD_CHUNK.subarray(0, bytes - sent);
-      sent += piece.length;
-      if (!body.write(piece)) return void body.once('drain', pump);
-    }
-    body.end();
-  };
-  pump();
-}
-
-/** Checks the origin's `{"length": n}` answer to an upload of `bytes`. */
-function checkUpload(status: number, body: string, bytes: number): Error | undefined {
-  const length = status === 200 ? (JSON.parse(body) as { length: number }).length : -1;
-  return length === bytes ? undefined : new Error(`upload answered ${status}: ${body.slice(0, 200)}`);
-}
 
 /** PUT /upload of `bytes` over HTTP/2 with TLS on a fresh session (Node's http2 client); resolves with the seconds taken. */
 export function h2Upload(port: number, bytes: number): Promise<number> {

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer } from 'ws';
+import { pumpBody } from './body-pump.js';
 import { epochMs } from './stats.js';
 
 /** Body of the small-GET workload: exactly 100 bytes. */
@@ -67,16 +68,7 @@ export function serveOrigin(req: http.IncomingMessage, res: http.ServerResponse)
 
 function sendBytes(res: http.ServerResponse, total: number): void {
   res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(total) });
-  let sent = 0;
-  const pump = (): void => {
-    while (sent < total) {
-      const piece = total - sent >= BULK_CHUNK.length ? BULK_CHUNK : BULK_CHUNK.subarray(0, total - sent);
-      sent += piece.length;
-      if (!res.write(piece)) return void res.once('drain', pump);
-    }
-    res.end();
-  };
-  pump();
+  pumpBody(res, total, BULK_CHUNK);
 }
 
 function sendEvents(res: http.ServerResponse, count: number, intervalMs: number): void {

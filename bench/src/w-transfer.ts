@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { checkUpload, pumpBody } from './body-pump.js';
 import type { Sizes } from './options.js';
 import { cpuSeconds } from './proc.js';
 import { matchedPairs, median, summarise } from './stats.js';
@@ -6,8 +7,6 @@ import { TUNNEL_HOST, type BenchSystem } from './system.js';
 
 const MIB = 1024 * 1024;
 const GIB = 1024 * MIB;
-/** Upload chunk, reused for every write: the client should cost as little as possible. */
-const UPLOAD_CHUNK = Buffer.alloc(64 * 1024, 'u');
 
 /** One bulk transfer. */
 interface TransferRun {
@@ -59,23 +58,14 @@ export function upload(port: number, bytes: number): Promise<number> {
         res.setEncoding('utf8');
         res.on('data', (chunk: string) => (body += chunk));
         res.on('end', () => {
-          const length = res.statusCode === 200 ? (JSON.parse(body) as { length: number }).length : -1;
-          if (length !== bytes) reject(new Error(`upload answered ${res.statusCode}: ${body.slice(0, 200)}`));
+          const error = checkUpload(res.statusCode ?? 0, body, bytes);
+          if (error) reject(error);
           else resolve((performance.now() - started) / 1000);
         });
       },
     );
     req.on('error', reject);
-    let sent = 0;
-    const pump = (): void => {
-      while (sent < bytes) {
-        const piece = bytes - sent >= UPLOAD_CHUNK.length ? UPLOAD_CHUNK : UPLOAD_CHUNK.subarray(0, bytes - sent);
-        sent += piece.length;
-        if (!req.write(piece)) return void req.once('drain', pump);
-      }
-      req.end();
-    };
-    pump();
+    pumpBody(req, bytes);
   });
 }
 
