@@ -1,6 +1,7 @@
 // The error catalog, so a program catches forward()'s typed errors with this package alone.
 export { BindMessages, ErrorCode, Messages, SvcError, isErrorCode, type ErrorCodeValue } from '@svcrouter/protocol';
-export { forward, forwardMany, Tunnel, DEFAULT_SERVER_URL, START_ATTEMPTS, type ForwardOptions, type TunnelEvents } from './forward.js';
+export { forward, forwardMany, DEFAULT_SERVER_URL, START_ATTEMPTS, type ForwardOptions } from './forward.js';
+export { Tunnel, type TunnelEvents } from './tunnel.js';
 export { AgentSession, type BindRequest, type Bound } from './agent-session.js';
 export { parseServerUrls } from './edge-servers.js';
 export { dialEdge, dialSession, type DialOptions, type EdgeConnection } from './dial.js';
