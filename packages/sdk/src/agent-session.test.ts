@@ -4,7 +4,8 @@ import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, it } from 'node:test';
 import { ErrorCode, Messages, Mux, SESSION_UPGRADE, type AgentMessage, type EdgeMessage, type SvcError } from '@svcrouter/protocol';
-import { AgentSession, type Bound, type SessionTunnel } from './agent-session.js';
+import { AgentSession } from './agent-session.js';
+import type { Bound, SessionTunnel } from './session-tunnel.js';
 
 // AgentSession's reconnect path against a scripted edge: real sockets and a real Mux on loopback,
 // with the test deciding what each connection does with a bind.

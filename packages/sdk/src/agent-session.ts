@@ -16,6 +16,7 @@ import {
   type RequestHead,
 } from '@svcrouter/protocol';
 import { dialEdge, type DialOptions } from './dial.js';
+import type { BindRequest, Bound, SessionTunnel } from './session-tunnel.js';
 import { wantsCallbacks } from './origin-proxy.js';
 import { PLANNED_RECONNECT_CAP_MS, reconnectDelay } from './backoff.js';
 
@@ -29,41 +30,6 @@ export const STABLE_CONNECTION_MS = 30_000;
  * none sends a visitor to the old node in the moment its claim disappears.
  */
 export const MOVE_LINGER_MS = 1000;
-
-/** What the edge needs to bind one tunnel. */
-export interface BindRequest {
-  subdomain?: string;
-  domain?: string;
-  /** The hostname held before a reconnect, to take it back. */
-  hostname?: string;
-  /** Local address, shown on the edge's 502 page. */
-  local: string;
-  /** The agent process, when it holds the hostname through sessions to several edge nodes. */
-  group?: string;
-}
-
-/** A successful bind. */
-export interface Bound {
-  tunnelId: string;
-  hostname: string;
-  url: string;
-}
-
-/** What a session needs from each tunnel it carries. */
-export interface SessionTunnel {
-  readonly bindRequest: BindRequest;
-  /** Serves one visitor stream. */
-  handleStream(stream: MuxStream | CallbackStream): void;
-  /**
-   * The session is re-dialling; `attempt` counts from 1 in each episode of lost connection.
-   * `planned`: the edge said it was leaving (a restart), so the loss is no failure.
-   */
-  onReconnecting(attempt: number, delayMs: number, reason: string, planned: boolean): void;
-  /** The tunnel is live again after a reconnect. */
-  onRebound(bound: Bound): void;
-  /** The tunnel ended for good (released by the server, rebind refused, token revoked…). */
-  onEnded(error: SvcError): void;
-}
 
 /**
  * A bind awaiting its answer. `tunnel` is registered under the new id as the answer is read, before

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { ErrorCode, Messages, SvcError } from '@svcrouter/protocol';
-import { AgentSession, type BindRequest } from './agent-session.js';
+import { AgentSession } from './agent-session.js';
+import type { BindRequest } from './session-tunnel.js';
 import { reconnectDelay } from './backoff.js';
 import type { DialOptions } from './dial.js';
 import { EdgePair, parseServerUrls } from './edge-servers.js';

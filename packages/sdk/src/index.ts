@@ -2,7 +2,8 @@
 export { BindMessages, ErrorCode, Messages, SvcError, isErrorCode, type ErrorCodeValue } from '@svcrouter/protocol';
 export { forward, forwardMany, DEFAULT_SERVER_URL, START_ATTEMPTS, type ForwardOptions } from './forward.js';
 export { Tunnel, type TunnelEvents } from './tunnel.js';
-export { AgentSession, type BindRequest, type Bound } from './agent-session.js';
+export { AgentSession } from './agent-session.js';
+export type { BindRequest, Bound } from './session-tunnel.js';
 export { parseServerUrls } from './edge-servers.js';
 export { dialEdge, dialSession, type DialOptions, type EdgeConnection } from './dial.js';
 export { isOriginProto, parseLocalTarget, type LocalTarget, type OriginProto } from './local-target.js';

@@ -1,5 +1,5 @@
 import type { CallbackStream, MuxStream, SvcError } from '@svcrouter/protocol';
-import type { BindRequest, Bound, SessionTunnel } from './agent-session.js';
+import type { BindRequest, Bound, SessionTunnel } from './session-tunnel.js';
 
 /** What a tunnel offers the session that holds it on a second edge node. */
 export interface StandbyOwner {

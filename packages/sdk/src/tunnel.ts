@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { ErrorCode, type CallbackStream, type MuxStream, type SvcError } from '@svcrouter/protocol';
-import type { AgentSession, BindRequest, Bound, SessionTunnel } from './agent-session.js';
+import type { AgentSession } from './agent-session.js';
+import type { BindRequest, Bound, SessionTunnel } from './session-tunnel.js';
 import type { Inspector } from './inspector.js';
 import type { LocalTarget } from './local-target.js';
 import type { OriginProxy, RequestLog } from './origin-proxy.js';
