@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { Messages } from '@svcrouter/protocol';
-import { splitFailure, startAgent, startOrigin, visit, withRestartableServer, type TestOrigin } from './harness/index.js';
+import { originSuite, splitFailure, startAgent, visit, withRestartableServer } from './harness/index.js';
 import { revokeToken } from './lifecycle-support.js';
 
 const LOST = /^Connection to the edge lost/;
@@ -12,20 +12,13 @@ const DOWN = /^(Connection to the edge lost|Edge restarting) \(/;
 const BACK = /^Reconnected: forwarding /;
 
 describe('an agent across a server restart', () => {
-  let origin: TestOrigin;
-
-  before(async () => {
-    origin = await startOrigin();
-  });
-  after(async () => {
-    await origin?.close();
-  });
+  const system = originSuite();
 
   for (const stop of ['SIGTERM', 'SIGKILL'] as const) {
     const down = stop === 'SIGTERM' ? RESTARTING : LOST;
     it(`after a ${stop} and restart, the agent prints one ${stop === 'SIGTERM' ? 'restarting' : 'lost'} line and one back line and serves the same hostname`, async () => {
       await withRestartableServer(async (first, restart) => {
-        const agent = await startAgent(first, { token: first.token, target: origin.port });
+        const agent = await startAgent(first, { token: first.token, target: system.origin.port });
         try {
           await first.proc.kill(stop);
           await agent.proc.waitForLine(down);
@@ -34,7 +27,7 @@ describe('an agent across a server restart', () => {
           const count = (pattern: RegExp): number => agent.proc.output.split('\n').filter((line) => pattern.test(line)).length;
           assert.deepEqual([count(DOWN), count(down), count(BACK)], [1, 1, 1], agent.proc.output);
           assert.ok(
-            agent.proc.lines.includes(`Reconnected: forwarding ${agent.url} -> http://localhost:${origin.port}`),
+            agent.proc.lines.includes(`Reconnected: forwarding ${agent.url} -> http://localhost:${system.origin.port}`),
             agent.proc.output,
           );
           assert.equal((await visit(second, agent.hostname, '/')).text, 'hello from origin');
@@ -48,7 +41,7 @@ describe('an agent across a server restart', () => {
 
   it('an episode of several refused dials prints one lost line, then one back line', async () => {
     await withRestartableServer(async (first, restart) => {
-      const agent = await startAgent(first, { token: first.token, target: origin.port });
+      const agent = await startAgent(first, { token: first.token, target: system.origin.port });
       try {
         await first.proc.kill('SIGTERM');
         // A stand-in on the edge's port refuses the first dials (as a proxy would while the
@@ -69,7 +62,7 @@ describe('an agent across a server restart', () => {
 
   it('Ctrl-C while the agent is reconnecting exits 0 without waiting for the edge', async () => {
     await withRestartableServer(async (first) => {
-      const agent = await startAgent(first, { token: first.token, target: origin.port });
+      const agent = await startAgent(first, { token: first.token, target: system.origin.port });
       await first.proc.kill('SIGKILL');
       await agent.proc.waitForLine(LOST);
       assert.deepEqual(await agent.proc.kill('SIGINT'), { code: 0, signal: null });
@@ -78,7 +71,7 @@ describe('an agent across a server restart', () => {
 
   it('a token revoked while the agent is reconnecting ends it with the token message and exit 1', async () => {
     await withRestartableServer(async (first, restart) => {
-      const agent = await startAgent(first, { token: first.token, target: origin.port });
+      const agent = await startAgent(first, { token: first.token, target: system.origin.port });
       await first.proc.kill('SIGTERM');
       await agent.proc.waitForLine(DOWN);
       await revokeToken(first.dataDir, first.token!);

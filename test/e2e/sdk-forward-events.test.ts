@@ -1,26 +1,20 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { forward, type RequestLog, type TunnelEvents } from '@svcrouter/sdk';
-import { startOrigin, visit, withRestartableServer, type TestOrigin } from './harness/index.js';
+import { originSuite, visit, withRestartableServer } from './harness/index.js';
 
 // The events of the Tunnel that forward() gives, against a real server that stops and comes back:
 // one per finished request, the reconnect episode (planned for a restart, not for a crash), the
 // same URL once live again, and one 'end' when closed.
 
 describe('forward() tunnel events across a real server restart', () => {
-  let origin: TestOrigin;
-  before(async () => {
-    origin = await startOrigin();
-  });
-  after(async () => {
-    await origin?.close();
-  });
+  const system = originSuite();
 
   for (const stop of ['SIGTERM', 'SIGKILL'] as const) {
     it(`request, reconnecting (${stop === 'SIGTERM' ? 'planned' : 'not planned'}) and reconnected after a ${stop}, then end once on close()`, async () => {
       await withRestartableServer(async (first, restart) => {
-        const tunnel = await forward({ addr: origin.port, token: first.token!, serverUrl: first.url });
+        const tunnel = await forward({ addr: system.origin.port, token: first.token!, serverUrl: first.url });
         const url = tunnel.url;
         const ends: Array<TunnelEvents['end'][0]> = [];
         tunnel.on('end', (error) => ends.push(error));

@@ -20,4 +20,4 @@ export {
 } from './origin.js';
 export { visit, api, edgeUrl, loopbackLookup, type VisitOptions, type VisitResult } from './visitor.js';
 export { Proc, spawnNode, splitFailure, tempDir, REPO_ROOT, SERVER_BIN, AGENT_BIN } from './processes.js';
-export { serverSuite, tunnelSuite, type ServerSystem, type TunnelSystem } from './suite.js';
+export { originSuite, serverSuite, tunnelSuite, type ServerSystem, type TunnelSystem } from './suite.js';

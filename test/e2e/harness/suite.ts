@@ -44,3 +44,15 @@ export function serverSuite(options: ServerOptions = {}): ServerSystem {
   });
   return system as ServerSystem;
 }
+
+/** Call in a describe() body: starts an origin before the suite's tests and stops it after, for suites that start their own servers. */
+export function originSuite(): { origin: TestOrigin } {
+  const system = {} as { origin: TestOrigin };
+  before(async () => {
+    system.origin = await startOrigin();
+  });
+  after(async () => {
+    await system.origin?.close();
+  });
+  return system;
+}
