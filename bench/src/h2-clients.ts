@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
 import http2 from 'node:http2';
-import https from 'node:https';
 import tls from 'node:tls';
 import { checkUpload, pumpBody } from './body-pump.js';
 import { TUNNEL_HOST } from './system.js';
@@ -36,37 +35,6 @@ export function h2Upload(port: number, bytes: number): Promise<number> {
     });
     stream.on('error', reject);
     pumpBody(stream, bytes);
-  });
-}
-
-/** The same upload over HTTP/1.1 with TLS (https), so the two protocols are compared on equal terms. */
-export function httpsUpload(port: number, bytes: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const started = performance.now();
-    const req = https.request(
-      {
-        host: '127.0.0.1',
-        port,
-        method: 'PUT',
-        path: '/upload',
-        servername: TUNNEL_HOST,
-        rejectUnauthorized: false,
-        headers: { host: TUNNEL_HOST, 'content-length': String(bytes) },
-        agent: false,
-      },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (body += chunk));
-        res.on('end', () => {
-          const error = checkUpload(res.statusCode ?? 0, body, bytes);
-          if (error) reject(error);
-          else resolve((performance.now() - started) / 1000);
-        });
-      },
-    );
-    req.on('error', reject);
-    pumpBody(req, bytes);
   });
 }
 

@@ -2,7 +2,8 @@ import type { Sizes } from './options.js';
 import { cpuOf } from './proc.js';
 import { matchedPairs, median, summarise } from './stats.js';
 import type { BenchSystem } from './system.js';
-import { h2Upload, httpsUpload, runH2load, type H2LoadResult } from './h2-clients.js';
+import { h2Upload, runH2load, type H2LoadResult } from './h2-clients.js';
+import { upload } from './w-transfer.js';
 
 const MIB = 1024 * 1024;
 
@@ -56,7 +57,7 @@ export async function h2Uploads(system: BenchSystem, sizes: Sizes, log: (line: s
   const kinds = [
     { name: 'h2 direct', run: () => h2Upload(system.originH2Port, bytes) },
     { name: 'h2 tunnel', run: () => h2Upload(system.httpsPort, bytes) },
-    { name: 'https tunnel', run: () => httpsUpload(system.httpsPort, bytes) },
+    { name: 'https tunnel', run: () => upload(system.httpsPort, bytes, true) },
   ];
   for (let i = 0; i < sizes.transferWarmups; i++) for (const kind of kinds) await kind.run();
   const rounds: number[][] = [];

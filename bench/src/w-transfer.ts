@@ -1,4 +1,5 @@
 import http from 'node:http';
+import https from 'node:https';
 import { checkUpload, pumpBody } from './body-pump.js';
 import type { Sizes } from './options.js';
 import { cpuSeconds } from './proc.js';
@@ -40,30 +41,34 @@ export function download(port: number, bytes: number): Promise<number> {
   });
 }
 
-/** Uploads `bytes` to /upload with backpressure; resolves once the origin confirmed the length. */
-export function upload(port: number, bytes: number): Promise<number> {
+/**
+ * Uploads `bytes` to /upload over HTTP/1.1 with backpressure; resolves once the origin confirmed
+ * the length. `secure`: over TLS (https, the certificate unchecked: loopback, under the
+ * benchmark's control), to set beside the HTTP/2 upload on equal terms.
+ */
+export function upload(port: number, bytes: number, secure = false): Promise<number> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const req = http.request(
-      {
-        host: '127.0.0.1',
-        port,
-        method: 'PUT',
-        path: '/upload',
-        headers: { host: TUNNEL_HOST, 'content-length': String(bytes) },
-        agent: false,
-      },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (body += chunk));
-        res.on('end', () => {
-          const error = checkUpload(res.statusCode ?? 0, body, bytes);
-          if (error) reject(error);
-          else resolve((performance.now() - started) / 1000);
-        });
-      },
-    );
+    const options: https.RequestOptions = {
+      host: '127.0.0.1',
+      port,
+      method: 'PUT',
+      path: '/upload',
+      headers: { host: TUNNEL_HOST, 'content-length': String(bytes) },
+      agent: false,
+      ...(secure ? { servername: TUNNEL_HOST, rejectUnauthorized: false } : {}),
+    };
+    const onResponse = (res: http.IncomingMessage): void => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => {
+        const error = checkUpload(res.statusCode ?? 0, body, bytes);
+        if (error) reject(error);
+        else resolve((performance.now() - started) / 1000);
+      });
+    };
+    const req = secure ? https.request(options, onResponse) : http.request(options, onResponse);
     req.on('error', reject);
     pumpBody(req, bytes);
   });
