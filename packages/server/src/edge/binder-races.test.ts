@@ -1,12 +1,9 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { pino } from 'pino';
+import { describe, it } from 'node:test';
 import { ErrorCode, SvcError } from '@svcrouter/protocol';
-import { openStore, type Store, type TunnelBinding } from '../store/index.js';
-import { Binder } from './binder.js';
+import type { Store, TunnelBinding } from '../store/index.js';
+import type { Binder } from './binder.js';
+import { storeSuite, testBinder } from './binder-test-support.js';
 import type { EdgeSession } from './edge-session.js';
 import type { Binding } from './router.js';
 import { Router } from './router.js';
@@ -41,21 +38,12 @@ function sessionOf(accountId: string): FakeSession & EdgeSession {
 }
 
 describe('Binder orderings', () => {
-  let dir: string;
-  let store: Store;
+  const suite = storeSuite('svc-binder-races-');
   /** Runs once, just after the next upsertOnline was sent to the store and before it completes. */
   let duringUpsert: ((input: TunnelBinding) => void) | undefined;
 
-  before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'svc-binder-races-'));
-    store = await openStore({ dataDir: dir });
-  });
-  after(async () => {
-    await store.close();
-    await rm(dir, { recursive: true, force: true });
-  });
-
   function setup(): { binder: Binder; router: Router } {
+    const store = suite.store;
     const router = new Router();
     const tunnels = Object.create(store.tunnels) as Store['tunnels'];
     tunnels.upsertOnline = (input) => {
@@ -65,13 +53,9 @@ describe('Binder orderings', () => {
       step?.(input);
       return result;
     };
-    const binder = new Binder({
+    const binder = testBinder({
       store: { ...store, tunnels },
       router,
-      sharedDomain: 'localhost',
-      nodeId: 'node-test',
-      log: pino({ level: 'silent' }),
-      publicUrl: (hostname) => `https://${hostname}`,
       limitsFor: () => ({ tunnels: 10, domains: 2, bandwidthBytes: 1 }),
     });
     return { binder, router };
@@ -84,7 +68,7 @@ describe('Binder orderings', () => {
     hostname,
     subdomain,
   });
-  const account = (email: string) => store.accounts.create({ email, name: 'n', plan: 'free' });
+  const account = (email: string) => suite.store.accounts.create({ email, name: 'n', plan: 'free' });
 
   it('an old session ending while its reconnect rewrites the row leaves the row online', async () => {
     const { binder, router } = setup();
@@ -98,8 +82,8 @@ describe('Binder orderings', () => {
     await binder.idle();
     assert.equal(fresh.tunnelId, old.tunnelId);
     assert.equal(router.resolve('reclaimed.localhost'), fresh);
-    assert.equal((await store.tunnels.byHostname('reclaimed.localhost'))?.status, 'online');
-    assert.equal(await store.tunnels.countOnline(id), 1);
+    assert.equal((await suite.store.tunnels.byHostname('reclaimed.localhost'))?.status, 'online');
+    assert.equal(await suite.store.tunnels.countOnline(id), 1);
   });
 
   it('a bind whose session ends during the store write is refused and recorded offline', async () => {
@@ -115,7 +99,7 @@ describe('Binder orderings', () => {
     await binder.idle();
     assert.equal(router.resolve('gone-early.localhost'), undefined);
     assert.equal(session.bindings.size, 0);
-    assert.equal((await store.tunnels.byHostname('gone-early.localhost'))?.status, 'offline');
+    assert.equal((await suite.store.tunnels.byHostname('gone-early.localhost'))?.status, 'offline');
   });
 
   it('a newer agent of the same account takes the name over: the older session is told, the router points at the newer', async () => {
@@ -129,7 +113,7 @@ describe('Binder orderings', () => {
     assert.equal(older.bindings.size, 0);
     assert.equal(newer.bindings.get(second.tunnelId), second);
     assert.equal(router.resolve('taken.localhost'), second);
-    assert.equal(await store.tunnels.countOnline(id), 1);
+    assert.equal(await suite.store.tunnels.countOnline(id), 1);
   });
 
   it("another account's bind for a name just unbound waits for the offline write instead of failing", async () => {
@@ -139,7 +123,7 @@ describe('Binder orderings', () => {
     const binding = await binder.bind(sessionOf(holder.id), bind('handed-over'));
     binder.unbind(binding, false);
     const taken = await binder.bind(sessionOf(taker.id), bind('handed-over'));
-    const row = await store.tunnels.byHostname('handed-over.localhost');
+    const row = await suite.store.tunnels.byHostname('handed-over.localhost');
     assert.deepEqual([row?.accountId, row?.status, row?.id], [taker.id, 'online', taken.tunnelId]);
   });
 
@@ -151,7 +135,7 @@ describe('Binder orderings', () => {
     binder.unbind(random, true);
     binder.unbind(pinned, true);
     await binder.idle();
-    assert.equal(await store.tunnels.byHostname(random.hostname), undefined);
-    assert.equal((await store.tunnels.byHostname('kept.localhost'))?.status, 'offline');
+    assert.equal(await suite.store.tunnels.byHostname(random.hostname), undefined);
+    assert.equal((await suite.store.tunnels.byHostname('kept.localhost'))?.status, 'offline');
   });
 });
