@@ -3,6 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { openStore, type Store } from '@svcrouter/server/store';
+import { maxInWindow } from '@svcrouter/testkit';
 import { utcMonth } from '@svcrouter/server/usage';
 import { api, edgeUrl, loopbackLookup, startAgent, startServer, tempDir, type TestAgent, type TestServer } from './harness/index.js';
 
@@ -79,19 +80,6 @@ function download(server: TestServer, hostname: string, n: number, onBytes: (byt
     req.on('error', done);
     req.end();
   });
-}
-
-/** Most bytes received within any window of `windowMs` (timeline of [ms, cumulative bytes]). */
-function maxInWindow(timeline: ReadonlyArray<readonly [number, number]>, windowMs: number): number {
-  let best = 0;
-  let start = 0;
-  for (let i = 0; i < timeline.length; i++) {
-    const [t, total] = timeline[i]!;
-    while (timeline[start]![0] < t - windowMs) start++;
-    const before = start === 0 ? 0 : timeline[start - 1]![1];
-    best = Math.max(best, total - before);
-  }
-  return best;
 }
 
 describe('usage metering across a crash', () => {

@@ -18,7 +18,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { sendBody } from '@svcrouter/testkit';
+import { maxInWindow, sendBody } from '@svcrouter/testkit';
 import Database from 'better-sqlite3';
 import { AGENT_BIN, type Proc, SERVER_BIN, spawnNode, tempDir } from '../proc.js';
 import { checkArgs, conditions, flag } from './common.js';
@@ -163,19 +163,6 @@ const waitForTunnel = async (): Promise<number> => {
   }
 };
 
-/** Most visitor-side bytes counted within any window of `windowMs` in the timeline. */
-const maxInWindow = (windowMs: number): number => {
-  let best = 0;
-  let start = 0;
-  for (let i = 0; i < timeline.length; i++) {
-    const [t, total] = timeline[i]!;
-    while (timeline[start]![0] < t - windowMs) start++;
-    const before = start === 0 ? cycleBase : timeline[start - 1]![1];
-    best = Math.max(best, total - before);
-  }
-  return best;
-};
-
 /** The account's stored usage and the file's integrity, read with the server dead. */
 const readStore = (): { recorded: number; integrity: string } => {
   const db = new Database(dbFile);
@@ -226,7 +213,7 @@ try {
     await server.kill('SIGKILL');
     await Promise.all(workers);
     const drained = real() - atKill;
-    const window = maxInWindow(flushMs + FLUSH_SLACK_MS);
+    const window = maxInWindow(timeline, flushMs + FLUSH_SLACK_MS, cycleBase);
     timeline = timeline.filter(([t]) => t <= killedAt);
     const { recorded, integrity } = readStore();
     const now = real();

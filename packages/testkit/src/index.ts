@@ -11,3 +11,4 @@ export {
   type SpawnNodeOptions,
 } from './processes.js';
 export { sendBody } from './upload.js';
+export { maxInWindow } from './window.js';
