@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Lists the test files and runs them with Node's test runner through tsx. Node 20 does not
 // expand quoted globs, so the files are found here. Usage:
-//   node scripts/run-tests.mjs            unit tests (beside the code) + e2e tests
+//   node scripts/run-tests.mjs            unit tests (beside the code in packages/ and bench/) + e2e tests
 //   node scripts/run-tests.mjs --unit     unit tests only
 //   node scripts/run-tests.mjs --e2e      e2e tests only
 //   node scripts/run-tests.mjs <files…>   just those files
@@ -26,7 +26,7 @@ function find(dir, out = []) {
 
 let files = explicit;
 if (files.length === 0) {
-  const unit = flags.has('--e2e') ? [] : find(path.join(root, 'packages'));
+  const unit = flags.has('--e2e') ? [] : [...find(path.join(root, 'packages')), ...find(path.join(root, 'bench'))];
   const e2e = flags.has('--unit') ? [] : find(path.join(root, 'test'));
   files = [...unit.sort(), ...e2e.sort()];
 }

@@ -2,7 +2,18 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DecodedPage, pagesFromBatch } from './request-pages.js';
 import type { NewRequestRecord, RequestRecord } from './request-records.js';
-import { fromRow, newIdParts, packRecords, PACKED_COLUMNS, REQUEST_COLUMNS, toRows, type PackedBatch } from './request-rows.js';
+import {
+  fromRow,
+  hex8,
+  idSuffix,
+  newIdParts,
+  newRequestId,
+  packRecords,
+  PACKED_COLUMNS,
+  REQUEST_COLUMNS,
+  toRows,
+  type PackedBatch,
+} from './request-rows.js';
 
 const record = (path: string, over: Partial<NewRequestRecord> = {}): NewRequestRecord => ({
   accountId: 'acc_rows',
@@ -88,5 +99,26 @@ describe('packed inspector records, read back from their pages', () => {
     ];
     assert.equal(new Set(ids).size, ids.length);
     assert.deepEqual([...ids].sort(), ids, 'text order is arrival order');
+  });
+});
+
+describe('request ids', () => {
+  const hexByToString = (value: number, digits: number): string => value.toString(16).padStart(digits, '0');
+
+  it('write a uint32 as the same 8 hex digits as Number#toString(16), at the edges and in between', () => {
+    const values = [0, 1, 15, 16, 255, 256, 0x7fffffff, 0x80000000, 0xdeadbeef, 0xffffffff];
+    for (let i = 0; i < 1000; i++) values.push(Math.floor(Math.random() * 2 ** 32));
+    for (const value of values) assert.equal(hex8(value), hexByToString(value, 8), String(value));
+    assert.equal(idSuffix(0x1234, 0xfedcba98), '00001234fedcba98');
+  });
+
+  it('carry the millisecond as 12 hex digits, for repeated and changing timestamps alike', () => {
+    for (const timestamp of [1_750_000_000_123.7, 1_750_000_000_123.2, 1_750_000_000_124, 0, -5, 1_750_000_000_123.9]) {
+      assert.equal(
+        newRequestId(timestamp, 'ffffffff00000000'),
+        `req_${hexByToString(Math.max(0, Math.floor(timestamp)), 12)}ffffffff00000000`,
+        String(timestamp),
+      );
+    }
   });
 });

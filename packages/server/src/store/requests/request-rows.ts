@@ -34,9 +34,17 @@ const TIMESTAMP_HEX_DIGITS = 12;
  * keeps records of the same millisecond in the order they arrived and apart from other threads'.
  */
 export function newRequestId(timestampMs: number, suffix: string): string {
-  const ms = Math.max(0, Math.floor(timestampMs)).toString(16).padStart(TIMESTAMP_HEX_DIGITS, '0');
-  return `req_${ms}${suffix}`;
+  const ms = Math.max(0, Math.floor(timestampMs));
+  // Records in a row mostly share their millisecond (the live feed makes an id per record).
+  if (ms !== lastIdMs) {
+    lastIdMs = ms;
+    lastIdMsHex = ms.toString(16).padStart(TIMESTAMP_HEX_DIGITS, '0');
+  }
+  return `req_${lastIdMsHex}${suffix}`;
 }
+
+let lastIdMs = -1;
+let lastIdMsHex = '';
 
 /** Ids this thread has made, so far (wraps at 2^32; no millisecond holds that many records). */
 let idSequence = 0;
@@ -50,7 +58,18 @@ export function takeIdSequence(count: number): number {
 
 /** The id suffix of a sequence number and 32 random bits: 8 hex digits each. */
 export function idSuffix(sequence: number, random: number): string {
-  return sequence.toString(16).padStart(8, '0') + random.toString(16).padStart(8, '0');
+  return hex8(sequence) + hex8(random);
+}
+
+/** Two hex digits for each byte value. */
+const HEX_BYTE = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'));
+
+/**
+ * A uint32 as 8 hex digits, by table: Number#toString(16) takes a floating-point path for
+ * numbers above 2^31, and the live feed makes two of these per record.
+ */
+export function hex8(value: number): string {
+  return HEX_BYTE[value >>> 24]! + HEX_BYTE[(value >>> 16) & 255]! + HEX_BYTE[(value >>> 8) & 255]! + HEX_BYTE[value & 255]!;
 }
 
 /**
@@ -82,7 +101,7 @@ function idSuffixes(count: number): string[] {
   const random = randomBytes(4 * count).toString('hex');
   const first = takeIdSequence(count);
   const suffixes = new Array<string>(count);
-  for (let i = 0; i < count; i++) suffixes[i] = ((first + i) >>> 0).toString(16).padStart(8, '0') + random.slice(8 * i, 8 * i + 8);
+  for (let i = 0; i < count; i++) suffixes[i] = hex8((first + i) >>> 0) + random.slice(8 * i, 8 * i + 8);
   return suffixes;
 }
 
