@@ -92,7 +92,7 @@ export async function streamSubscriber(
       const cpu0 = subscriber ? cpuSeconds(subscriber.proc.pid) : 0;
       const run = await tunnelLoad(system, generator, spec);
       // Read after the catch-up: at the lowest priority, part of the reading comes after the load.
-      const counts = await caughtUp(subscriber?.call, run.requests);
+      const counts = subscriber ? await caughtUp(subscriber.call, run.requests) : { events: 0, dropped: 0 };
       const subscriberCpuS = subscriber ? cpuSeconds(subscriber.proc.pid) - cpu0 : 0;
       const edgeUs = (run.edgeCpuS * 1e6) / Math.max(1, run.requests);
       log(
@@ -138,8 +138,7 @@ const CATCH_UP_POLL_MS = 20;
  * publishes a batch a few milliseconds after its requests, and a reader at the lowest priority
  * may be further behind: it has to catch up, or the run did not carry every record to it.
  */
-async function caughtUp(call: Subscriber['call'] | undefined, requests: number): Promise<{ events: number; dropped: number }> {
-  if (!call) return { events: 0, dropped: 0 };
+async function caughtUp(call: Subscriber['call'], requests: number): Promise<{ events: number; dropped: number }> {
   const deadline = performance.now() + CATCH_UP_MS;
   for (;;) {
     const counts = (await call('counts')) as { events: number; dropped: number };

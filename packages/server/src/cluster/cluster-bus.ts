@@ -60,7 +60,7 @@ export class ClusterBus {
     const client = this.client;
     if (!client) return this.keep(message);
     try {
-      await client.query('select pg_notify($1, $2)', [CLUSTER_CHANNEL, JSON.stringify(message)]);
+      await notify(client, message);
     } catch (error) {
       this.options.log.warn({ err: error, kind: message.k }, 'cluster notification not sent yet; kept for the reconnect');
       this.keep(message);
@@ -137,8 +137,13 @@ export async function notifyNodes(databaseUrl: string, message: ClusterMessage):
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    await client.query('select pg_notify($1, $2)', [CLUSTER_CHANNEL, JSON.stringify(message)]);
+    await notify(client, message);
   } finally {
     await client.end();
   }
+}
+
+/** One message on the nodes' channel, from whichever connection sends it. */
+async function notify(client: pg.Client, message: ClusterMessage): Promise<void> {
+  await client.query('select pg_notify($1, $2)', [CLUSTER_CHANNEL, JSON.stringify(message)]);
 }
