@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { ApiResponse } from './http-io.js';
+import { PendingBytes } from './pending-bytes.js';
 
 export interface EventStreamOptions {
   /** Events held while the client is not taking what was written; beyond it events are dropped and counted. */
@@ -8,6 +9,11 @@ export interface EventStreamOptions {
   keepAliveMs: number;
   /** The `dropped` event's data for a count of dropped events. */
   droppedData(count: number): string;
+  /**
+   * How long events wait to be written together, in milliseconds; 0 writes each loop turn's
+   * events on the next tick.
+   */
+  coalesceMs: number;
 }
 
 /**
@@ -18,21 +24,22 @@ export interface EventStreamOptions {
  * then one `dropped` event tells the client how many it missed. So a slow reader costs its
  * own queue and nothing else: never the caller's time, never other streams' events.
  *
- * Events sent in one turn of the event loop (the inspector publishes a stored batch at once)
- * go out in one write, not one write per event.
+ * Events are written together: those sent within `coalesceMs` of the first one go out in one
+ * write, not one write per event or per published batch. Under load, every write wakes the
+ * reader and costs both sides a system call and a TCP segment train, whatever its size.
  */
 export class EventStream {
   private queue: string[] = [];
-  private head = 0;
   private blocked = false;
   private dropped = 0;
   private closedFlag = false;
   private readonly timer: NodeJS.Timeout;
   private readonly onClose: Array<() => void> = [];
   private waiters: Array<() => void> = [];
-  /** Events of this loop turn, written together on the next tick. */
-  private pending = '';
+  /** Events sent since the last write, written together when the flush timer fires. */
+  private readonly pending = new PendingBytes();
   private flushScheduled = false;
+  private flushTimer: NodeJS.Timeout | undefined;
   private readonly flushBound = (): void => this.flush();
 
   constructor(
@@ -92,13 +99,13 @@ export class EventStream {
     else this.onClose.push(listener);
   }
 
-  /** Writes the events sent in this loop turn now rather than on the next tick. */
+  /** Writes the events sent so far now rather than when the flush timer fires. */
   flush(): void {
-    this.flushScheduled = false;
-    if (this.pending === '' || this.closedFlag) return;
-    const text = this.pending;
-    this.pending = '';
-    this.write(text);
+    this.cancelFlush();
+    // While the response is full, drain() writes what is pending, ahead of the queue.
+    if (this.closedFlag || this.blocked) return;
+    const bytes = this.pending.take();
+    if (bytes) this.write(bytes);
   }
 
   /** Ends the response and releases everything the stream holds. */
@@ -106,9 +113,9 @@ export class EventStream {
     if (this.closedFlag) return;
     this.closedFlag = true;
     clearInterval(this.timer);
+    this.cancelFlush();
     this.queue = [];
-    this.head = 0;
-    this.pending = '';
+    this.pending.clear();
     this.releaseWaiters();
     for (const listener of this.onClose.splice(0)) listener();
     if (!this.res.writableEnded) this.res.end();
@@ -117,40 +124,56 @@ export class EventStream {
   private push(text: string): void {
     if (this.closedFlag) return;
     if (!this.blocked) {
-      this.pending += text;
+      this.pending.append(text);
       if (!this.flushScheduled) {
         this.flushScheduled = true;
-        process.nextTick(this.flushBound);
+        if (this.opts.coalesceMs > 0) this.flushTimer = setTimeout(this.flushBound, this.opts.coalesceMs);
+        else process.nextTick(this.flushBound);
       }
-    } else if (this.queue.length - this.head < this.opts.maxQueued) this.queue.push(text);
+    } else if (this.queue.length < this.opts.maxQueued) this.queue.push(text);
     else this.dropped++;
   }
 
-  private write(text: string): void {
-    if (!(this.res as ServerResponse).write(text)) this.blocked = true;
+  private write(chunk: string | Buffer): void {
+    if (!(this.res as ServerResponse).write(chunk)) this.blocked = true;
   }
 
   private drain(): void {
     if (this.closedFlag) return;
     this.blocked = false;
-    while (this.head < this.queue.length && !this.blocked) this.write(this.queue[this.head++]!);
-    if (this.head === this.queue.length) {
-      this.queue = [];
-      this.head = 0;
-      if (!this.blocked && this.dropped > 0) this.reportDropped();
-    }
+    // One write for everything that waited (bounded by maxQueued events), the pending events
+    // first: they were sent before any queued one.
+    const bytes = this.pending.take();
+    const queued = this.queue.join('');
+    this.queue = [];
+    this.cancelFlush();
+    if (bytes) this.write(bytes);
+    if (queued !== '') this.write(queued);
+    if (!this.blocked && this.dropped > 0) this.reportDropped();
     if (!this.blocked) this.releaseWaiters();
   }
 
   private reportDropped(): void {
     const count = this.dropped;
     this.dropped = 0;
+    // After the events sent before it, which may still be pending.
+    const pending = this.pending.take();
+    this.cancelFlush();
+    if (pending) this.write(pending);
     this.write(`event: dropped\ndata: ${this.opts.droppedData(count)}\n\n`);
   }
 
+  private cancelFlush(): void {
+    this.flushScheduled = false;
+    if (this.flushTimer !== undefined) {
+      clearTimeout(this.flushTimer);
+      this.flushTimer = undefined;
+    }
+  }
+
   private keepAlive(): void {
-    // A stream whose client is behind is not idle: its queue is what it waits for.
-    if (!this.blocked && !this.closedFlag) this.write(': keep-alive\n\n');
+    // A stream whose client is behind, or that has events pending, is not idle.
+    if (!this.blocked && !this.closedFlag && this.pending.empty) this.write(': keep-alive\n\n');
   }
 
   private releaseWaiters(): void {

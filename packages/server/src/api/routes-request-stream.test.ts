@@ -34,7 +34,7 @@ describe('GET /v1/requests/stream', () => {
   const open: SseClient[] = [];
   before(async () => {
     api = await startApiFixture({
-      requestStream: { keepAliveMs: 50, maxQueued: 20 },
+      requestStream: { keepAliveMs: 50, maxQueued: 20, coalesceMs: 0 },
       routeStore: (store): Store => ({
         ...store,
         requests: { ...store.requests, list: async (...args) => (await gate, store.requests.list(...args)) },

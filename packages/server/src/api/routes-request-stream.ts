@@ -10,6 +10,8 @@ import { parsePart, queryObject } from './validation.js';
 export const STREAM_KEEP_ALIVE_MS = 15_000;
 /** Records a stream holds for a client that reads too slowly before it drops them. */
 export const STREAM_MAX_QUEUED = 1000;
+/** How long a stream gathers records before it writes them, at most (one write per period, not per batch). */
+export const STREAM_COALESCE_MS = 100;
 
 /** Stored records a stream writes at once before it checks whether its client keeps up. */
 const BACKFILL_WRITE_EVENTS = 64;
@@ -28,12 +30,12 @@ export interface LiveRequests {
 export interface RequestStreamDeps {
   store: { requests: Pick<RequestRepo, 'list'> };
   liveRequests: LiveRequests;
-  /** Defaults STREAM_KEEP_ALIVE_MS and STREAM_MAX_QUEUED; tests make them small. */
-  requestStream?: { keepAliveMs?: number; maxQueued?: number };
+  /** Defaults STREAM_KEEP_ALIVE_MS, STREAM_MAX_QUEUED and STREAM_COALESCE_MS; tests make them small. */
+  requestStream?: { keepAliveMs?: number; maxQueued?: number; coalesceMs?: number };
 }
 
 const DESCRIPTION = [
-  'Server-sent events. Each `request` event has `id:` the record id and `data:` one record exactly as GET /v1/requests lists it, and it is sent once the record is stored.',
+  `Server-sent events. Each \`request\` event has \`id:\` the record id and \`data:\` one record exactly as GET /v1/requests lists it, and it is sent once the record is stored: records stored within ${STREAM_COALESCE_MS} ms of each other go out together.`,
   'With `since`, the stored records at or after that time come first, oldest first, then live records follow without gaps or repeats.',
   'A client that reads too slowly gets a `dropped` event with the count of records it missed (read them with GET /v1/requests); the stream itself never slows the tunnels.',
   `An idle stream sends the comment \`: keep-alive\` every ${STREAM_KEEP_ALIVE_MS / 1000} s.`,
@@ -45,6 +47,7 @@ export function requestStreamRoutes(deps: RequestStreamDeps): Route[] {
   const liveEvents = new RequestEvents();
   const maxQueued = deps.requestStream?.maxQueued ?? STREAM_MAX_QUEUED;
   const keepAliveMs = deps.requestStream?.keepAliveMs ?? STREAM_KEEP_ALIVE_MS;
+  const coalesceMs = deps.requestStream?.coalesceMs ?? STREAM_COALESCE_MS;
   return [
     {
       method: 'GET',
@@ -63,7 +66,7 @@ export function requestStreamRoutes(deps: RequestStreamDeps): Route[] {
         },
         errors: [400, 401],
       },
-      handler: (ctx) => streamRequests(ctx, deps, liveEvents, { maxQueued, keepAliveMs }),
+      handler: (ctx) => streamRequests(ctx, deps, liveEvents, { maxQueued, keepAliveMs, coalesceMs }),
     },
   ];
 }
@@ -72,7 +75,7 @@ async function streamRequests(
   ctx: RouteContext,
   deps: RequestStreamDeps,
   liveEvents: RequestEvents,
-  limits: { maxQueued: number; keepAliveMs: number },
+  limits: { maxQueued: number; keepAliveMs: number; coalesceMs: number },
 ): Promise<void> {
   const accountId = ctx.account.id;
   const filter = storeFilter(parsePart(RequestStreamQuery, queryObject(ctx.query), 'query parameter'));
