@@ -64,6 +64,16 @@ describe('requestEvent', () => {
     assert.equal(events.at(first, 0), expected(first[0]!), 'an older list again');
   });
 
+  it('RequestEvents lets go of a list once its publishing turn is over, and encodes it again if asked', async () => {
+    const events = new RequestEvents();
+    const list = [base, { ...base, id: 'req_5', path: '/5' }];
+    assert.equal(events.at(list, 1), expected(list[1]!));
+    await Promise.resolve();
+    assert.equal((events as unknown as { batch: unknown }).batch, undefined, 'nothing held between batches');
+    assert.equal(events.at(list, 1), expected(list[1]!));
+    assert.equal(events.at(list, 0), expected(list[0]!));
+  });
+
   it('each data line parses back to the listed item', () => {
     const record = { ...base, path: '/x\ny' };
     const data = requestEvent(record).split('\n')[2]!.slice('data: '.length);

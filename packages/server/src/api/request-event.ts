@@ -16,8 +16,17 @@ export class RequestEvents {
     if (records !== this.batch) {
       this.batch = records;
       this.texts = new Array<string | undefined>(records.length);
+      // The hub calls every subscriber of a batch in one go: after that the texts are garbage,
+      // and holding them until the next batch would make the young generation copy them.
+      queueMicrotask(() => this.release(records));
     }
     return (this.texts[index] ??= requestEvent(records[index]!));
+  }
+
+  private release(records: readonly RequestRecord[]): void {
+    if (this.batch !== records) return;
+    this.batch = undefined;
+    this.texts = [];
   }
 }
 
@@ -30,10 +39,10 @@ export function requestEvent(r: RequestRecord): string {
   const tunnelId = r.tunnelId ?? null;
   // Keys in capturedRequestItem's order (request-filters.ts).
   const data =
-    `{"id":${str(r.id)},"tunnelId":${tunnelId === null ? 'null' : same(tunnelId)},` +
-    `"timestamp":"${isoTime(r.timestamp)}","method":${same(r.method)},"path":${str(r.path)},` +
+    `{"id":${str(r.id)},"tunnelId":${tunnelId === null ? 'null' : tunnelJson.of(tunnelId)},` +
+    `"timestamp":"${isoTime(r.timestamp)}","method":${methodJson.of(r.method)},"path":${str(r.path)},` +
     `"status":${num(r.status)},"durationMs":${num(Math.round(r.durationMs))},"bytes":${num(Math.round(r.bytes))},` +
-    `"ip":${same(r.ip)},"userAgent":${same(r.userAgent)},"proto":${same(r.proto)},"host":${same(r.host)}}`;
+    `"ip":${ipJson.of(r.ip)},"userAgent":${userAgentJson.of(r.userAgent)},"proto":${protoJson.of(r.proto)},"host":${hostJson.of(r.host)}}`;
   return `event: request\nid: ${r.id}\ndata: ${data}\n\n`;
 }
 
@@ -42,23 +51,30 @@ const str = JSON.stringify as (value: string) => string;
 /** A number as JSON.stringify writes it (non-finite numbers become null). */
 const num = (value: number): string => (Number.isFinite(value) ? String(value) : 'null');
 
-// Records in a row mostly share their client, host, method and millisecond: the last string
-// of each kind and its JSON are kept, so a burst of requests is not escaped again and again.
-const lastJson = new Map<string, string>();
-const LAST_JSON_MAX = 64;
-/** Longer strings (a user agent can fill a header) are escaped each time: the cache stays small. */
-const CACHED_MAX_LENGTH = 256;
+/**
+ * The JSON of one field's last value. Records in a row mostly share their client, host, method
+ * and tunnel, so comparing with the previous record's value (a length check and a memcmp) skips
+ * escaping the string again; a Map keyed by the strings would hash each one instead.
+ */
+class LastJson {
+  private value = '';
+  private json = '""';
 
-/** JSON of a string that repeats from record to record (a small cache, cleared when full). */
-function same(value: string): string {
-  if (value.length > CACHED_MAX_LENGTH) return str(value);
-  let json = lastJson.get(value);
-  if (json === undefined) {
-    if (lastJson.size >= LAST_JSON_MAX) lastJson.clear();
-    lastJson.set(value, (json = str(value)));
+  of(value: string): string {
+    if (value !== this.value) {
+      this.json = str(value);
+      this.value = value;
+    }
+    return this.json;
   }
-  return json;
 }
+
+const methodJson = new LastJson();
+const tunnelJson = new LastJson();
+const ipJson = new LastJson();
+const userAgentJson = new LastJson();
+const protoJson = new LastJson();
+const hostJson = new LastJson();
 
 let lastTimestamp = Number.NaN;
 let lastIso = '';

@@ -11,6 +11,8 @@ import {
   packRecords,
   PACKED_COLUMNS,
   REQUEST_COLUMNS,
+  storedRecord,
+  toRow,
   toRows,
   type PackedBatch,
 } from './request-rows.js';
@@ -99,6 +101,17 @@ describe('packed inspector records, read back from their pages', () => {
     ];
     assert.equal(new Set(ids).size, ids.length);
     assert.deepEqual([...ids].sort(), ids, 'text order is arrival order');
+  });
+});
+
+describe('storedRecord', () => {
+  it('is the record as a stored row reads back, key for key and in the same key order', () => {
+    for (const over of [{}, { tunnelId: undefined }, { durationMs: -2, timestamp: 0.2 }]) {
+      const built = storedRecord(record('/r', over), 'req_1');
+      const viaRow = fromRow(toRow(record('/r', over), 'req_1'));
+      assert.deepEqual(built, viaRow);
+      assert.deepEqual(Object.keys(built), Object.keys(viaRow));
+    }
   });
 });
 
