@@ -6,16 +6,25 @@ const request = (id: number): string => `event: request\nid: r${id}\ndata: {"id"
 const dropped = (count: number): string =>
   `event: dropped\ndata: ${JSON.stringify({ dropped: count, message: `${count} request records were not sent` })}\n\n`;
 
-/** Feeds `text` cut at every position in `cuts` and returns the counts. */
-function counted(text: string, cuts: number[]): { events: number; dropped: number } {
+type Way = 'text' | 'bytes' | 'both';
+
+/**
+ * Feeds `text` cut at every position in `cuts` and returns the counts: as text, as bytes, or
+ * the two in turn (the subscriber reads bytes; a piece can go either way).
+ */
+function counted(text: string, cuts: number[], way: Way = 'text'): { events: number; dropped: number } {
   const counter = new SseEventCounter();
   let from = 0;
-  for (const cut of [...cuts, text.length]) {
-    counter.feed(text.slice(from, cut));
+  for (const [i, cut] of [...cuts, text.length].entries()) {
+    const piece = text.slice(from, cut);
+    if (way === 'text' || (way === 'both' && i % 2 === 0)) counter.feed(piece);
+    else counter.feedBytes(Buffer.from(piece, 'latin1'));
     from = cut;
   }
   return { events: counter.events, dropped: counter.dropped };
 }
+
+const WAYS: Way[] = ['text', 'bytes', 'both'];
 
 describe('SseEventCounter', () => {
   const body = `: stream open\n\n${request(1)}${request(2)}${dropped(7)}${request(3)}: keep-alive\n\n${dropped(1)}`;
@@ -24,21 +33,38 @@ describe('SseEventCounter', () => {
     assert.deepEqual(counted(body, []), { events: 3, dropped: 8 });
   });
 
-  it('counts the same whatever the text is cut into: every single cut and every pair of cuts', () => {
-    for (let a = 0; a <= body.length; a++) {
-      assert.deepEqual(counted(body, [a]), { events: 3, dropped: 8 }, `cut at ${a}`);
-      for (let b = a; b <= body.length; b += 7) assert.deepEqual(counted(body, [a, b]), { events: 3, dropped: 8 }, `cuts at ${a}, ${b}`);
+  it('counts the same whatever the text is cut into: every single cut and every pair of cuts, as text or bytes', () => {
+    for (const way of WAYS) {
+      for (let a = 0; a <= body.length; a++) {
+        assert.deepEqual(counted(body, [a], way), { events: 3, dropped: 8 }, `${way}, cut at ${a}`);
+        for (let b = a; b <= body.length; b += 7)
+          assert.deepEqual(counted(body, [a, b], way), { events: 3, dropped: 8 }, `${way}, cuts at ${a}, ${b}`);
+      }
+    }
+  });
+
+  it('counts long pieces of request events alone by their bytes, cut anywhere', () => {
+    const many = `: stream open\n\n${Array.from({ length: 12 }, (_, i) => request(i)).join('')}`;
+    for (const way of WAYS) {
+      for (let a = 0; a <= many.length; a++) {
+        assert.deepEqual(counted(many, [a], way), { events: 12, dropped: 0 }, `${way}, cut at ${a}`);
+        for (let b = a; b <= many.length; b += 11)
+          assert.deepEqual(counted(many, [a, b], way), { events: 12, dropped: 0 }, `${way}, cuts at ${a}, ${b}`);
+      }
     }
   });
 
   it('counts byte by byte', () => {
-    assert.deepEqual(
-      counted(
-        body,
-        Array.from({ length: body.length }, (_, i) => i),
-      ),
-      { events: 3, dropped: 8 },
-    );
+    for (const way of WAYS) {
+      assert.deepEqual(
+        counted(
+          body,
+          Array.from({ length: body.length }, (_, i) => i),
+          way,
+        ),
+        { events: 3, dropped: 8 },
+      );
+    }
   });
 
   it('refuses a dropped event without a count', () => {

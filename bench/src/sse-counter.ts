@@ -26,12 +26,40 @@ export class SseEventCounter {
     }
     // Kept for the next piece: an unfinished `dropped` event whole, else the tail that could
     // begin an event name (shorter than a whole one, so no name is counted twice).
-    this.carry = unfinished >= 0 ? text.slice(unfinished) : text.slice(Math.max(searchFrom, text.length - (REQUEST.length - 1)));
+    this.carry = unfinished >= 0 ? text.slice(unfinished) : text.slice(Math.max(searchFrom, text.length - TAIL));
+  }
+
+  /**
+   * As feed, for bytes as they were read: the names are searched in the bytes themselves, so
+   * no string of the whole piece is made. Only the seam with the previous piece is text. A
+   * piece with a `dropped` event, or after one that is unfinished, goes the text way.
+   */
+  feedBytes(piece: Buffer): void {
+    if (piece.length < SHORT_PIECE || this.carry.length > TAIL || piece.indexOf(DROPPED_BYTES) >= 0) {
+      this.feed(piece.toString('latin1'));
+      return;
+    }
+    const seam = this.carry + piece.toString('latin1', 0, TAIL);
+    if (seam.includes(DROPPED)) {
+      this.feed(piece.toString('latin1'));
+      return;
+    }
+    // A name that begins in the carry and ends in this piece; one wholly in the piece is counted below.
+    const straddling = seam.indexOf(REQUEST);
+    if (straddling >= 0 && straddling < this.carry.length) this.events++;
+    for (let at = piece.indexOf(REQUEST_BYTES); at >= 0; at = piece.indexOf(REQUEST_BYTES, at + REQUEST_BYTES.length)) this.events++;
+    this.carry = piece.toString('latin1', piece.length - TAIL);
   }
 }
 
 const REQUEST = 'event: request\n';
 const DROPPED = 'event: dropped\n';
+const REQUEST_BYTES = Buffer.from(REQUEST, 'latin1');
+const DROPPED_BYTES = Buffer.from(DROPPED, 'latin1');
+/** The most a carry holds when no `dropped` event is unfinished: less than a whole name. */
+const TAIL = REQUEST.length - 1;
+/** Pieces shorter than this go the text way: the carry then spans more than the seam. */
+const SHORT_PIECE = 4 * REQUEST.length;
 
 /** The count of a `dropped` event's lines after its name (`data: {"dropped":n,…}`). */
 function droppedCount(lines: string): number {

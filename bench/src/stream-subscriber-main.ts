@@ -9,7 +9,7 @@
  * A dashboard runs on another machine; this one shares the benchmark's cores with the edge,
  * agent, origin and load generator, so it reads as cheaply as a faithful reader can: a plain
  * socket reading into one reused buffer (no Buffer per read) and counting event names in the
- * text (sse-counter.ts) rather than parsing HTTP and every event.
+ * bytes (sse-counter.ts) rather than parsing HTTP and every event.
  */
 import net from 'node:net';
 import { serveIpc } from './ipc.js';
@@ -27,12 +27,11 @@ function open(): Promise<boolean> {
     let head = '';
     let opened = false;
     const onRead = (length: number): boolean => {
-      const text = buffer.toString('latin1', 0, length);
       if (opened) {
-        counter.feed(text);
+        counter.feedBytes(buffer.subarray(0, length));
         return true;
       }
-      head += text;
+      head += buffer.toString('latin1', 0, length);
       const end = head.indexOf('\r\n\r\n');
       if (end < 0) return true;
       const status = /^HTTP\/1\.1 (\d{3})/.exec(head)?.[1];
