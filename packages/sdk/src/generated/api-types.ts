@@ -85,7 +85,7 @@ export interface paths {
   "/v1/requests/stream": {
     /**
      * Live stream of captured requests
-     * @description Server-sent events. Each `request` event has `id:` the record id and `data:` one record exactly as GET /v1/requests lists it, and it is sent once the record is stored. With `since`, the stored records at or after that time come first, oldest first, then live records follow without gaps or repeats. A client that reads too slowly gets a `dropped` event with the count of records it missed (read them with GET /v1/requests); the stream itself never slows the tunnels. An idle stream sends the comment `: keep-alive` every 15 s.
+     * @description Server-sent events. Each `request` event has `id:` the record id and `data:` one record exactly as GET /v1/requests lists it, and it is sent once the record is stored: records stored within 100 ms of each other go out together. With `since`, the stored records at or after that time come first, oldest first, then live records follow without gaps or repeats. A client that reads too slowly gets a `dropped` event with the count of records it missed (read them with GET /v1/requests); the stream itself never slows the tunnels. An idle stream sends the comment `: keep-alive` every 15 s.
      */
     get: operations["getV1RequestsStream"];
   };
@@ -944,7 +944,7 @@ export interface operations {
   };
   /**
    * Live stream of captured requests
-   * @description Server-sent events. Each `request` event has `id:` the record id and `data:` one record exactly as GET /v1/requests lists it, and it is sent once the record is stored. With `since`, the stored records at or after that time come first, oldest first, then live records follow without gaps or repeats. A client that reads too slowly gets a `dropped` event with the count of records it missed (read them with GET /v1/requests); the stream itself never slows the tunnels. An idle stream sends the comment `: keep-alive` every 15 s.
+   * @description Server-sent events. Each `request` event has `id:` the record id and `data:` one record exactly as GET /v1/requests lists it, and it is sent once the record is stored: records stored within 100 ms of each other go out together. With `since`, the stored records at or after that time come first, oldest first, then live records follow without gaps or repeats. A client that reads too slowly gets a `dropped` event with the count of records it missed (read them with GET /v1/requests); the stream itself never slows the tunnels. An idle stream sends the comment `: keep-alive` every 15 s.
    */
   getV1RequestsStream: {
     parameters: {
