@@ -2,12 +2,13 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { createAccountRepo } from './accounts-repo.js';
 import { createClusterRepo } from './cluster-repo.js';
 import { createKeyRepo } from './keys-repo.js';
 import { migrateToLatest } from './migrations.js';
+import { StorePostgresDialect } from './postgres-schema-dialect.js';
 import type { Database } from './schema.js';
 import type { Store } from './store.js';
 import { createTunnelRepo } from './tunnels-repo.js';
@@ -157,7 +158,7 @@ async function openPostgres(url: string, onPoolError: (err: Error) => void): Pro
   // traffic. Heard here, the client is marked unqueryable: the statement that follows fails
   // as a store fault (503, batch kept) and the pool discards the client on release.
   pool.on('connect', (client) => client.on('error', onPoolError));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new StorePostgresDialect({ pool }) });
   try {
     // Tables go to the first schema of the search_path (`public` unless the
     // URL says otherwise, e.g. `?options=-c search_path=svc`).
@@ -165,7 +166,9 @@ async function openPostgres(url: string, onPoolError: (err: Error) => void): Pro
     const schema = rows[0]?.schema;
     if (!schema) throw new Error('PostgreSQL has no current schema: the search_path names no existing schema');
     // Kysely's PostgreSQL adapter holds an advisory lock while migrating, so
-    // several nodes starting together apply each migration once.
+    // several nodes starting together apply each migration once; the dialect's
+    // introspection reads this schema only, so DDL elsewhere in the database
+    // cannot fail the start (postgres-schema-dialect.ts).
     await migrateToLatest(db, schema);
     return db;
   } catch (err) {
