@@ -19,7 +19,7 @@ import { sse } from './w-sse.js';
 import { download, transfer, upload } from './w-transfer.js';
 import { manyTunnels } from './w-tunnels.js';
 import { tlsSession } from './w-tls.js';
-import { streamSubscriber, subscribe } from './w-stream-subscriber.js';
+import { streamMarkdown, streamSubscriber, subscribe } from './w-stream-subscriber.js';
 import { websocketEcho } from './w-websocket.js';
 import { h2SmallGet, h2Uploads } from './w-h2.js';
 import { h2loadAvailable } from './h2-clients.js';
@@ -124,12 +124,12 @@ async function profile(options: BenchOptions, generator: LoadGenerator, dir: str
   }
 }
 
-/** A comparison run on its own: --floor and --cluster. */
+/** A comparison run on its own: --floor, --cluster and --stream. */
 interface Comparison<S extends { close(): Promise<void> }, R> {
   /** Named in the first progress line. */
   title: string;
   /** The results' key in the JSON file. */
-  key: 'floor' | 'cluster';
+  key: 'floor' | 'cluster' | 'stream';
   start(): Promise<S>;
   measure(system: S): Promise<R>;
   /** The markdown report, without its final newline. */
@@ -186,6 +186,17 @@ function cluster(options: BenchOptions, generator: LoadGenerator, command: strin
   });
 }
 
+/** --stream: the small GET without and with one live-stream subscriber, in as many pairs as asked. */
+function stream(options: BenchOptions, generator: LoadGenerator, command: string, pairs: number): Promise<void> {
+  return runComparison(options, generator, command, {
+    title: `live-stream cost in ${pairs} pairs`,
+    key: 'stream',
+    start: () => startSystem(),
+    measure: (system) => streamSubscriber(system, generator, { ...options.sizes, w1Rounds: pairs }, log),
+    report: (result) => streamMarkdown(result, command),
+  });
+}
+
 async function writeJson(jsonPath: string, json: unknown): Promise<void> {
   await mkdir(path.dirname(jsonPath), { recursive: true });
   await writeFile(jsonPath, `${JSON.stringify(json, null, 2)}\n`);
@@ -200,6 +211,7 @@ async function main(): Promise<void> {
   if (options.cpuProfDir) return profile(options, generator, options.cpuProfDir);
   if (options.floor) return floor(options, generator, command);
   if (options.cluster) return cluster(options, generator, command);
+  if (options.streamPairs !== undefined) return stream(options, generator, command, options.streamPairs);
 
   const machine = machineInfo(generator);
   log(`svcRouter benchmark, ${options.mode} mode, load generator ${machine.loadGenerator}`);

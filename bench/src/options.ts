@@ -99,7 +99,12 @@ export interface BenchOptions {
   floorBusyUs: number[];
   /** Cluster mode: small GET entering the node holding the session and entering another node; nothing else runs. */
   cluster: boolean;
+  /** Stream mode: this many pairs of the small GET without and with one live-stream subscriber; nothing else runs. */
+  streamPairs: number | undefined;
 }
+
+/** The most pairs --stream runs. */
+const MAX_STREAM_PAIRS = 1000;
 
 /** Stand-in work of the extra floor sides by default: around where 0.45× and svcRouter fall on this machine. */
 const DEFAULT_FLOOR_BUSY_US = [4, 8];
@@ -108,7 +113,7 @@ const DEFAULT_FLOOR_BUSY_US = [4, 8];
 export const PROFILED_WORKLOADS = ['small-get', 'small-get-stream', 'download', 'upload'] as const;
 export type ProfiledWorkload = (typeof PROFILED_WORKLOADS)[number];
 
-export const USAGE = `Usage: node --expose-gc bench/dist/bench.js [--quick | --smoke] [--json <path>] [--loadgen wrk|node] [--cpu-prof <dir> [--cpu-prof-workload <name>]] [--floor [--floor-busy <list>]] [--cluster]
+export const USAGE = `Usage: node --expose-gc bench/dist/bench.js [--quick | --smoke] [--json <path>] [--loadgen wrk|node] [--cpu-prof <dir> [--cpu-prof-workload <name>]] [--floor [--floor-busy <list>]] [--cluster] [--stream <pairs>]
   --quick           fewer and shorter runs (under a minute)
   --smoke           tiny sizes, a second or two per workload: checks every figure is produced
   --json <path>     results file (default bench/results/latest.json)
@@ -126,7 +131,10 @@ export const USAGE = `Usage: node --expose-gc bench/dist/bench.js [--quick | --s
   --cluster         only the small GET on two nodes sharing one PostgreSQL, entering the node that
                     holds the agent's session and entering the other one (one more hop); starts a
                     throwaway PostgreSQL (apt-get install -y postgresql) unless SVC_BENCH_DATABASE_URL
-                    names one (JSON default bench/results/cluster.json)`;
+                    names one (JSON default bench/results/cluster.json)
+  --stream <pairs>  only the small GET without and with one live request-stream subscriber, in
+                    <pairs> alternating pairs (even, 2 to ${MAX_STREAM_PAIRS}); prints each pair's ratio and
+                    their geometric mean with its 95% interval (JSON default bench/results/stream.json)`;
 
 /** A command line the benchmark cannot run: shown as its message and the usage, never a stack. */
 export class UsageError extends Error {}
@@ -141,6 +149,7 @@ export function parseOptions(argv: string[]): BenchOptions {
   let loadgen: string | undefined;
   let cpuProfDir: string | undefined;
   let cpuProfWorkload: string = 'small-get';
+  let streamPairs: number | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const value = (): string => {
@@ -158,17 +167,19 @@ export function parseOptions(argv: string[]): BenchOptions {
     else if (arg === '--floor') floor = true;
     else if (arg === '--cluster') cluster = true;
     else if (arg === '--floor-busy') floorBusyUs = parseBusyList(value());
+    else if (arg === '--stream') streamPairs = parseStreamPairs(value());
     else throw new UsageError(`unknown argument ${arg}\n${USAGE}`);
   }
   if (loadgen !== undefined && loadgen !== 'wrk' && loadgen !== 'node') throw new UsageError(`--loadgen must be wrk or node\n${USAGE}`);
   if (!(PROFILED_WORKLOADS as readonly string[]).includes(cpuProfWorkload)) {
     throw new UsageError(`--cpu-prof-workload must be one of ${PROFILED_WORKLOADS.join(', ')}\n${USAGE}`);
   }
-  if ([floor, cluster, cpuProfDir !== undefined].filter(Boolean).length > 1) {
-    throw new UsageError(`--floor, --cluster and --cpu-prof are separate modes\n${USAGE}`);
+  if ([floor, cluster, cpuProfDir !== undefined, streamPairs !== undefined].filter(Boolean).length > 1) {
+    throw new UsageError(`--floor, --cluster, --stream and --cpu-prof are separate modes\n${USAGE}`);
   }
   if (!floor && floorBusyUs !== undefined) throw new UsageError(`--floor-busy needs --floor\n${USAGE}`);
-  jsonPath ??= path.join(REPO_ROOT, `bench/results/${floor ? 'floor' : cluster ? 'cluster' : 'latest'}.json`);
+  const resultsName = floor ? 'floor' : cluster ? 'cluster' : streamPairs !== undefined ? 'stream' : 'latest';
+  jsonPath ??= path.join(REPO_ROOT, `bench/results/${resultsName}.json`);
   return {
     mode,
     sizes: PRESETS[mode],
@@ -179,7 +190,17 @@ export function parseOptions(argv: string[]): BenchOptions {
     floor,
     floorBusyUs: floorBusyUs ?? DEFAULT_FLOOR_BUSY_US,
     cluster,
+    streamPairs,
   };
+}
+
+/** The pairs of --stream: an even whole number from 2 to MAX_STREAM_PAIRS (alternating pairs come in twos). */
+function parseStreamPairs(text: string): number {
+  const pairs = Number(text);
+  if (!Number.isInteger(pairs) || pairs < 2 || pairs > MAX_STREAM_PAIRS || pairs % 2 !== 0) {
+    throw new UsageError(`--stream takes an even number of pairs from 2 to ${MAX_STREAM_PAIRS}\n${USAGE}`);
+  }
+  return pairs;
 }
 
 /** `4,8` → [4, 8]; `none` → []. Each a whole number of µs from 1 to 1000. */

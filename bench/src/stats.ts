@@ -70,6 +70,24 @@ export function summarise<T>(
   };
 }
 
+/**
+ * Geometric mean of positive ratios (each pair's with/without) and its 95% interval, from the
+ * mean and standard error of their logarithms; the bounds are NaN below two ratios. A pair's
+ * ratio swings far more than any change worth finding, so one figure is read with its interval.
+ */
+export function geometricMean(ratios: readonly number[]): { mean: number; low: number; high: number } {
+  const logs = ratios.map((ratio) => Math.log(ratio));
+  const n = logs.length;
+  const mean = logs.reduce((sum, x) => sum + x, 0) / n;
+  if (n < 2) return { mean: Math.exp(mean), low: Number.NaN, high: Number.NaN };
+  const variance = logs.reduce((sum, x) => sum + (x - mean) ** 2, 0) / (n - 1);
+  const half = Z_95 * Math.sqrt(variance / n);
+  return { mean: Math.exp(mean), low: Math.exp(mean - half), high: Math.exp(mean + half) };
+}
+
+/** The normal distribution's two-sided 95% quantile. */
+const Z_95 = 1.96;
+
 /** Milliseconds since an arbitrary origin, sub-millisecond. */
 export function nowMs(): number {
   return performance.now();

@@ -4,13 +4,17 @@ import { ipcClient } from './ipc.js';
 import { runLoad, type LoadGenerator } from './loadgen.js';
 import type { Sizes } from './options.js';
 import { BENCH_DIST, cpuSeconds, spawnNode, type Proc } from './proc.js';
-import { alternatingPairs, median, summarise } from './stats.js';
+import { alternatingPairs, geometricMean, median, summarise } from './stats.js';
 import type { BenchSystem } from './system.js';
 import { smallGetSpec, tunnelLoad, type TunnelLoad } from './w-small-get.js';
 
 export interface StreamSubscriberResult {
   /** Small GET through the tunnel without and with one live-stream subscriber attached. */
   rps: { without: number; with: number; ratio: number };
+  /** Each pair's req/s with the subscriber over without, in the order they ran. */
+  pairRatios: number[];
+  /** The geometric mean of pairRatios and its 95% interval. */
+  ratioMean: { mean: number; low: number; high: number };
   /** Median CPU microseconds per request of the edge process alone, for each: the cost the goal is about. */
   edgeCpuUsPerRequest: { without: number; with: number };
   /** Median CPU microseconds per request, edge + agent, for each. */
@@ -114,9 +118,12 @@ export async function streamSubscriber(
   const without = pairs.map((p) => p.direct);
   const withRuns = pairs.map((p) => p.tunnel);
   const rps = summarise(pairs, (r) => r.rps);
+  const pairRatios = pairs.map((p) => p.tunnel.rps / p.direct.rps);
   log(`  the subscriber received ${events} records and missed ${dropped} (told of, or never arrived)`);
   return {
     rps: { without: rps.direct, with: rps.tunnel, ratio: rps.ratio },
+    pairRatios,
+    ratioMean: geometricMean(pairRatios),
     edgeCpuUsPerRequest: { without: perRequest(without, (r) => r.edgeCpuS), with: perRequest(withRuns, (r) => r.edgeCpuS) },
     cpuUsPerRequest: {
       without: perRequest(without, (r) => r.edgeCpuS + r.agentCpuS),
@@ -146,4 +153,27 @@ async function caughtUp(call: Subscriber['call'], requests: number): Promise<{ e
     if (performance.now() > deadline) return { events: counts.events, dropped: requests - counts.events };
     await new Promise((resolve) => setTimeout(resolve, CATCH_UP_POLL_MS));
   }
+}
+
+/** The report of --stream: the pairs' ratios, their geometric mean and what each side cost. */
+export function streamMarkdown(result: StreamSubscriberResult, command: string): string {
+  const n = result.pairRatios.length;
+  const { mean, low, high } = result.ratioMean;
+  const interval = Number.isNaN(low) ? 'no interval from one pair' : `95% interval ${low.toFixed(3)}–${high.toFixed(3)}`;
+  return [
+    '## Small GET without and with one live request-stream subscriber',
+    '',
+    `- Command: \`${command}\``,
+    `- ${n} alternating pairs; goal: with/without ≥ 0.95 and no record missed.`,
+    `- With/without, geometric mean of the pairs: **${mean.toFixed(3)}** (${interval}); median of the pairs ${median(result.pairRatios).toFixed(3)}.`,
+    `- Each pair, in order: ${result.pairRatios.map((r) => r.toFixed(3)).join(', ')}.`,
+    '',
+    '| | without | with |',
+    '|---|---:|---:|',
+    `| req/s, median | ${result.rps.without.toFixed(0)} | ${result.rps.with.toFixed(0)} |`,
+    `| edge CPU per request, µs | ${result.edgeCpuUsPerRequest.without.toFixed(1)} | ${result.edgeCpuUsPerRequest.with.toFixed(1)} |`,
+    `| edge + agent CPU per request, µs | ${result.cpuUsPerRequest.without.toFixed(1)} | ${result.cpuUsPerRequest.with.toFixed(1)} |`,
+    `| the subscriber's CPU per request, µs | — | ${result.subscriberCpuUsPerRequest.toFixed(2)} |`,
+    `| records received / missed | — | ${result.events} / ${result.dropped} |`,
+  ].join('\n');
 }

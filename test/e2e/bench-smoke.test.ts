@@ -205,6 +205,28 @@ interface FloorJson {
   tunnelToFloor: number;
 }
 
+describe('the benchmark in --stream mode', () => {
+  it("runs the pairs asked for and reports each pair's ratio, their geometric mean and interval, and the records, numeric", async () => {
+    const { stdout, json } = await runSmoke(['--stream', '4']);
+    const result = (json as unknown as { stream: StreamResult }).stream;
+    assert.equal(result.pairRatios.length, 4);
+    for (const ratio of result.pairRatios) assert.ok(Number.isFinite(ratio) && ratio > 0, `pair ratio ${ratio}`);
+    const { mean, low, high } = result.ratioMean;
+    assert.ok(low <= mean && mean <= high && low > 0, `geometric mean ${mean} in ${low}–${high}`);
+    assert.ok(result.events > 0, 'the subscriber received records');
+    assert.equal(result.dropped, 0, 'the subscriber missed no record');
+    assert.match(stdout, /geometric mean of the pairs: \*\*\d\.\d{3}\*\* \(95% interval \d\.\d{3}–\d\.\d{3}\)/);
+    assert.match(stdout, /\| records received \/ missed \| — \| \d+ \/ 0 \|/);
+  });
+});
+
+interface StreamResult {
+  pairRatios: number[];
+  ratioMean: { mean: number; low: number; high: number };
+  events: number;
+  dropped: number;
+}
+
 describe('the benchmark options', () => {
   it('--help prints the usage and exits 0; an unknown argument exits 2 with the usage and no stack', () => {
     const bench = path.join(REPO_ROOT, 'bench/dist/bench.js');
@@ -241,6 +263,20 @@ describe('the benchmark options', () => {
     assert.match(parseOptions(['--floor']).jsonPath, /bench\/results\/floor\.json$/);
     assert.equal(parseOptions(['--floor', '--json', '/tmp/f.json']).jsonPath, '/tmp/f.json');
     assert.throws(() => parseOptions(['--floor', '--cpu-prof', '/tmp/p']), /separate modes/);
+  });
+
+  it('--stream is its own mode with its own results file, and takes an even number of pairs', async () => {
+    const { parseOptions } = (await import(path.join(REPO_ROOT, 'bench/dist/options.js'))) as {
+      parseOptions(argv: string[]): { streamPairs: number | undefined; jsonPath: string };
+    };
+    assert.equal(parseOptions([]).streamPairs, undefined);
+    assert.equal(parseOptions(['--stream', '40']).streamPairs, 40);
+    assert.match(parseOptions(['--stream', '2']).jsonPath, /bench\/results\/stream\.json$/);
+    for (const bad of ['0', '3', '-2', '2.5', 'x', '1002']) {
+      assert.throws(() => parseOptions(['--stream', bad]), /an even number of pairs from 2 to 1000/, bad);
+    }
+    assert.throws(() => parseOptions(['--stream']), /needs a value/);
+    assert.throws(() => parseOptions(['--stream', '4', '--floor']), /separate modes/);
   });
 
   it('--floor-busy lists the stand-in work of extra floor sides, 4 and 8 µs by default', async () => {
