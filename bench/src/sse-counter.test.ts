@@ -34,24 +34,12 @@ describe('SseEventCounter', () => {
   });
 
   it('counts the same whatever the text is cut into: every single cut and every pair of cuts, as text or bytes', () => {
-    for (const way of WAYS) {
-      for (let a = 0; a <= body.length; a++) {
-        assert.deepEqual(counted(body, [a], way), { events: 3, dropped: 8 }, `${way}, cut at ${a}`);
-        for (let b = a; b <= body.length; b += 7)
-          assert.deepEqual(counted(body, [a, b], way), { events: 3, dropped: 8 }, `${way}, cuts at ${a}, ${b}`);
-      }
-    }
+    assertCountedWhereverCut(body, { events: 3, dropped: 8 }, 7);
   });
 
   it('counts long pieces of request events alone by their bytes, cut anywhere', () => {
     const many = `: stream open\n\n${Array.from({ length: 12 }, (_, i) => request(i)).join('')}`;
-    for (const way of WAYS) {
-      for (let a = 0; a <= many.length; a++) {
-        assert.deepEqual(counted(many, [a], way), { events: 12, dropped: 0 }, `${way}, cut at ${a}`);
-        for (let b = a; b <= many.length; b += 11)
-          assert.deepEqual(counted(many, [a, b], way), { events: 12, dropped: 0 }, `${way}, cuts at ${a}, ${b}`);
-      }
-    }
+    assertCountedWhereverCut(many, { events: 12, dropped: 0 }, 11);
   });
 
   it('counts byte by byte', () => {
@@ -72,3 +60,13 @@ describe('SseEventCounter', () => {
     assert.throws(() => new SseEventCounter().feed('event: dropped\nid: 1\n\n'), /without data/);
   });
 });
+
+/** `text` counts as `expected` cut once anywhere, and cut twice (the second cut every `step` characters after the first), each way. */
+function assertCountedWhereverCut(text: string, expected: { events: number; dropped: number }, step: number): void {
+  for (const way of WAYS) {
+    for (let a = 0; a <= text.length; a++) {
+      assert.deepEqual(counted(text, [a], way), expected, `${way}, cut at ${a}`);
+      for (let b = a; b <= text.length; b += step) assert.deepEqual(counted(text, [a, b], way), expected, `${way}, cuts at ${a}, ${b}`);
+    }
+  }
+}
