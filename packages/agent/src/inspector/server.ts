@@ -1,15 +1,14 @@
-import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Inspector } from '@svcrouter/sdk';
 import { apiError, handleApi, type Send } from './api.js';
 import { isLoopbackHost, refusal, SECURITY_HEADERS } from './guard.js';
+import { readUiFile } from './ui-files.js';
 
 /** Ports tried from the asked one on, one after the other, before any free port. */
 const PORT_ATTEMPTS = 20;
 
-/** The web UI's files, served as they are (no build step): the folder beside dist/. */
-const UI_DIR = new URL('../../inspector-ui/', import.meta.url);
+/** The web UI's paths and files (ui-files.ts finds them in the package or the executable). */
 const UI_FILES: Readonly<Record<string, { file: string; type: string }>> = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
@@ -69,7 +68,7 @@ async function serve(inspector: Inspector, port: number, request: http.IncomingM
   if (path.startsWith('/api/')) return handleApi(inspector, request, response, send);
   const asset = UI_FILES[path];
   if (!asset || (request.method !== 'GET' && request.method !== 'HEAD')) return send(response, 404, apiError('not_found', 'not found'));
-  const body = await readFile(new URL(asset.file, UI_DIR));
+  const body = await readUiFile(asset.file);
   response.writeHead(200, { ...SECURITY_HEADERS, 'content-type': asset.type, 'content-length': body.length });
   response.end(request.method === 'HEAD' ? undefined : body);
 }
