@@ -15,6 +15,8 @@ export interface Received {
   verified: boolean;
   /** The status the receiver answered. */
   answered: number;
+  /** The raw body and headers, for other verifiers. */
+  raw: { body: string; headers: http.IncomingHttpHeaders };
 }
 
 export interface Receiver {
@@ -71,7 +73,14 @@ export async function startReceiver(): Promise<Receiver> {
       const envelope = JSON.parse(body) as Received['envelope'];
       const seen = receiver.received.filter((r) => r.id === envelope.id).length;
       const answered = receiver.answer(envelope, seen);
-      const record: Received = { id: String(req.headers['webhook-id']), type: envelope.type, envelope, verified, answered };
+      const record: Received = {
+        id: String(req.headers['webhook-id']),
+        type: envelope.type,
+        envelope,
+        verified,
+        answered,
+        raw: { body, headers: req.headers },
+      };
       receiver.received.push(record);
       res.writeHead(answered).end();
       for (const waiter of [...waiters]) {

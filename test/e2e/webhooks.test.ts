@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { api, startAgent, startOrigin, startServer, visit, type TestOrigin, type TestServer } from './harness/index.js';
+import { ApiClient, verifyWebhook } from '@svcrouter/sdk';
 import { addWebhook, deliveries, startReceiver, type Receiver } from './webhook-support.js';
 
 // Signed webhooks end to end: a real server, real agents and a real receiver on loopback that
@@ -70,6 +71,8 @@ describe('signed webhooks', () => {
     const got = await receiver.next((r) => r.type === 'key.created' && r.envelope.data.id === key.id);
     assert.equal(got.verified, true);
     assert.equal(got.envelope.data.description, 'ci');
+    // The SDK's helper accepts what the standardwebhooks package accepted.
+    assert.equal(verifyWebhook(receiver.secret!, got.raw.body, got.raw.headers).id, got.id);
     assert.ok(!JSON.stringify(got.envelope).includes(key.token), 'the token itself is never sent');
     assert.equal((await api(server, 'DELETE', `/v1/keys/${key.id}`, { token })).status, 204);
     const revoked = await receiver.next((r) => r.type === 'key.revoked' && r.envelope.data.id === key.id);
@@ -132,9 +135,11 @@ describe('signed webhooks', () => {
       assert.equal(delivery.attempts.at(-1)?.statusCode, 200);
       assert.ok(delivery.attempts.every((a) => a.durationMs >= 0 && !Number.isNaN(Date.parse(a.at))));
     }
-    const listed = await api(server, 'GET', '/v1/webhooks', { token });
-    const last = (listed.body as { webhooks: { lastDelivery: { state: string } | null }[] }).webhooks[0]!.lastDelivery;
-    assert.equal(last?.state, 'delivered');
+    // The SDK's client reads the same.
+    const client = new ApiClient({ baseUrl: server.url, token });
+    const [hook] = await client.webhooks.list();
+    assert.equal(hook?.lastDelivery?.state, 'delivered');
+    assert.equal((await client.webhooks.deliveries(webhookId, { limit: 1 })).length, 1);
   });
 
   it('retries a receiver that answers 500, delivers once, and resends on request with the same id', async () => {
