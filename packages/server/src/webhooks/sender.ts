@@ -71,7 +71,7 @@ export function send(url: string, headers: Record<string, string>, body: string,
       },
     );
     const timer = setTimeout(() => {
-      finish({ error: `no answer within ${Math.round(opts.timeoutMs / 1000)} s` });
+      finish({ error: `no answer within ${opts.timeoutMs >= 1000 ? `${Math.round(opts.timeoutMs / 1000)} s` : `${opts.timeoutMs} ms`}` });
       req.destroy();
     }, opts.timeoutMs);
     req.on('error', (err: NodeJS.ErrnoException) => finish({ error: describe(err) }));
