@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { api, startAgent, startOrigin, startServer, visit, type TestOrigin, type TestServer } from './harness/index.js';
 import { ApiClient, verifyWebhook } from '@svcrouter/sdk';
@@ -202,4 +203,54 @@ describe('webhook receivers on private addresses', () => {
       assert.equal((answer.body as { error: string }).error, code);
     });
   }
+});
+
+describe('a connection blip shorter than the name grace period', () => {
+  let server: TestServer;
+  let origin: TestOrigin;
+  let receiver: Receiver;
+  let relay: net.Server;
+  const sockets = new Set<net.Socket>();
+
+  before(async () => {
+    server = await startServer({ env: { SVC_WEBHOOK_ALLOW_PRIVATE: 'true', SVC_NAME_GRACE_MS: '30000' } });
+    origin = await startOrigin();
+    receiver = await startReceiver();
+    // The agent reaches the edge through this relay, so the test can cut its connection.
+    relay = net.createServer((inbound) => {
+      const outbound = net.connect(server.httpPort, '127.0.0.1');
+      for (const s of [inbound, outbound]) {
+        sockets.add(s);
+        s.on('close', () => sockets.delete(s));
+        s.on('error', () => undefined);
+      }
+      inbound.pipe(outbound).pipe(inbound);
+    });
+    await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+  });
+  after(async () => {
+    for (const s of sockets) s.destroy();
+    await new Promise<void>((resolve) => relay?.close(() => resolve()));
+    await origin?.close();
+    await receiver?.close();
+    await server?.close();
+  });
+
+  it('sends neither tunnel.offline nor a second tunnel.online; the clean exit after it sends tunnel.offline at once', async () => {
+    const token = server.token!;
+    await addWebhook(server, token, receiver, ['tunnel.online', 'tunnel.offline']);
+    const via = { url: `http://localhost:${(relay.address() as net.AddressInfo).port}` };
+    const agent = await startAgent(via, { token, target: origin.port, subdomain: 'blip' });
+    await receiver.next((r) => r.type === 'tunnel.online');
+    for (const s of sockets) s.destroy();
+    await agent.proc.waitForLine(/^Reconnected: forwarding /);
+    assert.equal((await visit(server, agent.hostname, '/')).text, 'hello from origin');
+    assert.equal((await agent.close()).code, 0);
+    const offline = await receiver.next((r) => r.type === 'tunnel.offline');
+    assert.equal(offline.envelope.data.host, agent.hostname);
+    assert.deepEqual(
+      receiver.received.map((r) => r.type),
+      ['tunnel.online', 'tunnel.offline'],
+    );
+  });
 });
