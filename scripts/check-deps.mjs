@@ -54,6 +54,8 @@ const SERVER_FOLDER_RULES = {
   dashboard: ['store', 'auth', 'edge', 'api', 'certs', 'domains', 'usage', 'inspector', 'metrics', 'cli', 'cluster'],
   // Several edge nodes: it drives the edge and the store, and is driven by server.ts only.
   cluster: ['api', 'cli', 'domains', 'usage', 'inspector', 'metrics', 'certs', 'auth', 'dashboard'],
+  // Signed webhooks: the store's outbox and HTTP out; the sources report to it through server root wiring.
+  webhooks: ['edge', 'api', 'cli', 'cluster', 'domains', 'usage', 'inspector', 'metrics', 'certs', 'auth', 'dashboard'],
 };
 
 function files(dir, out = []) {

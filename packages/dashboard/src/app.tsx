@@ -13,6 +13,7 @@ import { DomainsPage } from './pages/domains.js';
 import { OverviewPage } from './pages/overview.js';
 import { SignInPage, SignUpPage } from './pages/sign-in.js';
 import { TokensPage } from './pages/tokens.js';
+import { WebhooksPage } from './pages/webhooks.js';
 import { TrafficPage } from './pages/traffic.js';
 import { TunnelsPage } from './pages/tunnels.js';
 import { UsagePage } from './pages/usage.js';
@@ -25,6 +26,7 @@ const PAGES: Record<string, () => JSX.Element> = {
   '/traffic': () => <TrafficPage />,
   '/domains': () => <DomainsPage />,
   '/tokens': () => <TokensPage />,
+  '/webhooks': () => <WebhooksPage />,
   '/usage': () => <UsagePage />,
   '/account': () => <AccountPage />,
 };

@@ -4,6 +4,8 @@ import type {
   Account,
   CapturedRequest,
   CreatedKey,
+  CreatedWebhook,
+  DeliveryQuery,
   Domain,
   DomainCheck,
   Key,
@@ -17,6 +19,9 @@ import type {
   Usage,
   UsageHistory,
   UsageRange,
+  NewWebhook,
+  Webhook,
+  WebhookDelivery,
 } from './api-types.js';
 import { DEFAULT_SERVER_URL, envDefault } from './env-defaults.js';
 import { followRequests } from './request-stream.js';
@@ -119,6 +124,21 @@ export class ApiClient {
     delete: (id: string): Promise<void> => call(this.#endpoint, 'delete', '/v1/keys/{id}', { path: { id } }),
   };
 
+  readonly webhooks = {
+    /** GET /v1/webhooks: with each one's last delivery; never the secret. */
+    list: async (): Promise<Webhook[]> => (await call(this.#endpoint, 'get', '/v1/webhooks', {})).webhooks,
+    /** POST /v1/webhooks: the answer's `secret` (whsec_…) signs every delivery; shown this once. */
+    create: (options: NewWebhook): Promise<CreatedWebhook> => call(this.#endpoint, 'post', '/v1/webhooks', { body: options }),
+    /** DELETE /v1/webhooks/:id: pending deliveries are dropped with it. */
+    delete: (id: string): Promise<void> => call(this.#endpoint, 'delete', '/v1/webhooks/{id}', { path: { id } }),
+    /** GET /v1/webhooks/:id/deliveries: newest first, each with its attempts. */
+    deliveries: async (id: string, query: DeliveryQuery = {}): Promise<WebhookDelivery[]> =>
+      (await call(this.#endpoint, 'get', '/v1/webhooks/{id}/deliveries', { path: { id }, query })).deliveries,
+    /** POST /v1/webhooks/:id/deliveries/:deliveryId/retry: sends the delivery again now. */
+    retry: (id: string, deliveryId: string): Promise<void> =>
+      call(this.#endpoint, 'post', '/v1/webhooks/{id}/deliveries/{deliveryId}/retry', { path: { id, deliveryId } }),
+  };
+
   private async *allRequests(filters: Omit<RequestFilters, 'cursor'>): AsyncGenerator<CapturedRequest> {
     let cursor: string | undefined;
     do {
@@ -158,6 +178,11 @@ type Covered =
   | 'GET /v1/keys'
   | 'POST /v1/keys'
   | 'DELETE /v1/keys/{id}'
+  | 'GET /v1/webhooks'
+  | 'POST /v1/webhooks'
+  | 'DELETE /v1/webhooks/{id}'
+  | 'GET /v1/webhooks/{id}/deliveries'
+  | 'POST /v1/webhooks/{id}/deliveries/{deliveryId}/retry'
   | 'GET /v1/openapi.json';
 
 /** Accepts only `never`: given operations, the build fails and names them. */

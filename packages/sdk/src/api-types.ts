@@ -23,6 +23,16 @@ export type NewKey = Schemas['NewKey'];
 export type Domain = Schemas['Domain'];
 /** A domain with the outcome of a verification check. */
 export type DomainCheck = Schemas['DomainCheck'];
+/** A webhook receiver; the signing secret is only in CreatedWebhook. */
+export type Webhook = Schemas['Webhook'];
+export type CreatedWebhook = Schemas['CreatedWebhook'];
+export type NewWebhook = Schemas['NewWebhook'];
+/** One event for one webhook, with each attempt to send it. */
+export type WebhookDelivery = Schemas['WebhookDelivery'];
+/** An event type a webhook can subscribe to (`tunnel.offline`, `certificate.failed`…). */
+export type WebhookEventType = Webhook['events'][number];
+/** Paging of GET /v1/webhooks/:id/deliveries. */
+export type DeliveryQuery = QueryOf<operations['getV1WebhooksIdDeliveries']>;
 /** A dashboard password to set; `currentPassword` once the account has one. */
 export type PasswordChange = Schemas['PasswordChange'];
 

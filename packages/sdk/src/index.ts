@@ -12,11 +12,20 @@ export { reconnectDelay, RECONNECT_BASE_MS, RECONNECT_CAP_MS } from './backoff.j
 export type { RequestLog } from './origin-proxy.js';
 export { ApiClient, ApiError, ClientErrorCode, type ApiClientOptions } from './api-client.js';
 export { parseSse, type SseEvent } from './sse.js';
+export {
+  verifyWebhook,
+  WebhookVerificationError,
+  WEBHOOK_TOLERANCE_SECONDS,
+  type WebhookEvent,
+  type WebhookHeaders,
+} from './verify-webhook.js';
 export type {
   Account,
   CapturedRequest,
   CreatedKey,
+  CreatedWebhook,
   DailyUsage,
+  DeliveryQuery,
   Domain,
   DomainCheck,
   Key,
@@ -30,6 +39,10 @@ export type {
   Usage,
   UsageHistory,
   UsageRange,
+  NewWebhook,
+  Webhook,
+  WebhookDelivery,
+  WebhookEventType,
 } from './api-types.js';
 export type { paths, components, operations } from './generated/api-types.js';
 export {

@@ -23,8 +23,8 @@ describe('loadConfig defaults', () => {
       dnsServers: ['1.1.1.1', '8.8.8.8'],
       edgeTarget: undefined,
       plans: {
-        free: { tunnels: 10, domains: 2, bandwidthBytes: 53687091200 },
-        pro: { tunnels: 1000, domains: 25, bandwidthBytes: 1099511627776 },
+        free: { tunnels: 10, domains: 2, bandwidthBytes: 53687091200, webhooks: 2 },
+        pro: { tunnels: 1000, domains: 25, bandwidthBytes: 1099511627776, webhooks: 20 },
       },
       publicHttpsPort: undefined,
       heartbeatMs: 2000,
@@ -39,6 +39,9 @@ describe('loadConfig defaults', () => {
       drainMs: 30_000,
       unreadyMs: 0,
       cluster: undefined,
+      webhookAllowPrivate: false,
+      webhookRetryMs: [5000, 30000, 120000, 600000, 3600000],
+      webhookKey: undefined,
     });
   });
 
@@ -113,7 +116,7 @@ describe('loadConfig values', () => {
 
   it('merges SVC_PLANS over the defaults field by field', () => {
     const c = loadConfig({ SVC_PLANS: '{"free":{"tunnels":3,"bandwidthBytes":1073741824}}' }, CWD);
-    assert.deepEqual(c.plans.free, { tunnels: 3, domains: 2, bandwidthBytes: 1073741824 });
+    assert.deepEqual(c.plans.free, { tunnels: 3, domains: 2, bandwidthBytes: 1073741824, webhooks: 2 });
     assert.deepEqual(c.plans.pro, DEFAULT_PLANS.pro);
   });
 });
@@ -151,11 +154,11 @@ describe('loadConfig errors name the variable', () => {
     [{ SVC_PLANS: '{"pro":{"domains":"25"}}' }, 'invalid SVC_PLANS: expected a non-negative integer at pro.domains'],
     [
       { SVC_PLANS: '{"team":{"tunnels":5}}' },
-      'invalid SVC_PLANS: expected only free/pro with tunnels/domains/bandwidthBytes (unknown: team)',
+      'invalid SVC_PLANS: expected only free/pro with tunnels/domains/bandwidthBytes/webhooks (unknown: team)',
     ],
     [
       { SVC_PLANS: '{"free":{"tunnel":5}}' },
-      'invalid SVC_PLANS: expected only free/pro with tunnels/domains/bandwidthBytes (unknown: tunnel)',
+      'invalid SVC_PLANS: expected only free/pro with tunnels/domains/bandwidthBytes/webhooks (unknown: tunnel)',
     ],
     [{ SVC_PLANS: '[1]' }, 'invalid SVC_PLANS: expected JSON such as {"free":{"tunnels":3}}'],
     [{ SVC_PLANS: '{"free":5}' }, 'invalid SVC_PLANS: expected JSON such as {"free":{"tunnels":3}} (bad value at free)'],

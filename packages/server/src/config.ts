@@ -101,6 +101,24 @@ export interface ServerConfig {
    * visitors to whichever node holds a tunnel's agent (cluster/).
    */
   readonly cluster: Readonly<ClusterConfig> | undefined;
+  /**
+   * SVC_WEBHOOK_ALLOW_PRIVATE. Default false: webhook receivers that are or resolve to loopback,
+   * private or link-local addresses are refused, and receiver URLs must be https://. `true`
+   * allows both (receivers on this machine in development and tests).
+   */
+  readonly webhookAllowPrivate: boolean;
+  /**
+   * SVC_WEBHOOK_RETRY_MS. Default 5000,30000,120000,600000,3600000: the pauses (ms) before the
+   * 2nd, 3rd… attempt of a webhook delivery, each with ±20% jitter; the last repeats until 24 h
+   * after the event.
+   */
+  readonly webhookRetryMs: readonly number[];
+  /**
+   * SVC_WEBHOOK_KEY. Default unset: webhook signing secrets are sealed at rest under a key derived
+   * from SVC_CLUSTER_SECRET on a cluster, else under `<data dir>/webhook.key` (made on first
+   * start). Set (16+ characters), the key is derived from it; every node needs the same value.
+   */
+  readonly webhookKey: string | undefined;
 }
 
 /** How this node takes part in a cluster of nodes sharing one PostgreSQL. */
@@ -116,8 +134,8 @@ export interface ClusterConfig {
 
 /** Plan limits before SVC_PLANS overrides. */
 export const DEFAULT_PLANS: Readonly<Record<Plan, Readonly<PlanLimits>>> = Object.freeze({
-  free: Object.freeze({ tunnels: 10, domains: 2, bandwidthBytes: 53_687_091_200 }),
-  pro: Object.freeze({ tunnels: 1000, domains: 25, bandwidthBytes: 1_099_511_627_776 }),
+  free: Object.freeze({ tunnels: 10, domains: 2, bandwidthBytes: 53_687_091_200, webhooks: 2 }),
+  pro: Object.freeze({ tunnels: 1000, domains: 25, bandwidthBytes: 1_099_511_627_776, webhooks: 20 }),
 });
 
 /** Every default, in one place. */
@@ -139,6 +157,7 @@ export const DEFAULTS = Object.freeze({
   holdMs: 10_000,
   drainMs: 30_000,
   unreadyMs: 0,
+  webhookRetryMs: Object.freeze([5_000, 30_000, 120_000, 600_000, 3_600_000]),
 });
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -199,6 +218,13 @@ const nodeUrl: Check<string> = (raw) => {
 const clusterSecret: Check<string> = (raw) =>
   raw.length >= MIN_CLUSTER_SECRET && !/\s/.test(raw) ? ok(raw) : expected(`at least ${MIN_CLUSTER_SECRET} characters without spaces`);
 
+const msList: Check<readonly number[]> = (raw) => {
+  const values = raw.split(',').map((s) => s.trim());
+  return values.every((v) => /^\d+$/.test(v) && Number(v) >= 1 && Number(v) <= 86_400_000)
+    ? ok(Object.freeze(values.map(Number)))
+    : expected('comma-separated milliseconds, each 1-86400000, e.g. 5000,30000,120000');
+};
+
 const postgresUrl: Check<string> = (raw) =>
   /^postgres(ql)?:\/\//i.test(raw) && URL.canParse(raw) ? ok(raw) : expected('a postgres:// or postgresql:// URL');
 
@@ -241,7 +267,12 @@ function freezeTarget(target: EdgeTarget): Readonly<EdgeTarget> {
 }
 
 const limit = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
-const planOverride = z.strictObject({ tunnels: limit.optional(), domains: limit.optional(), bandwidthBytes: limit.optional() });
+const planOverride = z.strictObject({
+  tunnels: limit.optional(),
+  domains: limit.optional(),
+  bandwidthBytes: limit.optional(),
+  webhooks: limit.optional(),
+});
 const plansOverride = z.strictObject({ free: planOverride.optional(), pro: planOverride.optional() });
 
 const plans: Check<ServerConfig['plans']> = (raw) => {
@@ -256,7 +287,7 @@ const plans: Check<ServerConfig['plans']> = (raw) => {
     const issue = parsed.error.issues[0];
     const where = issue?.path.join('.') ?? '';
     if (issue?.code === 'unrecognized_keys') {
-      return expected(`only free/pro with tunnels/domains/bandwidthBytes (unknown: ${issue.keys.join(', ')})`);
+      return expected(`only free/pro with tunnels/domains/bandwidthBytes/webhooks (unknown: ${issue.keys.join(', ')})`);
     }
     if (where.includes('.')) return expected(`a non-negative integer at ${where}`);
     return expected(`JSON such as {"free":{"tunnels":3}}${where ? ` (bad value at ${where})` : ''}`);
@@ -297,6 +328,9 @@ const ENV_SCHEMA = z.object({
   SVC_UNREADY_MS: envVar(DEFAULTS.unreadyMs, integer(0, 600_000)),
   SVC_NODE_URL: envVar<string | undefined>(undefined, nodeUrl),
   SVC_CLUSTER_SECRET: envVar<string | undefined>(undefined, clusterSecret),
+  SVC_WEBHOOK_ALLOW_PRIVATE: envVar<'true' | 'false'>('false', oneOf(['true', 'false'] as const)),
+  SVC_WEBHOOK_RETRY_MS: envVar(DEFAULTS.webhookRetryMs, msList),
+  SVC_WEBHOOK_KEY: envVar<string | undefined>(undefined, clusterSecret),
 });
 
 /**
@@ -354,6 +388,9 @@ export function loadConfig(env: Record<string, string | undefined>, cwd: string 
     drainMs: e.SVC_DRAIN_MS,
     unreadyMs: e.SVC_UNREADY_MS,
     cluster,
+    webhookAllowPrivate: e.SVC_WEBHOOK_ALLOW_PRIVATE === 'true',
+    webhookRetryMs: e.SVC_WEBHOOK_RETRY_MS,
+    webhookKey: e.SVC_WEBHOOK_KEY,
   });
 }
 

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { DomainRouteDeps } from './api/index.js';
-import { CertificateCache, createAcmeIssuer, type AcmeIssuer, type SniResolverOptions } from './certs/index.js';
+import { CertificateCache, createAcmeIssuer, type AcmeIssuer, type OrderOutcomeEvent, type SniResolverOptions } from './certs/index.js';
 import type { ServerConfig } from './config.js';
 import { cascadeDomainRemoval, checkDomainBinding, isAtOrUnder, ownsCustomHost, type RemovableBinding } from './domains/index.js';
 import type { DomainDecision, Edge, EdgeDeps } from './edge/index.js';
@@ -60,6 +60,7 @@ export function createCustomDomains(
   edge: () => Edge,
   cluster: () => ClusterReach | undefined = () => undefined,
   nodeId?: string,
+  onCertificate?: (outcome: OrderOutcomeEvent) => void,
 ): CustomDomains {
   const acmeLog = log.child({ component: 'acme' });
   // Nodes of a cluster share HTTP-01 answers and take turns ordering through the store. A
@@ -75,6 +76,7 @@ export function createCustomDomains(
     hostInUse,
     logger: acmeLog,
     polling: ACME_POLLING,
+    ...(onCertificate === undefined ? {} : { onOutcome: onCertificate }),
   });
   const cache = new CertificateCache();
   /** Custom hosts that got a certificate in this process: what a domain removal must drop from memory. */

@@ -14,6 +14,7 @@ import { drainSessions, tellLeaving } from './drain.js';
 import { createMetrics, type Metrics } from './metrics/index.js';
 import { openStore, type Store } from './store/index.js';
 import { UsageMeter } from './usage/index.js';
+import { createWebhooks } from './webhooks-wiring.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** Least time the final usage and inspector writes retry a store that is out at shutdown. */
@@ -65,6 +66,14 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
   const devCa = config.tlsCert ? undefined : await loadOrCreateDevCa(config.dataDir);
   let edge: Edge;
   let cluster: Cluster | undefined;
+  let usage: UsageMeter;
+  // Signed webhooks: the sources below each get one callback; the views are read late.
+  const webhooks = await createWebhooks(config, store, log, nodeId, {
+    publicUrl: (hostname) => publicUrl(hostname),
+    isLive: (id) => (cluster ? cluster.isLive(id) : edge.router.byTunnelId(id) !== undefined),
+    liveTunnels: (accountId) => (cluster ? cluster.liveTunnels(accountId) : edge.liveTunnels(accountId)),
+    usedBytes: (accountId) => usage.loadUsedBytes(accountId),
+  });
   // Custom domains: ACME certificates on demand, SVC_DOMAIN checks, the /v1/domains routes.
   const domains = createCustomDomains(
     config,
@@ -73,6 +82,7 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
     () => edge,
     () => cluster,
     nodeId,
+    webhooks.onCertificate,
   );
   const sni = createSniResolver({
     sharedDomain: config.sharedDomain,
@@ -85,13 +95,14 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
   });
 
   const authenticate = createBearerAuthenticator(store);
-  const usage = new UsageMeter({
+  usage = new UsageMeter({
     store,
     log: log.child({ component: 'usage' }),
     limitsFor: (plan) => config.plans[plan],
     accountPlan: async (id) => (await store.accounts.byId(id))?.plan,
     flushIntervalMs: config.usageFlushMs,
     liveTunnels: () => tunnelsPerAccount(edge),
+    onMonthTotal: webhooks.onMonthTotal,
   });
   const inspector = new Inspector({
     store,
@@ -152,6 +163,7 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
         onRevoked: (event) => log.info(event, 'key revoked'),
         limiter,
         ...domains.routes,
+        ...webhooks.routes,
       }),
       // Apex only, no token: tunnel hostnames never reach the API (see routes-ops.ts).
       ...opsRoutes({
@@ -181,6 +193,7 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
       return !usage.shouldCutOff(accountId);
     },
     ...domains.edge,
+    onTunnelChange: webhooks.onTunnelChange,
     ...(config.cluster
       ? {
           remoteBinding: (host: string) => cluster?.remoteBinding(host),
@@ -214,6 +227,7 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
   usage.start();
   inspector.start();
   domains.start();
+  await webhooks.start();
 
   const listeners = await startListeners(edge, {
     host: config.host,
@@ -266,7 +280,12 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
       // A store out at this moment (locked, full, restarting) gets what is left of the drain
       // time, at least FINAL_FLUSH_MIN_MS, before the last counts and records are given up.
       const retryForMs = Math.max(FINAL_FLUSH_MIN_MS, drainMs - (performance.now() - closeStarted));
-      const flushed = await Promise.allSettled([usage.stop({ retryForMs }), inspector.stop({ retryForMs }), domains.close()]);
+      const flushed = await Promise.allSettled([
+        usage.stop({ retryForMs }),
+        inspector.stop({ retryForMs }),
+        domains.close(),
+        webhooks.close(),
+      ]);
       for (const result of flushed) {
         if (result.status === 'rejected') log.error({ err: result.reason }, 'final flush failed');
       }

@@ -5,6 +5,7 @@ export const NAV: ReadonlyArray<{ path: string; title: string }> = [
   { path: '/traffic', title: 'Traffic' },
   { path: '/domains', title: 'Domains' },
   { path: '/tokens', title: 'Tokens' },
+  { path: '/webhooks', title: 'Webhooks' },
   { path: '/usage', title: 'Usage' },
   { path: '/account', title: 'Account' },
 ];

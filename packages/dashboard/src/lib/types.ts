@@ -8,6 +8,7 @@ export type {
   Account,
   CapturedRequest,
   CreatedKey,
+  CreatedWebhook,
   DailyUsage,
   Domain,
   DomainCheck,
@@ -15,6 +16,9 @@ export type {
   RequestPage,
   TunnelInfo as Tunnel,
   Usage,
+  Webhook,
+  WebhookDelivery,
+  WebhookEventType,
 } from '@svcrouter/sdk';
 
 export type SessionState = components['schemas']['SessionState'];

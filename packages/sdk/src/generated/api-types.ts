@@ -137,6 +137,36 @@ export interface paths {
      */
     post: operations["postV1MePassword"];
   };
+  "/v1/webhooks": {
+    /** Webhooks with their last delivery */
+    get: operations["getV1Webhooks"];
+    /**
+     * Add a webhook
+     * @description Events are POSTed to `url` as JSON `{"id","type","createdAt","data"}`, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The response carries the signing secret this once. 400 webhook_url_invalid: not an https:// URL; 400 webhook_url_private: the host is or resolves to a loopback, private or link-local address; 403 webhook_limit: the plan limit is reached.
+     */
+    post: operations["postV1Webhooks"];
+  };
+  "/v1/webhooks/{id}": {
+    /**
+     * Remove a webhook
+     * @description Its pending deliveries are dropped with it.
+     */
+    delete: operations["deleteV1WebhooksId"];
+  };
+  "/v1/webhooks/{id}/deliveries": {
+    /**
+     * A webhook's deliveries and their attempts
+     * @description Each attempt has its time, the status code or the error, and its duration.
+     */
+    get: operations["getV1WebhooksIdDeliveries"];
+  };
+  "/v1/webhooks/{id}/deliveries/{deliveryId}/retry": {
+    /**
+     * Send a delivery again now
+     * @description The delivery becomes pending and is sent at once, signed anew, with the same event id (webhook-id).
+     */
+    post: operations["postV1WebhooksIdDeliveriesDeliveryIdRetry"];
+  };
   "/healthz": {
     /** Liveness: the process answers */
     get: operations["getHealthz"];
@@ -459,6 +489,110 @@ export interface components {
       currentPassword?: string;
       /** @description 8 to 1024 characters */
       newPassword: string;
+    };
+    NewWebhook: {
+      /** @description the receiver: an https:// URL (http:// only with SVC_WEBHOOK_ALLOW_PRIVATE=true) */
+      url: string;
+      /** @description event types to receive; absent or empty: every type */
+      events?: ("tunnel.online" | "tunnel.offline" | "domain.verified" | "certificate.issued" | "certificate.failed" | "usage.threshold" | "key.created" | "key.revoked")[];
+    };
+    Webhook: {
+      id: string;
+      url: string;
+      /** @description the subscribed types; empty: every type */
+      events: ("tunnel.online" | "tunnel.offline" | "domain.verified" | "certificate.issued" | "certificate.failed" | "usage.threshold" | "key.created" | "key.revoked")[];
+      /**
+       * Format: date-time
+       * @description ISO 8601 UTC timestamp
+       */
+      createdAt: string;
+      /** @description the newest delivery; null before the first event */
+      lastDelivery: ({
+        id: string;
+        eventId: string;
+        /** @enum {string} */
+        eventType: "tunnel.online" | "tunnel.offline" | "domain.verified" | "certificate.issued" | "certificate.failed" | "usage.threshold" | "key.created" | "key.revoked";
+        /**
+         * @description pending: not sent yet or waiting to be retried; delivered: a 2xx came back; failed: retries ran out (24 h)
+         * @enum {string}
+         */
+        state: "pending" | "delivered" | "failed";
+        attempts: number;
+        /**
+         * Format: date-time
+         * @description ISO 8601 UTC timestamp
+         */
+        updatedAt: string;
+      }) | null;
+    };
+    WebhookList: {
+      webhooks: components["schemas"]["Webhook"][];
+    };
+    CreatedWebhook: {
+      id: string;
+      url: string;
+      /** @description the subscribed types; empty: every type */
+      events: ("tunnel.online" | "tunnel.offline" | "domain.verified" | "certificate.issued" | "certificate.failed" | "usage.threshold" | "key.created" | "key.revoked")[];
+      /**
+       * Format: date-time
+       * @description ISO 8601 UTC timestamp
+       */
+      createdAt: string;
+      /** @description the newest delivery; null before the first event */
+      lastDelivery: ({
+        id: string;
+        eventId: string;
+        /** @enum {string} */
+        eventType: "tunnel.online" | "tunnel.offline" | "domain.verified" | "certificate.issued" | "certificate.failed" | "usage.threshold" | "key.created" | "key.revoked";
+        /**
+         * @description pending: not sent yet or waiting to be retried; delivered: a 2xx came back; failed: retries ran out (24 h)
+         * @enum {string}
+         */
+        state: "pending" | "delivered" | "failed";
+        attempts: number;
+        /**
+         * Format: date-time
+         * @description ISO 8601 UTC timestamp
+         */
+        updatedAt: string;
+      }) | null;
+      /** @description Standard Webhooks signing secret (whsec_ + base64); store it now, it is not shown again */
+      secret: string;
+    };
+    WebhookDelivery: {
+      id: string;
+      /** @description the event id, also the webhook-id header */
+      eventId: string;
+      /** @enum {string} */
+      eventType: "tunnel.online" | "tunnel.offline" | "domain.verified" | "certificate.issued" | "certificate.failed" | "usage.threshold" | "key.created" | "key.revoked";
+      /**
+       * @description pending: not sent yet or waiting to be retried; delivered: a 2xx came back; failed: retries ran out (24 h)
+       * @enum {string}
+       */
+      state: "pending" | "delivered" | "failed";
+      /**
+       * Format: date-time
+       * @description ISO 8601 UTC timestamp
+       */
+      createdAt: string;
+      /** @description when it is sent next; null once delivered or failed */
+      nextAttemptAt: string | null;
+      /** @description oldest first */
+      attempts: ({
+          /**
+           * Format: date-time
+           * @description ISO 8601 UTC timestamp
+           */
+          at: string;
+          /** @description the receiver's HTTP status; null when none came back */
+          statusCode: number | null;
+          /** @description why no status came back (timeout, connection refused, private address…) */
+          error: string | null;
+          durationMs: number;
+        })[];
+    };
+    WebhookDeliveryList: {
+      deliveries: components["schemas"]["WebhookDelivery"][];
     };
   };
   responses: never;
@@ -1447,6 +1581,244 @@ export interface operations {
       };
       /** @description too many failed sign-ins; wait for the Retry-After header */
       429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description unexpected server error (no details) */
+      default: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** Webhooks with their last delivery */
+  getV1Webhooks: {
+    responses: {
+      /** @description the webhooks, newest first */
+      200: {
+        content: {
+          "application/json": components["schemas"]["WebhookList"];
+        };
+      };
+      /** @description invalid or unknown path parameter, query parameter or body field; the message names it */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description missing, malformed or revoked token (or session cookie); on /auth/signin a wrong email or password */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Unauthorized"];
+        };
+      };
+      /** @description refused: see the error code (csrf_failed, signup_closed, invalid_credentials) */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description unexpected server error (no details) */
+      default: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Add a webhook
+   * @description Events are POSTed to `url` as JSON `{"id","type","createdAt","data"}`, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The response carries the signing secret this once. 400 webhook_url_invalid: not an https:// URL; 400 webhook_url_private: the host is or resolves to a loopback, private or link-local address; 403 webhook_limit: the plan limit is reached.
+   */
+  postV1Webhooks: {
+    requestBody?: {
+      content: {
+        "application/json": components["schemas"]["NewWebhook"];
+      };
+    };
+    responses: {
+      /** @description the new webhook with its secret */
+      201: {
+        content: {
+          "application/json": components["schemas"]["CreatedWebhook"];
+        };
+      };
+      /** @description invalid or unknown path parameter, query parameter or body field; the message names it */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description missing, malformed or revoked token (or session cookie); on /auth/signin a wrong email or password */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Unauthorized"];
+        };
+      };
+      /** @description refused: see the error code (csrf_failed, signup_closed, invalid_credentials) */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description request body too large */
+      413: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description request body is not application/json */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description unexpected server error (no details) */
+      default: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Remove a webhook
+   * @description Its pending deliveries are dropped with it.
+   */
+  deleteV1WebhooksId: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description removed */
+      204: {
+        content: never;
+      };
+      /** @description invalid or unknown path parameter, query parameter or body field; the message names it */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description missing, malformed or revoked token (or session cookie); on /auth/signin a wrong email or password */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Unauthorized"];
+        };
+      };
+      /** @description refused: see the error code (csrf_failed, signup_closed, invalid_credentials) */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description no such resource on this account (another account's ids answer the same) */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description unexpected server error (no details) */
+      default: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * A webhook's deliveries and their attempts
+   * @description Each attempt has its time, the status code or the error, and its duration.
+   */
+  getV1WebhooksIdDeliveries: {
+    parameters: {
+      query?: {
+        /** @description page size, default 50, at most 100 */
+        limit?: number;
+      };
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description the deliveries, newest first */
+      200: {
+        content: {
+          "application/json": components["schemas"]["WebhookDeliveryList"];
+        };
+      };
+      /** @description invalid or unknown path parameter, query parameter or body field; the message names it */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description missing, malformed or revoked token (or session cookie); on /auth/signin a wrong email or password */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Unauthorized"];
+        };
+      };
+      /** @description refused: see the error code (csrf_failed, signup_closed, invalid_credentials) */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description no such resource on this account (another account's ids answer the same) */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description unexpected server error (no details) */
+      default: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Send a delivery again now
+   * @description The delivery becomes pending and is sent at once, signed anew, with the same event id (webhook-id).
+   */
+  postV1WebhooksIdDeliveriesDeliveryIdRetry: {
+    parameters: {
+      path: {
+        id: string;
+        deliveryId: string;
+      };
+    };
+    responses: {
+      /** @description queued */
+      204: {
+        content: never;
+      };
+      /** @description invalid or unknown path parameter, query parameter or body field; the message names it */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description missing, malformed or revoked token (or session cookie); on /auth/signin a wrong email or password */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Unauthorized"];
+        };
+      };
+      /** @description refused: see the error code (csrf_failed, signup_closed, invalid_credentials) */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description no such resource on this account (another account's ids answer the same) */
+      404: {
         content: {
           "application/json": components["schemas"]["Error"];
         };

@@ -6,6 +6,7 @@ import { requestStreamRoutes, type RequestStreamDeps } from './routes-request-st
 import { requestRoutes, type RequestRouteDeps } from './routes-requests.js';
 import { usageRoutes, type UsageRouteDeps } from './routes-usage.js';
 import type { AnyRoute } from './router.js';
+import { webhookRoutes, type WebhookRouteDeps } from './routes-webhooks.js';
 
 /** Everything the control-plane routes need, by feature. */
 export interface ControlPlaneDeps
@@ -16,13 +17,15 @@ export interface ControlPlaneDeps
     Omit<RequestRouteDeps, 'store'>,
     Omit<RequestStreamDeps, 'store'>,
     Omit<DomainRouteDeps, 'store'>,
-    Omit<PasswordRouteDeps, 'store'> {
+    Omit<PasswordRouteDeps, 'store'>,
+    Omit<WebhookRouteDeps, 'store'> {
   store: CoreRouteDeps['store'] &
     KeyRouteDeps['store'] &
     UsageRouteDeps['store'] &
     RequestRouteDeps['store'] &
     DomainRouteDeps['store'] &
-    PasswordRouteDeps['store'];
+    PasswordRouteDeps['store'] &
+    WebhookRouteDeps['store'];
 }
 
 /**
@@ -38,5 +41,6 @@ export function controlPlaneRoutes(deps: ControlPlaneDeps): AnyRoute[] {
     ...keyRoutes(deps),
     ...domainRoutes(deps),
     ...passwordRoutes(deps),
+    ...webhookRoutes(deps),
   ];
 }

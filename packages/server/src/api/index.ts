@@ -4,7 +4,7 @@ export { passwordRoutes, type PasswordRouteDeps } from './routes-password.js';
 export { arrivedOverTls, CSRF_HEADER, CSRF_MESSAGE, type RequestIdentity } from './request-auth.js';
 export { controlPlaneRoutes, type ControlPlaneDeps } from './api-routes.js';
 export { coreRoutes, tunnelView, type CoreRouteDeps } from './routes-core.js';
-export { usageRoutes, type UsageRouteDeps } from './routes-usage.js';
+export { usageRoutes, usageView, type UsageRouteDeps } from './routes-usage.js';
 export { requestRoutes, type RequestRouteDeps } from './routes-requests.js';
 export {
   requestStreamRoutes,
@@ -14,7 +14,15 @@ export {
   type RequestStreamDeps,
 } from './routes-request-stream.js';
 export { keyRoutes, keyView, LAST_KEY_MESSAGE, type KeyRouteDeps } from './routes-keys.js';
-export { domainRoutes, domainLimitMessage, DomainErrorCode, VERIFY_TIMEOUT_MS, type DomainRouteDeps } from './routes-domains.js';
+export {
+  domainRoutes,
+  domainLimitMessage,
+  DomainErrorCode,
+  targetView,
+  VERIFY_TIMEOUT_MS,
+  type DomainRouteDeps,
+} from './routes-domains.js';
+export { webhookRoutes, deliveryView, webhookLimitMessage, WebhookErrorCode, type WebhookRouteDeps } from './routes-webhooks.js';
 export { opsRoutes, PROMETHEUS_CONTENT_TYPE, READY_STORE_TIMEOUT_MS, type OpsRouteDeps } from './routes-ops.js';
 export { defineRoute, definePublicRoute, Reply, type RouteSpec, type PublicRouteSpec, type HandlerInput } from './define-route.js';
 export { buildOpenApi, type OpenApiInfo, type JsonObject } from './openapi.js';

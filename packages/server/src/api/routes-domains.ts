@@ -43,6 +43,8 @@ export interface DomainRouteDeps {
   onDomainRemoved?(domain: DomainRecord): Promise<void>;
   /** Default VERIFY_TIMEOUT_MS. */
   verifyTimeoutMs?: number;
+  /** Sees a domain become verified, as the API shows it (webhooks' domain.verified). */
+  onVerified?(accountId: string, domain: z.input<typeof Domain>): void;
 }
 
 /** Sentence of the 403 at the plan's domain limit; always names the limit. */
@@ -195,6 +197,7 @@ export function domainRoutes(deps: DomainRouteDeps): Route[] {
           verification = { ok: false, code: txt.code, message: txt.message };
         } else {
           domain = await markVerified(domain, account.id);
+          deps.onVerified?.(account.id, view(domain));
           verification = {
             ok: true,
             code: null,
@@ -228,7 +231,8 @@ function taken(host: string): ApiError {
   );
 }
 
-function targetView(target: EdgeTarget): { cname: string | null; a: string[] } {
+/** Where custom hosts must point, as the API shows it. */
+export function targetView(target: EdgeTarget): { cname: string | null; a: string[] } {
   return { cname: target.hostname ?? null, a: [...(target.ips ?? [])] };
 }
 

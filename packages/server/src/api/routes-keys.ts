@@ -16,6 +16,8 @@ export interface KeyRouteDeps {
   newToken?: () => GeneratedToken;
   /** Receives one line per revocation (audit); never the token. */
   onRevoked?: (event: { accountId: string; keyId: string; droppedSessions: number }) => void;
+  /** Sees each key created or revoked, as the API shows it (webhooks' key.created / key.revoked). */
+  onKeyEvent?: (type: 'created' | 'revoked', accountId: string, key: z.input<typeof Key>) => void;
 }
 
 /** Sentence of the 409 when the last active key would be revoked: it says how to get out. */
@@ -79,6 +81,7 @@ export function keyRoutes(deps: KeyRouteDeps): Route[] {
       async handler({ account, body }) {
         const { token, prefix, hash } = newToken();
         const key = await deps.store.keys.insert({ accountId: account.id, description: body.description ?? '', prefix, tokenHash: hash });
+        deps.onKeyEvent?.('created', account.id, keyView(key));
         return { ...keyView(key), token };
       },
     }),
@@ -95,18 +98,21 @@ export function keyRoutes(deps: KeyRouteDeps): Route[] {
       responseDescription: 'revoked',
       errors: [409],
       async handler({ account, params }) {
-        await serialized(account.id, async () => {
+        const revoked = await serialized(account.id, async () => {
           const active = await deps.store.keys.listForAccount(account.id);
           // Another account's key, a revoked key and a made-up id all look the same.
-          if (!active.some((key) => key.id === params.id)) throw notFound('key');
+          const key = active.find((k) => k.id === params.id);
+          if (!key) throw notFound('key');
           if (active.length <= 1 && (await deps.store.accounts.passwordHash(account.id)) === undefined) {
             throw new ApiError(409, ApiErrorCode.LAST_ACTIVE_KEY, LAST_KEY_MESSAGE);
           }
           if (!(await deps.store.keys.revoke(account.id, params.id))) throw notFound('key');
+          return key;
         });
         // After the store write: a dropped agent that reconnects at once is refused.
         const droppedSessions = deps.dropSessionsOfKey(params.id, Messages.TOKEN_INVALID);
         deps.onRevoked?.({ accountId: account.id, keyId: params.id, droppedSessions });
+        deps.onKeyEvent?.('revoked', account.id, keyView(revoked));
       },
     }),
   ];

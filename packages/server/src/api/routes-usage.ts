@@ -1,4 +1,5 @@
-import type { DomainRepo, Plan, PlanLimits, UsageRepo } from '../store/index.js';
+import type { z } from 'zod';
+import type { Account, DomainRepo, Plan, PlanLimits, UsageRepo } from '../store/index.js';
 import { defineRoute } from './define-route.js';
 import type { Route } from './router.js';
 import { Usage, UsageHistory, UsageHistoryQuery } from './schemas.js';
@@ -12,6 +13,23 @@ export interface UsageRouteDeps {
   meter: { usedBytes(accountId: string): number | Promise<number> };
   /** Daily rollups (newest first) and custom domains; a store without domains counts 0. */
   store: { usage: Pick<UsageRepo, 'history'>; domains?: Pick<DomainRepo, 'countForAccount'> | undefined };
+}
+
+/** The usage object of GET /v1/usage (also the data of the usage.threshold webhook event). */
+export async function usageView(
+  deps: Omit<UsageRouteDeps, 'store'> & { store: Pick<UsageRouteDeps['store'], 'domains'> },
+  account: Account,
+): Promise<z.input<typeof Usage>> {
+  const [bandwidthBytes, domains] = await Promise.all([
+    deps.meter.usedBytes(account.id),
+    deps.store.domains ? deps.store.domains.countForAccount(account.id) : 0,
+  ]);
+  const limits = deps.limitsFor(account.plan);
+  return {
+    plan: account.plan,
+    limits: { domains: limits.domains, tunnels: limits.tunnels, bandwidthBytes: limits.bandwidthBytes },
+    used: { domains, tunnels: deps.liveTunnels(account.id), bandwidthBytes: Math.round(bandwidthBytes) },
+  };
 }
 
 /** GET /v1/usage and GET /v1/usage/history. */
@@ -28,16 +46,7 @@ export function usageRoutes(deps: UsageRouteDeps): Route[] {
       response: Usage,
       responseDescription: 'limits and usage',
       async handler({ account }) {
-        const [bandwidthBytes, domains] = await Promise.all([
-          deps.meter.usedBytes(account.id),
-          deps.store.domains ? deps.store.domains.countForAccount(account.id) : 0,
-        ]);
-        const limits = deps.limitsFor(account.plan);
-        return {
-          plan: account.plan,
-          limits: { domains: limits.domains, tunnels: limits.tunnels, bandwidthBytes: limits.bandwidthBytes },
-          used: { domains, tunnels: deps.liveTunnels(account.id), bandwidthBytes: Math.round(bandwidthBytes) },
-        };
+        return usageView(deps, account);
       },
     }),
     defineRoute({

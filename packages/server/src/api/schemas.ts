@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { TxtFailureCode } from '../domains/index.js';
 import { MAX_REQUEST_PAGE } from '../store/index.js';
+import { WEBHOOK_EVENT_TYPES } from '../webhooks/index.js';
 
 // The API's wire shapes. Each one validates (requests before the handler, responses before
 // they are sent) and is the source of the OpenAPI document, so the two cannot drift.
@@ -340,3 +341,104 @@ export const PasswordChangeBody = named(
   'Body of POST /v1/me/password; currentPassword is required once the account has a password.',
   z.strictObject({ currentPassword: z.string().max(1024).optional(), newPassword: password }),
 );
+
+// Webhooks (routes-webhooks.ts).
+
+/** Longest receiver URL. */
+export const MAX_WEBHOOK_URL = 2000;
+const webhookEventType = z.enum(WEBHOOK_EVENT_TYPES);
+/** Body of POST /v1/webhooks. */
+export const NewWebhookBody = named(
+  'NewWebhook',
+  'Body of POST /v1/webhooks.',
+  z.strictObject({
+    url: z
+      .string()
+      .min(1)
+      .max(MAX_WEBHOOK_URL)
+      .describe('the receiver: an https:// URL (http:// only with SVC_WEBHOOK_ALLOW_PRIVATE=true)'),
+    events: z
+      .array(webhookEventType)
+      .max(WEBHOOK_EVENT_TYPES.length)
+      .optional()
+      .describe('event types to receive; absent or empty: every type'),
+  }),
+);
+const deliveryState = z
+  .enum(['pending', 'delivered', 'failed'])
+  .describe('pending: not sent yet or waiting to be retried; delivered: a 2xx came back; failed: retries ran out (24 h)');
+/** The newest delivery of a webhook, in listings. */
+const LastDelivery = z.strictObject({
+  id: z.string(),
+  eventId: z.string(),
+  eventType: webhookEventType,
+  state: deliveryState,
+  attempts: count,
+  updatedAt: timestamp,
+});
+/** One webhook (GET /v1/webhooks items). */
+export const Webhook = named(
+  'Webhook',
+  'A receiver of signed event deliveries; the signing secret is only ever returned by POST /v1/webhooks.',
+  z.strictObject({
+    id: z.string(),
+    url: z.string(),
+    events: z.array(webhookEventType).describe('the subscribed types; empty: every type'),
+    createdAt: timestamp,
+    lastDelivery: LastDelivery.nullable().describe('the newest delivery; null before the first event'),
+  }),
+);
+/** GET /v1/webhooks. */
+export const WebhookList = named('WebhookList', 'Webhooks of the account, newest first.', z.strictObject({ webhooks: z.array(Webhook) }));
+/** POST /v1/webhooks (201). */
+export const CreatedWebhook = named(
+  'CreatedWebhook',
+  'A new webhook with its signing secret, shown this once.',
+  Webhook.extend({
+    secret: z
+      .string()
+      .regex(/^whsec_/)
+      .describe('Standard Webhooks signing secret (whsec_ + base64); store it now, it is not shown again'),
+  }),
+);
+/** One attempt of a delivery. */
+const DeliveryAttempt = z.strictObject({
+  at: timestamp,
+  statusCode: z.int().nullable().describe("the receiver's HTTP status; null when none came back"),
+  error: z.string().nullable().describe('why no status came back (timeout, connection refused, private address…)'),
+  durationMs: count,
+});
+/** One delivery: an event sent to a webhook, with every attempt. */
+export const WebhookDelivery = named(
+  'WebhookDelivery',
+  'One event for one webhook and each attempt to send it.',
+  z.strictObject({
+    id: z.string(),
+    eventId: z.string().describe('the event id, also the webhook-id header'),
+    eventType: webhookEventType,
+    state: deliveryState,
+    createdAt: timestamp,
+    nextAttemptAt: timestamp.nullable().describe('when it is sent next; null once delivered or failed'),
+    attempts: z.array(DeliveryAttempt).describe('oldest first'),
+  }),
+);
+/** GET /v1/webhooks/:id/deliveries. */
+export const WebhookDeliveryList = named(
+  'WebhookDeliveryList',
+  'Deliveries of a webhook, newest first.',
+  z.strictObject({ deliveries: z.array(WebhookDelivery) }),
+);
+/** Largest page of GET /v1/webhooks/:id/deliveries. */
+export const DELIVERIES_MAX_LIMIT = 100;
+/** Query of GET /v1/webhooks/:id/deliveries. */
+export const DeliveryListQuery = z.strictObject({
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(DELIVERIES_MAX_LIMIT)
+    .optional()
+    .describe(`page size, default 50, at most ${DELIVERIES_MAX_LIMIT}`),
+});
+/** Path parameters of the retry route. */
+export const DeliveryParams = z.strictObject({ id: z.string().describe('webhook id'), deliveryId: z.string().describe('delivery id') });

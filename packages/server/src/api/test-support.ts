@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -13,6 +14,8 @@ import { createApi, type Authenticate } from './api.js';
 import { controlPlaneRoutes } from './api-routes.js';
 import type { AnyRoute } from './router.js';
 import type { DomainRouteDeps } from './routes-domains.js';
+import type { WebhookRouteDeps } from './routes-webhooks.js';
+import { newSigningSecret, privateAddressProblem, SecretBox } from '../webhooks/index.js';
 import type { RequestStreamDeps } from './routes-request-stream.js';
 import { opsRoutes, type OpsRouteDeps } from './routes-ops.js';
 import { authRoutes, type SignupMode } from './routes-auth.js';
@@ -69,6 +72,8 @@ export interface ApiFixtureOptions {
   domains?: Partial<Omit<DomainRouteDeps, 'store' | 'limitsFor'>>;
   /** Stream limits (keep-alive interval, queue bound). */
   requestStream?: RequestStreamDeps['requestStream'];
+  /** Webhook settings; default private receivers refused, secrets sealed under a random key, wake a no-op. */
+  webhooks?: Partial<WebhookRouteDeps['webhookAdmin']>;
 }
 
 /** Starts the fixture. */
@@ -92,6 +97,7 @@ export async function startApiFixture(options: ApiFixtureOptions = {}): Promise<
   const log = pino({ level: 'trace' }, sink);
   const sessions = new DashboardSessions(store);
   const limiter = new SignInLimiter(options.signInLimits);
+  const box = new SecretBox(randomBytes(32));
   const routes: AnyRoute[] = [
     ...authRoutes({ store, sessions, limiter, signup: options.signup ?? 'open' }),
     ...controlPlaneRoutes({
@@ -111,6 +117,16 @@ export async function startApiFixture(options: ApiFixtureOptions = {}): Promise<
       dnsServers: ['127.0.0.1:53'],
       liveRequests,
       requestStream: options.requestStream,
+      webhookAdmin: {
+        allowPrivate: false,
+        privateAddressProblem,
+        newSecret: () => {
+          const secret = newSigningSecret();
+          return { secret, sealed: box.seal(secret) };
+        },
+        wake: () => undefined,
+        ...options.webhooks,
+      },
       ...options.domains,
     }),
     ...opsRoutes({ pingStore: () => store.accounts.byId('acc_probe'), listening: () => true, ...options.ops }),

@@ -33,7 +33,14 @@ export interface AcmeIssuerOptions {
   shared?: SharedOrdering;
   /** Replaces the ACME client (tests count or fail orders without a CA); default createAcmeOrderer. */
   orderer?: AcmeOrderer;
+  /** Sees each order this node placed end, after its state is stored (webhooks' certificate.issued / certificate.failed). */
+  onOutcome?(outcome: OrderOutcomeEvent): void;
 }
+
+/** How one order ended: `host` is the certificate's name, `domainHost` the verified domain covering it. */
+export type OrderOutcomeEvent =
+  | { host: string; domainHost: string; issued: true; expiresAt: number }
+  | { host: string; domainHost: string; issued: false; reason: string };
 
 /** Counters since the issuer was created. */
 export interface IssuerStats {

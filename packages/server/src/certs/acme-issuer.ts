@@ -6,7 +6,7 @@ import type { AcmeIssuer, AcmeIssuerOptions, IssuerStats, RenewalReport } from '
 import { createAcmeOrderer, describeOrderError } from './acme-order.js';
 import { awaitOtherNode, ChallengeAnswers, ORDER_LEASE_MS } from './acme-shared.js';
 
-export type { AcmeIssuer, AcmeIssuerOptions, IssuerStats, RenewalReport } from './acme-issuer-types.js';
+export type { AcmeIssuer, AcmeIssuerOptions, IssuerStats, OrderOutcomeEvent, RenewalReport } from './acme-issuer-types.js';
 
 /** Certificates expiring within this are re-ordered by the renewal loop. */
 export const RENEW_BEFORE_EXPIRY_MS = 30 * 24 * 60 * 60 * 1000;
@@ -147,6 +147,7 @@ export function createAcmeIssuer(options: AcmeIssuerOptions): AcmeIssuer {
       const pem = { certPem: cert.certPem, keyPem: cert.keyPem };
       remember(host, pem, cert.expiresAt);
       logger?.info({ host, expiresAt: new Date(cert.expiresAt).toISOString() }, 'acme certificate issued');
+      options.onOutcome?.({ host, domainHost: domain.host, issued: true, expiresAt: cert.expiresAt });
       return { status: 'issued', pem };
     } catch (err) {
       const reason = describeOrderError(err);
@@ -157,6 +158,7 @@ export function createAcmeIssuer(options: AcmeIssuerOptions): AcmeIssuer {
       await store.domains
         .setCertState(domain.host, stillServing ? 'issued' : 'failed', stillServing ? `renewal failed: ${reason}` : reason)
         .catch((storeErr: unknown) => logger?.error({ err: storeErr, host }, 'recording acme failure failed'));
+      options.onOutcome?.({ host, domainHost: domain.host, issued: false, reason });
       return { status: 'failed' };
     }
   }

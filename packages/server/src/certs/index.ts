@@ -9,5 +9,11 @@ export {
 } from './certificate-cache.js';
 export { DEV_CA_SUBJECT, DEV_CA_VALIDITY_DAYS, LEAF_VALIDITY_DAYS, loadOrCreateDevCa, type DevCa, type PemCertificate } from './dev-ca.js';
 export { createSniResolver, type SniCallback, type SniResolver, type SniResolverOptions } from './sni-resolver.js';
-export { createAcmeIssuer, RENEW_BEFORE_EXPIRY_MS, type AcmeIssuer, type AcmeIssuerOptions } from './acme-issuer.js';
+export {
+  createAcmeIssuer,
+  RENEW_BEFORE_EXPIRY_MS,
+  type AcmeIssuer,
+  type AcmeIssuerOptions,
+  type OrderOutcomeEvent,
+} from './acme-issuer.js';
 export { acmeChallengeToken, ACME_CHALLENGE_PATH } from './acme-http01.js';

@@ -17,7 +17,7 @@ describe('Binder: one agent on two nodes', () => {
     return testBinder({
       store: suite.store,
       nodeId,
-      limitsFor: () => ({ tunnels: LIMIT, domains: 2, bandwidthBytes: 1 }),
+      limitsFor: () => ({ tunnels: LIMIT, domains: 2, bandwidthBytes: 1, webhooks: 2 }),
       sharedStore: true,
       heldElsewhere: () => Promise.resolve(heldElsewhere()),
     });

@@ -15,7 +15,7 @@ describe('Binder plan limits', () => {
   function binder(overBandwidth: (accountId: string) => boolean = () => false): Binder {
     return testBinder({
       store: suite.store,
-      limitsFor: () => ({ tunnels: LIMIT, domains: 2, bandwidthBytes: 1 }),
+      limitsFor: () => ({ tunnels: LIMIT, domains: 2, bandwidthBytes: 1, webhooks: 2 }),
       isOverBandwidth: overBandwidth,
     });
   }

@@ -56,7 +56,7 @@ describe('Binder orderings', () => {
     const binder = testBinder({
       store: { ...store, tunnels },
       router,
-      limitsFor: () => ({ tunnels: 10, domains: 2, bandwidthBytes: 1 }),
+      limitsFor: () => ({ tunnels: 10, domains: 2, bandwidthBytes: 1, webhooks: 2 }),
     });
     return { binder, router };
   }

@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import type { Logger } from 'pino';
 import { BindMessages, ErrorCode, Messages, SvcError, type AgentMessage } from '@svcrouter/protocol';
-import { StoreConflictError, type Account, type Plan, type PlanLimits, type Store } from '../store/index.js';
+import { StoreConflictError, type Account, type Plan, type PlanLimits, type Store, type Tunnel } from '../store/index.js';
 import type { EdgeSession } from './edge-session.js';
 import { isDnsLabel } from '../hostname/index.js';
 import { RESERVED_LABELS } from './host.js';
@@ -39,7 +39,15 @@ export interface BinderDeps {
   sharedStore?: boolean;
   /** Whether another node still holds this tunnel (the same agent's other session): its row then stays online. */
   heldElsewhere?(hostname: string, tunnelId: string): Promise<boolean>;
+  /**
+   * Sees a tunnel come online, and go offline once it is really gone: at a clean exit, or when
+   * the name's grace period ended without a reconnect (a blip reports nothing either way).
+   */
+  onTunnelChange?(change: TunnelChange): void;
 }
+
+/** A tunnel coming online (with its stored row) or going offline (webhooks' tunnel.online / tunnel.offline). */
+export type TunnelChange = { type: 'online'; binding: Binding; tunnel: Tunnel } | { type: 'offline'; binding: Binding };
 
 /** Longest agent group id kept; a longer one is cut (it only has to tell one agent's sessions apart). */
 const MAX_GROUP_LENGTH = 64;
@@ -93,7 +101,9 @@ export class Binder {
    */
   unbind(binding: Binding, clean: boolean): void {
     const { router, store, log } = this.deps;
-    if (router.remove(binding) && !clean) this.holdName(binding);
+    const removed = router.remove(binding);
+    if (removed && !clean) this.holdName(binding);
+    else if (removed) this.reportOffline(binding);
     const write = serialize(this.hostLocks, binding.hostname, async () => {
       // Rows are reused per (account, hostname): a live binding with this id is newer and owns it.
       if (router.byTunnelId(binding.tunnelId)) return;
@@ -148,6 +158,8 @@ export class Binder {
     if (holder && holder.accountId !== account.id) throw nameTaken(hostname);
     const grace = this.graces.get(hostname);
     if (grace && grace.until > Date.now() && grace.accountId !== account.id) throw nameTaken(hostname);
+    // The same account back within the grace period (or replacing its own binding) is no news.
+    const returning = (grace !== undefined && grace.until > Date.now()) || holder !== undefined;
 
     const group = typeof request.group === 'string' && request.group !== '' ? request.group.slice(0, MAX_GROUP_LENGTH) : undefined;
     // One agent's two sessions on one node would replace each other: the second is refused.
@@ -214,18 +226,33 @@ export class Binder {
     router.add(binding);
     this.graces.delete(hostname);
     this.deps.log.info({ tunnelId: tunnel.id, hostname, accountId: account.id }, 'tunnel bound');
+    if (!returning) this.deps.onTunnelChange?.({ type: 'online', binding, tunnel });
     return binding;
   }
 
   /** Keeps a name whose agent dropped for its account for the grace period (see `graces`). */
   private holdName(binding: Binding): void {
     const graceMs = this.deps.nameGraceMs ?? 0;
-    if (graceMs <= 0) return;
+    if (graceMs <= 0) return this.reportOffline(binding);
     const grace: NameGrace = { accountId: binding.accountId, until: Date.now() + graceMs };
     this.graces.set(binding.hostname, grace);
     setTimeout(() => {
-      if (this.graces.get(binding.hostname) === grace) this.graces.delete(binding.hostname);
+      if (this.graces.get(binding.hostname) !== grace) return;
+      this.graces.delete(binding.hostname);
+      this.reportOffline(binding);
     }, graceMs).unref();
+  }
+
+  /** Reports the tunnel gone unless it is bound again here, or its agent is still served through another node. */
+  private reportOffline(binding: Binding): void {
+    const report = this.deps.onTunnelChange;
+    if (!report || this.deps.router.byTunnelId(binding.tunnelId)) return;
+    void Promise.resolve(this.deps.heldElsewhere?.(binding.hostname, binding.tunnelId) ?? false).then(
+      (elsewhere) => {
+        if (!elsewhere && !this.deps.router.byTunnelId(binding.tunnelId)) report({ type: 'offline', binding });
+      },
+      () => report({ type: 'offline', binding }),
+    );
   }
 
   private async chooseHostname(

@@ -37,3 +37,17 @@ export type { DashboardSession, DashboardSessionRepo, NewDashboardSession, NewSi
 export { StoreConflictError } from './store-conflict-error.js';
 export { openStore, isPostgresUrl, SQLITE_FILE, type OpenStoreOptions } from './open-store.js';
 export type { ClusterNode, ClusterRepo, ClusterRoute } from './cluster-records.js';
+export type {
+  AttemptOutcome,
+  AttemptRecord,
+  DeliveryJob,
+  DeliveryRecord,
+  DeliveryState,
+  DeliveryWithAttempts,
+  NewWebhook,
+  NewWebhookEvent,
+  WebhookRecord,
+  WebhookRepo,
+} from './webhook-records.js';
+export { DELIVERY_STATES } from './webhook-records.js';
+export { newId } from './ids.js';

@@ -19,6 +19,7 @@ import { createAcmeAccountRepo, createCertificateRepo } from './certificates-rep
 import { createDomainRepo } from './domains-repo.js';
 import { createAcmeSharedRepo } from './acme-shared-repo.js';
 import { createDashboardSessionRepo, createSignInLinkRepo } from './sign-in-repo.js';
+import { createWebhookRepo } from './webhooks-repo.js';
 import { StatementCachingDatabase } from './sqlite-statement-cache.js';
 import { applyConnectionPragmas, openSqliteConnection, SQLITE_BUSY_TIMEOUT_MS } from './sqlite-connection.js';
 import { SqliteRequestWriter } from './requests/sqlite-request-writer.js';
@@ -71,6 +72,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
     sessions: createDashboardSessionRepo(db, now),
     signInLinks: createSignInLinkRepo(db, now),
     cluster: createClusterRepo(db),
+    webhooks: createWebhookRepo(db, now),
     close: async () => {
       try {
         // First: it waits for the inspector batches in flight.

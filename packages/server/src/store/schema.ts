@@ -202,6 +202,52 @@ export interface ClusterRoutesTable {
   claimed_at: number;
 }
 
+/** webhooks: receivers an account registered; `secret` is sealed (webhooks/secret-box.ts), `events` a JSON array. */
+export interface WebhooksTable {
+  id: string;
+  account_id: string;
+  url: string;
+  events: string;
+  secret: string;
+  created_at: number;
+}
+
+/** webhook_events: the outbox, one row per event (its exact JSON body); dedupe_key makes an event happen once. */
+export interface WebhookEventsTable {
+  id: string;
+  account_id: string;
+  type: string;
+  body: string;
+  dedupe_key: string | null;
+  created_at: number;
+}
+
+/** webhook_deliveries: one event for one webhook; leased by one node while it sends. */
+export interface WebhookDeliveriesTable {
+  id: string;
+  webhook_id: string;
+  event_id: string;
+  event_type: string;
+  state: string;
+  attempts: number;
+  next_attempt_at: number;
+  lease_node: string | null;
+  lease_until: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** webhook_attempts: one HTTP request of a delivery and what came of it. */
+export interface WebhookAttemptsTable {
+  id: string;
+  delivery_id: string;
+  attempted_at: number;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  node_id: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -220,4 +266,8 @@ export interface Database {
   sign_in_links: SignInLinksTable;
   cluster_nodes: ClusterNodesTable;
   cluster_routes: ClusterRoutesTable;
+  webhooks: WebhooksTable;
+  webhook_events: WebhookEventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
 }

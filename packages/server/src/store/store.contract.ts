@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Store, TunnelBinding } from './store.js';
 import { StoreConflictError } from './store-conflict-error.js';
 import { runAcmeSharedContract } from './acme-shared.contract.js';
+import { runWebhooksContract } from './webhooks.contract.js';
 import { runClusterContract } from './cluster.contract.js';
 import { runDomainContract } from './domains.contract.js';
 import { runRequestsContract } from './requests.contract.js';
@@ -373,5 +374,6 @@ export function runStoreContract(name: string, open: (now: () => number) => Prom
     );
     runClusterContract(() => store);
     runAcmeSharedContract(() => store);
+    runWebhooksContract(() => store);
   });
 }

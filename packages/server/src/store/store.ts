@@ -8,6 +8,7 @@ import type { AcmeAccountRepo, AcmeSharedRepo, CertificateRepo, DomainRepo } fro
 import type { RequestRepo } from './requests/request-records.js';
 import type { DashboardSessionRepo, SignInLinkRepo } from './sign-in-records.js';
 import type { UsageRepo } from './usage-records.js';
+import type { WebhookRepo } from './webhook-records.js';
 
 /** Plan names, as stored in accounts.plan. */
 export const PLANS = ['free', 'pro'] as const;
@@ -21,6 +22,8 @@ export interface PlanLimits {
   domains: number;
   /** Monthly transfer, in bytes. */
   bandwidthBytes: number;
+  /** Webhook receivers. */
+  webhooks: number;
 }
 
 /** Tunnel status values, as stored in tunnels.status. */
@@ -164,6 +167,8 @@ export interface Store {
   signInLinks: SignInLinkRepo;
   /** Nodes sharing the database and where each live hostname is held (several edge nodes). */
   cluster: ClusterRepo;
+  /** Webhook receivers and the outbox of their events (webhooks/). */
+  webhooks: WebhookRepo;
   /** Waits for inspector batches in flight, then closes the database connection(s); the store is unusable afterwards. */
   close(): Promise<void>;
 }

@@ -22,6 +22,8 @@ export interface UsageMeterOptions {
   refreshIntervalMs?: number;
   /** Live tunnels per account, sampled at every flush for the daily peak. */
   liveTunnels?: () => Iterable<readonly [accountId: string, count: number]>;
+  /** After each committed flush: an account's stored month total and its quota (webhooks' usage.threshold). Off the request path. */
+  onMonthTotal?: (accountId: string, month: string, bytes: number, limitBytes: number) => void;
 }
 
 /**
@@ -207,6 +209,13 @@ export class UsageMeter {
     // Committed: only now do the counts leave memory (synchronously with the new totals).
     this.unconfirmed = undefined;
     this.ledger.settle(batch, totals);
+    const report = this.opts.onMonthTotal;
+    if (report) {
+      for (const t of totals) {
+        const acc = this.ledger.accounts.get(t.accountId);
+        if (acc && t.month === this.ledger.month) report(t.accountId, t.month, t.bytes, acc.limit);
+      }
+    }
   }
 
   /** An account first seen on the request path: counted at once, its limit and total loaded behind. */
