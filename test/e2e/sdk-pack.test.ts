@@ -8,7 +8,7 @@ import { SVC_VERSION } from '@svcrouter/protocol';
 import { REPO_ROOT, spawnNode, startOrigin, startServer, tempDir, visit, type TestServer } from './harness/index.js';
 
 // The agent-side packages as a user gets them: `npm pack`ed, installed from the tarballs alone
-// into an empty folder outside the repository (offline, so nothing else can come in), then
+// into an empty folder outside the repository (nothing else of ours can come in), then
 // `svc version`, a typed example compiled against the installed declarations, an example
 // that forwards a port and calls the REST API of a real server, and `npm i -g` of the agent.
 
@@ -84,9 +84,11 @@ describe('packed agent-side packages installed from their tarballs', () => {
     app = path.join(work.dir, 'app');
     await mkdir(app);
     await writeFile(path.join(app, 'package.json'), JSON.stringify({ name: 'pack-check', private: true, type: 'module' }));
-    // Offline: the three tarballs and the agent's few libraries (from npm's cache, filled by the
-    // repository's own install) are all it takes, so nothing unexpected can slip in.
-    await run('npm', ['install', '--offline', '--no-package-lock', '--ignore-scripts', '--no-audit', '--no-fund', ...tarballs], {
+    // The three tarballs and the agent's few libraries are all it takes; the first test checks
+    // that nothing else came in. Prefer-offline, not offline: the repository's install runs from
+    // its lock file, which caches the libraries' tarballs but not the registry's metadata that an
+    // install without a lock file resolves versions from, so a fresh machine has to ask once.
+    await run('npm', ['install', '--prefer-offline', '--no-package-lock', '--ignore-scripts', '--no-audit', '--no-fund', ...tarballs], {
       cwd: app,
       env: cleanEnv(),
     });
@@ -171,10 +173,14 @@ describe('packed agent-side packages installed from their tarballs', () => {
 
   it('npm i -g from the tarballs: the global svc runs `svc version` and forwards a port with --host-header rewrite', async () => {
     const prefix = path.join(work.dir, 'global');
-    await run('npm', ['install', '--global', '--prefix', prefix, '--offline', '--ignore-scripts', '--no-audit', '--no-fund', ...tarballs], {
-      cwd: work.dir,
-      env: cleanEnv(),
-    });
+    await run(
+      'npm',
+      ['install', '--global', '--prefix', prefix, '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund', ...tarballs],
+      {
+        cwd: work.dir,
+        env: cleanEnv(),
+      },
+    );
     const svc = path.join(prefix, 'bin', 'svc');
     assert.ok((await realpath(svc)).startsWith(path.join(prefix, 'lib', 'node_modules', '@svcrouter', 'agent') + path.sep));
     assert.equal((await run(svc, ['version'], { cwd: work.dir, env: cleanEnv() })).stdout.trim(), `svc ${SVC_VERSION}`);
