@@ -30,6 +30,8 @@ export interface BenchSystem {
   startAgent(subdomain: string, tls: boolean): Promise<Proc>;
   /** Memory of the edge process after a forced GC (through the preloaded probe). */
   edgeMemory(): Promise<MemorySample>;
+  /** Any other command of the edge's preloaded probe (edge-probe.ts). */
+  edgeProbe(cmd: string, args?: Record<string, unknown>): Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -132,6 +134,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<BenchSys
       devCaFile,
       startAgent: (subdomain, tls) => startAgent(subdomain, tls),
       edgeMemory: () => call('mem') as Promise<MemorySample>,
+      edgeProbe: call,
       async close() {
         // Agents first (SIGINT: a clean unbind, as Ctrl-C), then the server, then the origin.
         for (const proc of started) if (proc !== server && proc !== origin) await proc.stop('SIGINT');
