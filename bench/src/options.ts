@@ -189,7 +189,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     else if (arg === '--cluster') cluster = true;
     else if (arg === '--floor-busy') floorBusyUs = parseBusyList(value());
     else if (arg === '--stream') streamPairs = parseStreamPairs(value());
-    else if (arg === '--sessions') sessions = /^\d+$/.test(argv[i + 1] ?? '') ? parseSessions(value()) : 0;
+    else if (arg === '--sessions') sessions = argv[i + 1] !== undefined && !argv[i + 1]!.startsWith('--') ? parseSessions(value()) : 0;
     else throw new UsageError(`unknown argument ${arg}\n${USAGE}`);
   }
   if (loadgen !== undefined && loadgen !== 'wrk' && loadgen !== 'node') throw new UsageError(`--loadgen must be wrk or node\n${USAGE}`);

@@ -71,6 +71,9 @@ export async function spawnServer(started: Proc[], spawn: ServerSpawn): Promise<
       SVC_HTTPS_PORT: '0',
       SVC_BIND_HOST: '127.0.0.1',
       SVC_PLANS: BENCH_PLANS,
+      // --sessions opens up to 50,000 sessions of the one local account.
+      SVC_MAX_SESSIONS: '100000',
+      SVC_MAX_ACCOUNT_SESSIONS: '100000',
       ...env,
     },
   });
