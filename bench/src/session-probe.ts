@@ -17,8 +17,10 @@ import { gcAndMeasure, serveIpc } from './ipc.js';
 
 const [serverUrl = '', httpsUrl = '', caFile = '', token = '', addr = '', edgePort = '0'] = process.argv.slice(2);
 const held: Tunnel[] = [];
-/** Sessions dialling at once: enough to keep the edge busy, few enough not to look like a flood. */
-const DIAL_CONCURRENCY = 64;
+/** Sessions dialling at once per helper: enough to keep the edge busy, few enough not to time out dials. */
+const DIAL_CONCURRENCY = 32;
+/** Dials per session before the run fails: a dial that times out on a busy machine is tried again. */
+const START_ATTEMPTS = 8;
 const visitAgent = new http.Agent({ keepAlive: true, maxSockets: 16 });
 // The IPC channel is unref'd (serveIpc): this keeps the process up between commands until `exit`.
 const keepAlive = setInterval(() => undefined, 1 << 30);
@@ -47,7 +49,7 @@ serveIpc({
     const worker = async (): Promise<void> => {
       while (next < count) {
         next++;
-        held.push(await forward({ addr, token, serverUrl: tls ? httpsUrl : serverUrl, ca, inspect: false }));
+        held.push(await forward({ addr, token, serverUrl: tls ? httpsUrl : serverUrl, ca, inspect: false, startAttempts: START_ATTEMPTS }));
       }
     };
     await Promise.all(Array.from({ length: Math.min(DIAL_CONCURRENCY, count) }, worker));
