@@ -26,6 +26,7 @@ import { h2loadAvailable } from './h2-clients.js';
 import { floorComparison, floorMarkdown } from './w-floor.js';
 import { startCluster } from './cluster-system.js';
 import { clusterHop, clusterMarkdown } from './w-cluster.js';
+import { manySessions, sessionsMarkdown } from './w-sessions.js';
 
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 
@@ -197,6 +198,29 @@ function stream(options: BenchOptions, generator: LoadGenerator, command: string
   });
 }
 
+/** --sessions: quiet agent sessions, each transport against its own fresh edge. */
+async function sessions(options: BenchOptions, generator: LoadGenerator, command: string, count: number): Promise<void> {
+  const machine = machineInfo(generator);
+  log(`svcRouter benchmark, ${count} quiet sessions, ${options.mode} sizes`);
+  const result = await manySessions(count, options.sizes.sessionsWindowS, log, options.cpuProfDir);
+  process.stdout.write(`${sessionsMarkdown(result, command)}\n`);
+  for (const phase of result.phases) {
+    if (phase.idleProfile)
+      process.stdout.write(
+        `\n${profileMarkdown(`svc-server (edge), ${phase.transport} sessions idle`, phase.idleProfile, summarizeProfile(phase.idleProfile))}\n`,
+      );
+  }
+  await writeJson(options.jsonPath, {
+    schema: 1,
+    date: new Date().toISOString(),
+    mode: options.mode,
+    command,
+    machine,
+    sizes: options.sizes,
+    sessions: result,
+  });
+}
+
 async function writeJson(jsonPath: string, json: unknown): Promise<void> {
   await mkdir(path.dirname(jsonPath), { recursive: true });
   await writeFile(jsonPath, `${JSON.stringify(json, null, 2)}\n`);
@@ -208,6 +232,7 @@ async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
   const generator = pickLoadGenerator(options.loadgen);
   const command = `node ${[...process.execArgv, path.relative(process.cwd(), process.argv[1] ?? ''), ...process.argv.slice(2)].join(' ')}`;
+  if (options.sessions !== undefined) return sessions(options, generator, command, options.sessions);
   if (options.cpuProfDir) return profile(options, generator, options.cpuProfDir);
   if (options.floor) return floor(options, generator, command);
   if (options.cluster) return cluster(options, generator, command);

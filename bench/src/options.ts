@@ -26,6 +26,9 @@ export interface Sizes {
   /** Idle tunnels bound from one SDK process, and sequential binds timed for bind latency. */
   tunnels: number;
   bindSamples: number;
+  /** --sessions: quiet agent sessions by default, and seconds of each measured window (idle, then one request a minute each). */
+  sessions: number;
+  sessionsWindowS: number;
 }
 
 export type Mode = 'default' | 'quick' | 'smoke';
@@ -47,6 +50,8 @@ export const PRESETS: Record<Mode, Sizes> = {
     wsRounds: 3,
     tunnels: 1000,
     bindSamples: 20,
+    sessions: 10_000,
+    sessionsWindowS: 30,
   },
   quick: {
     w1Rounds: 1,
@@ -63,6 +68,8 @@ export const PRESETS: Record<Mode, Sizes> = {
     wsRounds: 1,
     tunnels: 1000,
     bindSamples: 10,
+    sessions: 10_000,
+    sessionsWindowS: 30,
   },
   smoke: {
     w1Rounds: 1,
@@ -79,6 +86,8 @@ export const PRESETS: Record<Mode, Sizes> = {
     wsRounds: 1,
     tunnels: 20,
     bindSamples: 3,
+    sessions: 40,
+    sessionsWindowS: 2,
   },
 };
 
@@ -101,7 +110,12 @@ export interface BenchOptions {
   cluster: boolean;
   /** Stream mode: this many pairs of the small GET without and with one live-stream subscriber; nothing else runs. */
   streamPairs: number | undefined;
+  /** Sessions mode: this many quiet agent sessions over TCP and over TLS; nothing else runs. */
+  sessions: number | undefined;
 }
+
+/** The most sessions --sessions opens (the edge's and the helpers' file descriptors bound it first). */
+const MAX_SESSIONS = 50_000;
 
 /** The most pairs --stream runs. */
 const MAX_STREAM_PAIRS = 1000;
@@ -113,7 +127,7 @@ const DEFAULT_FLOOR_BUSY_US = [4, 8];
 export const PROFILED_WORKLOADS = ['small-get', 'small-get-stream', 'download', 'upload'] as const;
 export type ProfiledWorkload = (typeof PROFILED_WORKLOADS)[number];
 
-export const USAGE = `Usage: node --expose-gc bench/dist/bench.js [--quick | --smoke] [--json <path>] [--loadgen wrk|node] [--cpu-prof <dir> [--cpu-prof-workload <name>]] [--floor [--floor-busy <list>]] [--cluster] [--stream <pairs>]
+export const USAGE = `Usage: node --expose-gc bench/dist/bench.js [--quick | --smoke] [--json <path>] [--loadgen wrk|node] [--cpu-prof <dir> [--cpu-prof-workload <name>]] [--floor [--floor-busy <list>]] [--cluster] [--stream <pairs>] [--sessions [<n>]]
   --quick           fewer and shorter runs (under a minute)
   --smoke           tiny sizes, a second or two per workload: checks every figure is produced
   --json <path>     results file (default bench/results/latest.json)
@@ -134,7 +148,13 @@ export const USAGE = `Usage: node --expose-gc bench/dist/bench.js [--quick | --s
                     names one (JSON default bench/results/cluster.json)
   --stream <pairs>  only the small GET without and with one live request-stream subscriber, in
                     <pairs> alternating pairs (even, 2 to ${MAX_STREAM_PAIRS}); prints each pair's ratio and
-                    their geometric mean with its 95% interval (JSON default bench/results/stream.json)`;
+                    their geometric mean with its 95% interval (JSON default bench/results/stream.json)
+  --sessions [<n>]  only quiet agent sessions: n of them (default 10,000; --smoke 40) from helper
+                    processes, over plain TCP and then TLS, each against a fresh edge: time to bind
+                    all, edge and agent memory and file descriptors per session, CPU per
+                    session-second while idle and with one request a minute per session
+                    (JSON default bench/results/sessions.json); with --cpu-prof <dir>, a CPU
+                    profile of the edge over each idle window, summarised`;
 
 /** A command line the benchmark cannot run: shown as its message and the usage, never a stack. */
 export class UsageError extends Error {}
@@ -150,6 +170,7 @@ export function parseOptions(argv: string[]): BenchOptions {
   let cpuProfDir: string | undefined;
   let cpuProfWorkload: string = 'small-get';
   let streamPairs: number | undefined;
+  let sessions: number | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const value = (): string => {
@@ -168,17 +189,28 @@ export function parseOptions(argv: string[]): BenchOptions {
     else if (arg === '--cluster') cluster = true;
     else if (arg === '--floor-busy') floorBusyUs = parseBusyList(value());
     else if (arg === '--stream') streamPairs = parseStreamPairs(value());
+    else if (arg === '--sessions') sessions = argv[i + 1] !== undefined && !argv[i + 1]!.startsWith('--') ? parseSessions(value()) : 0;
     else throw new UsageError(`unknown argument ${arg}\n${USAGE}`);
   }
   if (loadgen !== undefined && loadgen !== 'wrk' && loadgen !== 'node') throw new UsageError(`--loadgen must be wrk or node\n${USAGE}`);
   if (!(PROFILED_WORKLOADS as readonly string[]).includes(cpuProfWorkload)) {
     throw new UsageError(`--cpu-prof-workload must be one of ${PROFILED_WORKLOADS.join(', ')}\n${USAGE}`);
   }
-  if ([floor, cluster, cpuProfDir !== undefined, streamPairs !== undefined].filter(Boolean).length > 1) {
-    throw new UsageError(`--floor, --cluster, --stream and --cpu-prof are separate modes\n${USAGE}`);
+  // --sessions takes --cpu-prof as a profile of the edge's idle window.
+  const profiled = cpuProfDir !== undefined && sessions === undefined;
+  if ([floor, cluster, profiled, streamPairs !== undefined, sessions !== undefined].filter(Boolean).length > 1) {
+    throw new UsageError(`--floor, --cluster, --stream, --sessions and --cpu-prof are separate modes\n${USAGE}`);
   }
   if (!floor && floorBusyUs !== undefined) throw new UsageError(`--floor-busy needs --floor\n${USAGE}`);
-  const resultsName = floor ? 'floor' : cluster ? 'cluster' : streamPairs !== undefined ? 'stream' : 'latest';
+  const resultsName = floor
+    ? 'floor'
+    : cluster
+      ? 'cluster'
+      : streamPairs !== undefined
+        ? 'stream'
+        : sessions !== undefined
+          ? 'sessions'
+          : 'latest';
   jsonPath ??= path.join(REPO_ROOT, `bench/results/${resultsName}.json`);
   return {
     mode,
@@ -191,7 +223,18 @@ export function parseOptions(argv: string[]): BenchOptions {
     floorBusyUs: floorBusyUs ?? DEFAULT_FLOOR_BUSY_US,
     cluster,
     streamPairs,
+    // 0: --sessions without a number, the mode's own count.
+    sessions: sessions === 0 ? PRESETS[mode].sessions : sessions,
   };
+}
+
+/** The count of --sessions: a whole number from 1 to MAX_SESSIONS. */
+function parseSessions(text: string): number {
+  const sessions = Number(text);
+  if (!Number.isInteger(sessions) || sessions < 1 || sessions > MAX_SESSIONS) {
+    throw new UsageError(`--sessions takes a whole number from 1 to ${MAX_SESSIONS}\n${USAGE}`);
+  }
+  return sessions;
 }
 
 /** The pairs of --stream: an even whole number from 2 to MAX_STREAM_PAIRS (alternating pairs come in twos). */

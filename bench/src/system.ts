@@ -30,6 +30,8 @@ export interface BenchSystem {
   startAgent(subdomain: string, tls: boolean): Promise<Proc>;
   /** Memory of the edge process after a forced GC (through the preloaded probe). */
   edgeMemory(): Promise<MemorySample>;
+  /** Any other command of the edge's preloaded probe (edge-probe.ts). */
+  edgeProbe(cmd: string, args?: Record<string, unknown>): Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -69,6 +71,9 @@ export async function spawnServer(started: Proc[], spawn: ServerSpawn): Promise<
       SVC_HTTPS_PORT: '0',
       SVC_BIND_HOST: '127.0.0.1',
       SVC_PLANS: BENCH_PLANS,
+      // --sessions opens up to 50,000 sessions of the one local account.
+      SVC_MAX_SESSIONS: '100000',
+      SVC_MAX_ACCOUNT_SESSIONS: '100000',
       ...env,
     },
   });
@@ -132,6 +137,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<BenchSys
       devCaFile,
       startAgent: (subdomain, tls) => startAgent(subdomain, tls),
       edgeMemory: () => call('mem') as Promise<MemorySample>,
+      edgeProbe: call,
       async close() {
         // Agents first (SIGINT: a clean unbind, as Ctrl-C), then the server, then the origin.
         for (const proc of started) if (proc !== server && proc !== origin) await proc.stop('SIGINT');

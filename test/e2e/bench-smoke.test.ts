@@ -220,6 +220,33 @@ describe('the benchmark in --stream mode', () => {
   });
 });
 
+describe('the benchmark in --sessions mode', () => {
+  it('opens the sessions over TCP and over TLS and reports every figure of both, numeric', async () => {
+    const { stdout, json } = await runSmoke(['--sessions', '20']);
+    const { phases } = (json as unknown as { sessions: { phases: Array<Record<string, unknown>> } }).sessions;
+    assert.deepEqual(
+      phases.map((p) => p.transport),
+      ['tcp', 'tls'],
+    );
+    for (const phase of phases) {
+      assert.equal(phase.sessions, 20);
+      for (const key of ['bindAllS', 'edgeHeapBytes', 'edgeRssBytes', 'edgeFds', 'agentHeapBytes', 'agentRssBytes']) {
+        assert.ok(Number.isFinite(phase[key]), `${String(phase.transport)} ${key}: ${String(phase[key])}`);
+      }
+      for (const window of ['idle', 'active'] as const) {
+        const cpu = phase[window] as Record<string, number>;
+        for (const key of ['seconds', 'edgePercent', 'edgeUsPerSessionS', 'agentPercent', 'agentUsPerSessionS']) {
+          assert.ok(Number.isFinite(cpu[key]), `${String(phase.transport)} ${window} ${key}: ${cpu[key]}`);
+        }
+      }
+      const active = phase.active as { requests: number; ok: number };
+      assert.equal(active.ok, active.requests, 'every request through a quiet session was answered');
+    }
+    assert.match(stdout, /^\| tcp \| 20 \|/m);
+    assert.match(stdout, /^\| tls \| 20 \|/m);
+  });
+});
+
 interface StreamResult {
   pairRatios: number[];
   ratioMean: { mean: number; low: number; high: number };
@@ -277,6 +304,19 @@ describe('the benchmark options', () => {
     }
     assert.throws(() => parseOptions(['--stream']), /needs a value/);
     assert.throws(() => parseOptions(['--stream', '4', '--floor']), /separate modes/);
+  });
+
+  it('--sessions takes a count (default 10,000, 40 in --smoke) and its own results file', async () => {
+    const { parseOptions } = (await import(path.join(REPO_ROOT, 'bench/dist/options.js'))) as {
+      parseOptions(argv: string[]): { sessions: number | undefined; jsonPath: string };
+    };
+    assert.equal(parseOptions([]).sessions, undefined);
+    assert.equal(parseOptions(['--sessions']).sessions, 10_000);
+    assert.equal(parseOptions(['--smoke', '--sessions']).sessions, 40);
+    assert.equal(parseOptions(['--sessions', '300']).sessions, 300);
+    assert.match(parseOptions(['--sessions', '300']).jsonPath, /bench\/results\/sessions\.json$/);
+    for (const bad of ['0', '2.5', '50001']) assert.throws(() => parseOptions(['--sessions', bad]), /whole number from 1 to 50000/, bad);
+    assert.throws(() => parseOptions(['--sessions', '5', '--stream', '2']), /separate modes/);
   });
 
   it('--floor-busy lists the stand-in work of extra floor sides, 4 and 8 µs by default', async () => {

@@ -12,6 +12,8 @@ const HINTS: Partial<Record<ErrorCodeValue, string>> = {
     'set SVC_TOKEN to an agent token (svc_…) exactly as it was printed: from the first start of svc-server, `svc-server account create`, or POST /v1/keys',
   [ErrorCode.TUNNEL_LIMIT]:
     "stop one of this account's other tunnels (GET /v1/tunnels lists them, DELETE /v1/tunnels/<id> ends one), or move the account to a plan with more tunnels",
+  [ErrorCode.SESSION_LIMIT]:
+    "stop some of this account's other agents, or ask the operator of svc-server to raise SVC_MAX_SESSIONS or SVC_MAX_ACCOUNT_SESSIONS",
   [ErrorCode.BANDWIDTH_LIMIT]:
     "this month's transfer of the plan is used up (GET /v1/usage shows it); it resets on the first of the month, or move the account to a larger plan",
   [ErrorCode.NAME_TAKEN]: 'pick another name with --subdomain or SVC_SUBDOMAIN, or leave it out for a random one',

@@ -5,6 +5,8 @@
 export const ErrorCode = {
   TOKEN_INVALID: 'TOKEN_INVALID',
   TUNNEL_LIMIT: 'TUNNEL_LIMIT',
+  /** The edge node holds as many agent sessions as it takes, in all or for this account. */
+  SESSION_LIMIT: 'SESSION_LIMIT',
   BANDWIDTH_LIMIT: 'BANDWIDTH_LIMIT',
   TUNNEL_OFFLINE: 'TUNNEL_OFFLINE',
   UPSTREAM_UNREACHABLE: 'UPSTREAM_UNREACHABLE',
@@ -32,6 +34,7 @@ export function isErrorCode(value: string): value is ErrorCodeValue {
 export const Messages = {
   TOKEN_INVALID: 'invalid or missing svcRouter token',
   TUNNEL_LIMIT: 'Tunnel limit reached',
+  SESSION_LIMIT: 'Session limit reached',
   BANDWIDTH_LIMIT: 'Bandwidth limit reached',
   TUNNEL_OFFLINE: 'This tunnel is offline',
 } as const;
@@ -57,6 +60,12 @@ export const BindMessages = {
     `${hostname} is already served by this agent through this edge node; give SVC_SERVER URLs of different nodes`,
   sessionClosed: 'the agent disconnected during the bind',
   noFreeName: 'could not find a free random name; try again',
+} as const;
+
+/** The sentences of a session the edge refused for its limits (SVC_MAX_SESSIONS, SVC_MAX_ACCOUNT_SESSIONS). */
+export const SessionLimitMessages = {
+  node: (max: number) => `${Messages.SESSION_LIMIT}: this edge node holds ${max} agent sessions, the most it takes`,
+  account: (max: number) => `${Messages.SESSION_LIMIT}: this account already holds ${max} agent sessions on this edge node`,
 } as const;
 
 /** An expected failure with a stable code and a sentence for humans. */

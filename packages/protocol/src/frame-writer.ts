@@ -2,8 +2,16 @@ import { FRAME_HEADER_BYTES } from './frame.js';
 
 /** Payloads up to this size are copied next to their header: one write for many frames. */
 export const COALESCE_BELOW = 4096;
-/** Size of each buffer small frames are encoded into; a full one is handed to the socket and replaced. */
+/** Largest buffer small frames are encoded into; a full one is handed to the socket and replaced. */
 const SLAB_BYTES = 64 * 1024;
+/**
+ * Smallest such buffer, and the first one a session gets. A quiet session (a heartbeat answer
+ * now and then) never needs more, and the edge holds thousands of them: a 64 KiB slab each was
+ * most of an idle session's memory. A slab that fills quickly is followed by one twice its size.
+ */
+const FIRST_SLAB_BYTES = 1024;
+/** A slab filled within this long is taken as traffic, and the next one grows. */
+const BUSY_SLAB_MS = 1000;
 
 /**
  * Encodes a session's outgoing frames for its socket. Small frames (heads, credit, short
@@ -17,7 +25,9 @@ const SLAB_BYTES = 64 * 1024;
  * Bytes handed to the socket are never touched again: later frames go after them in the slab.
  */
 export class FrameWriter {
-  private slab = Buffer.allocUnsafe(SLAB_BYTES);
+  private slab = Buffer.allocUnsafe(FIRST_SLAB_BYTES);
+  /** When the current slab was allocated (performance.now()). */
+  private slabSince = performance.now();
   /** First byte of the slab not yet handed to the socket. */
   private start = 0;
   /** Next free byte of the slab. */
@@ -65,7 +75,10 @@ export class FrameWriter {
   private reserve(bytes: number): number {
     if (this.end + bytes > this.slab.length) {
       this.flush();
-      this.slab = Buffer.allocUnsafe(Math.max(SLAB_BYTES, bytes));
+      const now = performance.now();
+      const size = now - this.slabSince < BUSY_SLAB_MS ? Math.min(SLAB_BYTES, this.slab.length * 2) : FIRST_SLAB_BYTES;
+      this.slab = Buffer.allocUnsafe(Math.max(size, bytes));
+      this.slabSince = now;
       this.start = this.end = 0;
     }
     const at = this.end;

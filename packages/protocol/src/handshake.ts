@@ -4,12 +4,32 @@ export const SESSION_PATH = '/_svc/session';
 export const SESSION_UPGRADE = 'svc-mux/1';
 /** Request header carrying the agent's version (for GET /v1/tunnels and compatibility). */
 export const AGENT_VERSION_HEADER = 'x-svc-agent-version';
+/** Response header on an upgrade the edge refused for a reason the agent should name: an ErrorCode. */
+export const ERROR_CODE_HEADER = 'x-svc-error';
 /** Response header the edge puts on the 101, naming its protocol revision. */
 export const PROTOCOL_HEADER = 'x-svc-protocol';
-/** Default heartbeat interval; the session ends after three silent intervals. */
-export const HEARTBEAT_INTERVAL_MS = 2000;
-/** Heartbeat silences tolerated before a session is declared dead. */
+/**
+ * Default heartbeat interval. The agent sends a PING each interval and the edge only answers
+ * (a quiet session costs the edge one read and one write per interval); cloudflared's 5 s and
+ * ngrok's 10 s are the neighbours. The agent ends a session after HEARTBEAT_MISSES silent
+ * intervals, the edge after EDGE_SILENT_INTERVALS.
+ */
+export const HEARTBEAT_INTERVAL_MS = 5000;
+/** Heartbeat silences the agent tolerates before it declares the edge gone. */
 export const HEARTBEAT_MISSES = 3;
+/** Intervals without a byte from the agent after which the edge ends its session. */
+export const EDGE_SILENT_INTERVALS = 2;
+/** Request header on the agent's upgrade: the heartbeat interval (ms) it asks for. */
+export const HEARTBEAT_HEADER = 'x-svc-heartbeat-ms';
+/** Heartbeat intervals an agent may ask for, ms; outside them the edge's own applies. */
+export const MIN_ASKED_HEARTBEAT_MS = 1000;
+export const MAX_ASKED_HEARTBEAT_MS = 60_000;
+
+/** The interval a session runs at: what the agent asked for when within bounds, else the edge's. */
+export function agreeHeartbeat(asked: string | string[] | undefined, edgeMs: number): number {
+  const value = typeof asked === 'string' && /^\d{1,6}$/.test(asked) ? Number(asked) : Number.NaN;
+  return value >= MIN_ASKED_HEARTBEAT_MS && value <= MAX_ASKED_HEARTBEAT_MS ? value : edgeMs;
+}
 /**
  * Header both sides put on the handshake (the agent on its upgrade request, the edge on its 101):
  * the optional frames it understands, comma-separated `Feature` values. A side sends such a frame

@@ -18,6 +18,7 @@ import { MuxStream } from './mux-stream.js';
 import type { StreamTransport } from './stream-transport.js';
 import { MAX_STREAM_WINDOW, SESSION_WINDOW_GROWTH_BUDGET, WindowTuner } from './mux-window.js';
 import { IdTable } from './id-table.js';
+import { unwatchLiveness, watchLiveness, type LivenessWatched } from './liveness.js';
 import { ResetCode } from './messages.js';
 
 /**
@@ -111,7 +112,7 @@ export interface MuxOptions {
  * must never cost the others on the session. A ProtocolError, or an exception thrown by the
  * control handler, ends the session.
  */
-export class Mux extends EventEmitter implements StreamTransport {
+export class Mux extends EventEmitter implements StreamTransport, LivenessWatched {
   /** Not a Map: see id-table.ts for what a Map's churn does to the GC. */
   private readonly streams = new IdTable<CallbackStream>();
   private readonly decoder: FrameDecoder;
@@ -226,6 +227,7 @@ export class Mux extends EventEmitter implements StreamTransport {
   startHeartbeat(intervalMs: number, timeoutMs: number): void {
     if (this.closed) return;
     if (this.heartbeat) clearInterval(this.heartbeat);
+    unwatchLiveness(this);
     let silentMs = 0;
     this.sendPing();
     this.heartbeat = setInterval(() => {
@@ -238,6 +240,33 @@ export class Mux extends EventEmitter implements StreamTransport {
       this.sendPing();
     }, intervalMs);
     this.heartbeat.unref();
+  }
+
+  /**
+   * Ends the session when nothing at all was heard from the peer for `timeoutMs`, sending no
+   * PING of its own but one now (for the round trip that window growth weighs): for the side
+   * that answers the peer's heartbeat rather than keeping one. No timer of its own either: one
+   * sweep per process checks every such session (liveness.ts), so a quiet session costs only
+   * the answers to its peer's pings.
+   */
+  watchPeer(timeoutMs: number): void {
+    if (this.closed) return;
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = undefined;
+    this.sendPing();
+    watchLiveness(this, timeoutMs);
+  }
+
+  /** @internal For the liveness sweep: whether the peer spoke since the last call. */
+  takeHeard(): boolean {
+    const heard = this.heardFromPeer;
+    this.heardFromPeer = false;
+    return heard;
+  }
+
+  /** @internal For the liveness sweep: the peer was silent too long. */
+  onSilent(silentMs: number): void {
+    this.destroy(new ProtocolError(`no heartbeat from peer for ${silentMs} ms`));
   }
 
   /**
@@ -271,6 +300,7 @@ export class Mux extends EventEmitter implements StreamTransport {
     if (this.closed) return;
     this.closed = true;
     if (this.heartbeat) clearInterval(this.heartbeat);
+    unwatchLiveness(this);
     const streams = this.streams.snapshot();
     this.streams.clear();
     for (const stream of streams) stream.onReset('SESSION_CLOSED');

@@ -138,7 +138,8 @@ export class AgentSession extends EventEmitter {
     this.goawayReason = undefined;
     this.leavingReason = undefined;
     mux.on('goaway', (reason: string) => (this.goawayReason = reason || undefined));
-    mux.startHeartbeat(HEARTBEAT_INTERVAL_MS, HEARTBEAT_INTERVAL_MS * HEARTBEAT_MISSES);
+    const interval = this.dial.heartbeatMs ?? HEARTBEAT_INTERVAL_MS;
+    mux.startHeartbeat(interval, interval * HEARTBEAT_MISSES);
     mux.once('close', (error?: Error) => this.onDisconnect(mux, error));
   }
 

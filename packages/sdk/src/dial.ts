@@ -4,8 +4,10 @@ import type { Socket } from 'node:net';
 import {
   AGENT_VERSION_HEADER,
   ALL_FEATURES,
+  ERROR_CODE_HEADER,
   ErrorCode,
   FEATURES_HEADER,
+  HEARTBEAT_HEADER,
   parseFeatures,
   Messages,
   SESSION_PATH,
@@ -26,6 +28,8 @@ export interface DialOptions {
   timeoutMs?: number;
   /** Optional protocol features to announce (`Feature` values); default: all this agent speaks. */
   features?: readonly string[];
+  /** Heartbeat interval to ask the edge for, ms (1,000 to 60,000); default: the edge's. */
+  heartbeatMs?: number;
 }
 
 /**
@@ -57,6 +61,7 @@ export function dialEdge(options: DialOptions): Promise<EdgeConnection> {
         authorization: `Bearer ${options.token}`,
         [AGENT_VERSION_HEADER]: SVC_VERSION,
         [FEATURES_HEADER]: (options.features ?? ALL_FEATURES).join(','),
+        ...(options.heartbeatMs === undefined ? {} : { [HEARTBEAT_HEADER]: String(options.heartbeatMs) }),
       },
       ca: options.ca,
       agent: false,
@@ -71,10 +76,13 @@ export function dialEdge(options: DialOptions): Promise<EdgeConnection> {
       resolve({ socket: socket as Socket, features: parseFeatures(response.headers[FEATURES_HEADER]) });
     });
     request.on('response', (response) => {
-      response.resume();
       if (response.statusCode === 401) {
+        response.resume();
         reject(new SvcError(ErrorCode.TOKEN_INVALID, Messages.TOKEN_INVALID));
+      } else if (response.headers[ERROR_CODE_HEADER] === ErrorCode.SESSION_LIMIT) {
+        readRefusal(response).then((message) => reject(new SvcError(ErrorCode.SESSION_LIMIT, message ?? Messages.SESSION_LIMIT)), reject);
       } else {
+        response.resume();
         reject(unreachable(options.serverUrl, `HTTP ${response.statusCode}, not a svcRouter edge session`));
       }
     });
@@ -84,6 +92,24 @@ export function dialEdge(options: DialOptions): Promise<EdgeConnection> {
     });
     request.end();
   });
+}
+
+/** Most bytes of a refusal's JSON body read for its message. */
+const MAX_REFUSAL_BYTES = 4096;
+
+/** The `message` of a refused upgrade's JSON body, if it has one that fits. */
+async function readRefusal(response: http.IncomingMessage): Promise<string | undefined> {
+  let text = '';
+  for await (const chunk of response) {
+    text += String(chunk);
+    if (text.length > MAX_REFUSAL_BYTES) return undefined;
+  }
+  try {
+    const message = (JSON.parse(text) as { message?: unknown }).message;
+    return typeof message === 'string' && message.startsWith(Messages.SESSION_LIMIT) ? message : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The edge could not be reached; `detail` is the socket's code (ECONNREFUSED…) or what went wrong. */

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import { ErrorCode, Messages, SvcError } from '@svcrouter/protocol';
+import { ErrorCode, MAX_ASKED_HEARTBEAT_MS, Messages, MIN_ASKED_HEARTBEAT_MS, SvcError } from '@svcrouter/protocol';
 import { AgentSession } from './agent-session.js';
 import type { BindRequest } from './session-tunnel.js';
 import { reconnectDelay } from './backoff.js';
@@ -58,6 +58,12 @@ export interface ForwardOptions {
    * (default START_ATTEMPTS), spaced by the reconnect backoff. A bad token fails at once.
    */
   startAttempts?: number;
+  /**
+   * Heartbeat interval to ask the edge for, ms, 1,000 to 60,000 (default: the edge's, 5 s on
+   * its defaults). The agent pings each interval; the edge ends a session silent for two.
+   * Shorter notices a dead connection sooner, longer costs a quiet session less.
+   */
+  heartbeatMs?: number;
 }
 
 /** Dials at start before forward() rejects with EDGE_UNREACHABLE, spaced by the reconnect backoff. */
@@ -119,7 +125,9 @@ interface OpenEdge {
 }
 
 /** Parses the edge URLs and opens the first connection, trying the URLs in turn. */
-async function openEdge(options: Pick<ForwardOptions, 'token' | 'serverUrl' | 'ca' | 'reconnect' | 'startAttempts'>): Promise<OpenEdge> {
+async function openEdge(
+  options: Pick<ForwardOptions, 'token' | 'serverUrl' | 'ca' | 'reconnect' | 'startAttempts' | 'heartbeatMs'>,
+): Promise<OpenEdge> {
   const dial = dialOptions(options);
   const servers = parseServerUrls(dial.serverUrl);
   const reconnect = options.reconnect ?? true;
@@ -188,10 +196,21 @@ function inspectorFor(option: ForwardOptions['inspect']): Inspector | undefined 
 }
 
 /** Where to dial, with the SVC_* defaults; no token at all is refused before dialling. */
-function dialOptions(options: Pick<ForwardOptions, 'token' | 'serverUrl' | 'ca'>): DialOptions {
+function dialOptions(options: Pick<ForwardOptions, 'token' | 'serverUrl' | 'ca' | 'heartbeatMs'>): DialOptions {
   const token = options.token ?? envDefault('SVC_TOKEN');
   if (!token) throw new SvcError(ErrorCode.TOKEN_INVALID, Messages.TOKEN_INVALID);
-  return { serverUrl: options.serverUrl ?? envDefault('SVC_SERVER') ?? DEFAULT_SERVER_URL, token, ca: options.ca };
+  const { heartbeatMs } = options;
+  if (
+    heartbeatMs !== undefined &&
+    !(Number.isInteger(heartbeatMs) && heartbeatMs >= MIN_ASKED_HEARTBEAT_MS && heartbeatMs <= MAX_ASKED_HEARTBEAT_MS)
+  ) {
+    throw new RangeError(
+      `heartbeatMs must be a whole number of ms from ${MIN_ASKED_HEARTBEAT_MS} to ${MAX_ASKED_HEARTBEAT_MS}, got ${heartbeatMs}`,
+    );
+  }
+  const dial: DialOptions = { serverUrl: options.serverUrl ?? envDefault('SVC_SERVER') ?? DEFAULT_SERVER_URL, token, ca: options.ca };
+  if (heartbeatMs !== undefined) dial.heartbeatMs = heartbeatMs;
+  return dial;
 }
 
 async function bindOn(

@@ -27,7 +27,9 @@ describe('loadConfig defaults', () => {
         pro: { tunnels: 1000, domains: 25, bandwidthBytes: 1099511627776, webhooks: 20 },
       },
       publicHttpsPort: undefined,
-      heartbeatMs: 2000,
+      heartbeatMs: 5000,
+      maxSessions: 20_000,
+      maxAccountSessions: 1000,
       logLevel: 'info',
       nodeId: hostname(),
       inspectorRetentionDays: 3,
@@ -74,6 +76,8 @@ describe('loadConfig values', () => {
         SVC_DNS_SERVERS: '127.0.0.1:5353, [::1]:5353,9.9.9.9',
         SVC_PUBLIC_HTTPS_PORT: '443',
         SVC_HEARTBEAT_MS: '50',
+        SVC_MAX_SESSIONS: '5000',
+        SVC_MAX_ACCOUNT_SESSIONS: '20',
         SVC_LOG_LEVEL: 'debug',
         SVC_NODE_ID: 'edge-1',
         SVC_INSPECTOR_RETENTION_DAYS: '7',
@@ -96,6 +100,8 @@ describe('loadConfig values', () => {
     assert.deepEqual(c.dnsServers, ['127.0.0.1:5353', '[::1]:5353', '9.9.9.9']);
     assert.equal(c.publicHttpsPort, 443);
     assert.equal(c.heartbeatMs, 50);
+    assert.equal(c.maxSessions, 5000);
+    assert.equal(c.maxAccountSessions, 20);
     assert.equal(c.logLevel, 'debug');
     assert.equal(c.nodeId, 'edge-1');
     assert.equal(c.inspectorRetentionDays, 7);
@@ -163,6 +169,8 @@ describe('loadConfig errors name the variable', () => {
     [{ SVC_PLANS: '[1]' }, 'invalid SVC_PLANS: expected JSON such as {"free":{"tunnels":3}}'],
     [{ SVC_PLANS: '{"free":5}' }, 'invalid SVC_PLANS: expected JSON such as {"free":{"tunnels":3}} (bad value at free)'],
     [{ SVC_HEARTBEAT_MS: '5' }, 'invalid SVC_HEARTBEAT_MS: expected an integer 10-600000'],
+    [{ SVC_MAX_SESSIONS: '0' }, 'invalid SVC_MAX_SESSIONS: expected an integer 1-1000000'],
+    [{ SVC_MAX_ACCOUNT_SESSIONS: 'many' }, 'invalid SVC_MAX_ACCOUNT_SESSIONS: expected an integer 1-1000000'],
     [{ SVC_LOG_LEVEL: 'verbose' }, 'invalid SVC_LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent'],
     [{ SVC_NODE_ID: 'edge 1' }, 'invalid SVC_NODE_ID: expected 1-100 characters'],
     [{ SVC_INSPECTOR_RETENTION_DAYS: '0' }, 'invalid SVC_INSPECTOR_RETENTION_DAYS: expected an integer 1-3650'],

@@ -56,8 +56,12 @@ export interface ServerConfig {
    * set 443 behind a port-forwarding proxy so URLs carry no port.
    */
   readonly publicHttpsPort: number | undefined;
-  /** SVC_HEARTBEAT_MS. Default 2000: interval of edge-agent heartbeats. */
+  /** SVC_HEARTBEAT_MS. Default 5000: agent heartbeat interval the edge offers (an agent may ask for 1-60 s); the edge ends a session silent for two. */
   readonly heartbeatMs: number;
+  /** SVC_MAX_SESSIONS. Default 20000: agent sessions this node accepts; more get 503 `Session limit reached`. */
+  readonly maxSessions: number;
+  /** SVC_MAX_ACCOUNT_SESSIONS. Default 1000: agent sessions one account may hold on this node; more get 429. */
+  readonly maxAccountSessions: number;
   /** SVC_LOG_LEVEL. Default `info`; one of fatal, error, warn, info, debug, trace, silent. */
   readonly logLevel: LogLevel;
   /** SVC_NODE_ID. Default the OS hostname. Names this edge node in the shared tunnel table; unique per node. */
@@ -147,7 +151,9 @@ export const DEFAULTS = Object.freeze({
   dataDir: './svc-data',
   acmeDirectory: 'https://acme-v02.api.letsencrypt.org/directory',
   dnsServers: Object.freeze(['1.1.1.1', '8.8.8.8']),
-  heartbeatMs: 2000,
+  heartbeatMs: 5000,
+  maxSessions: 20_000,
+  maxAccountSessions: 1000,
   logLevel: 'info' as LogLevel,
   inspectorRetentionDays: 3,
   inspectorMaxPerAccount: 100_000,
@@ -316,6 +322,8 @@ const ENV_SCHEMA = z.object({
   SVC_PLANS: envVar(DEFAULT_PLANS, plans),
   SVC_PUBLIC_HTTPS_PORT: envVar<number | undefined>(undefined, integer(1, 65535)),
   SVC_HEARTBEAT_MS: envVar(DEFAULTS.heartbeatMs, integer(MIN_HEARTBEAT_MS, MAX_HEARTBEAT_MS)),
+  SVC_MAX_SESSIONS: envVar(DEFAULTS.maxSessions, integer(1, 1_000_000)),
+  SVC_MAX_ACCOUNT_SESSIONS: envVar(DEFAULTS.maxAccountSessions, integer(1, 1_000_000)),
   SVC_LOG_LEVEL: envVar(DEFAULTS.logLevel, oneOf(LOG_LEVELS)),
   SVC_NODE_ID: envVar<string | undefined>(undefined, matching(NODE_ID_RE, '1-100 characters of A-Z a-z 0-9 . _ -')),
   SVC_INSPECTOR_RETENTION_DAYS: envVar(DEFAULTS.inspectorRetentionDays, integer(1, 3650)),
@@ -377,6 +385,8 @@ export function loadConfig(env: Record<string, string | undefined>, cwd: string 
     plans: e.SVC_PLANS,
     publicHttpsPort: e.SVC_PUBLIC_HTTPS_PORT,
     heartbeatMs: e.SVC_HEARTBEAT_MS,
+    maxSessions: e.SVC_MAX_SESSIONS,
+    maxAccountSessions: e.SVC_MAX_ACCOUNT_SESSIONS,
     logLevel: e.SVC_LOG_LEVEL,
     nodeId: e.SVC_NODE_ID ?? osHostname(),
     inspectorRetentionDays: e.SVC_INSPECTOR_RETENTION_DAYS,

@@ -120,6 +120,16 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
       for (const session of edge.sessions) open += session.mux.streamCount;
       return open;
     },
+    idleSessions: () => {
+      let idle = 0;
+      for (const session of edge.sessions) if (session.mux.streamCount === 0) idle++;
+      return idle;
+    },
+    sessionLimits: () => ({
+      refusedNode: edge.sessionLimits.refused.node,
+      refusedAccount: edge.sessionLimits.refused.account,
+      maxSessions: config.maxSessions,
+    }),
     ...(config.cluster ? { cluster: () => cluster?.stats() ?? { forwardedOut: 0, forwardedIn: 0, peerLinks: 0, leaseRenewals: 0 } } : {}),
   });
   // Runs on the request path for every exchange on a tunnel hostname: only in-memory work.
@@ -178,6 +188,7 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
     store,
     authenticate: authenticateAgent,
     heartbeatMs: config.heartbeatMs,
+    sessionLimits: { perNode: config.maxSessions, perAccount: config.maxAccountSessions },
     nameGraceMs: config.nameGraceMs,
     holdMs: config.holdMs,
     log,

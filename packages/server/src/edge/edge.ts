@@ -29,6 +29,7 @@ import {
 } from './request-target.js';
 import { acceptSession, clientIp, isSessionUpgrade, type Authenticate } from './session-acceptor.js';
 import { UpgradeVisitor } from './upgrade.js';
+import { SessionLimits, type SessionLimitsConfig } from './session-limits.js';
 
 type VisitorRequest = IncomingMessage | Http2ServerRequest;
 type VisitorResponse = ServerResponse | Http2ServerResponse;
@@ -40,6 +41,8 @@ export interface EdgeDeps extends Omit<BinderDeps, 'router'> {
   store: Store;
   authenticate: Authenticate;
   heartbeatMs: number;
+  /** Most agent sessions on this node, in all and per account; absent: no limit. */
+  sessionLimits?: SessionLimitsConfig;
   log: Logger;
   /** Requests whose Host is the apex (shared domain itself, or an IP address). */
   apex: ApexHandler;
@@ -69,12 +72,14 @@ export interface EdgeDeps extends Omit<BinderDeps, 'router'> {
 export class Edge implements LeanHandler {
   readonly router = new Router();
   readonly sessions = new Set<EdgeSession>();
+  readonly sessionLimits: SessionLimits;
   private readonly binder: Binder;
   private readonly holds: Holds;
   private readonly exchanges: ExchangeDeps;
 
   constructor(private readonly deps: EdgeDeps) {
     this.binder = new Binder({ ...deps, router: this.router });
+    this.sessionLimits = new SessionLimits(deps.sessionLimits ?? { perNode: Infinity, perAccount: Infinity });
     this.holds = new Holds({
       holdMs: deps.holdMs ?? 0,
       onError: (error) => deps.log.error({ err: error }, 'a held request failed to start'),
@@ -198,6 +203,7 @@ export class Edge implements LeanHandler {
             bound: (binding) => this.deliverHeld(binding),
           },
           heartbeatMs: this.deps.heartbeatMs,
+          limits: this.sessionLimits,
           log: this.deps.log,
           onOpen: (session) => this.sessions.add(session),
           onClose: (session) => this.sessions.delete(session),

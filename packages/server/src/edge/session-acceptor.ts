@@ -5,10 +5,15 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import {
   AGENT_VERSION_HEADER,
+  ERROR_CODE_HEADER,
+  ErrorCode,
+  agreeHeartbeat,
+  EDGE_SILENT_INTERVALS,
   FEATURES_HEADER,
-  HEARTBEAT_MISSES,
+  HEARTBEAT_HEADER,
   Mux,
   PROTOCOL_HEADER,
+  SessionLimitMessages,
   FEATURE_TRAILERS,
   LOCAL_FEATURES,
   parseFeatures,
@@ -18,6 +23,7 @@ import {
 } from '@svcrouter/protocol';
 import type { Authenticate } from '../auth/index.js';
 import { EdgeSession, type SessionHandlers } from './edge-session.js';
+import type { SessionLimits } from './session-limits.js';
 
 export type { Authenticate };
 
@@ -25,6 +31,8 @@ export interface SessionAcceptorDeps {
   authenticate: Authenticate;
   handlers: SessionHandlers;
   heartbeatMs: number;
+  /** Sessions this node takes, in all and per account. */
+  limits: SessionLimits;
   log: Logger;
   /** Called for every session that becomes live, and again when it ends. */
   onOpen(session: EdgeSession): void;
@@ -60,6 +68,20 @@ export async function acceptSession(req: IncomingMessage, socket: Duplex, head: 
     return;
   }
   if (socket.destroyed) return;
+  const accountId = identity.account.id;
+  const refusal = deps.limits.admit(accountId);
+  if (refusal) {
+    const { perNode, perAccount } = deps.limits.config;
+    const message = refusal === 'node' ? SessionLimitMessages.node(perNode) : SessionLimitMessages.account(perAccount);
+    deps.log.warn({ accountId, limit: refusal }, 'agent session refused: session limit');
+    // 503 for the node (another node, or later, may take it), 429 for the account's own count.
+    const body = JSON.stringify({ error: 'session_limit', message });
+    const status = refusal === 'node' ? '503 Service Unavailable' : '429 Too Many Requests';
+    socket.end(
+      `HTTP/1.1 ${status}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${ERROR_CODE_HEADER}: ${ErrorCode.SESSION_LIMIT}\r\nretry-after: 30\r\nconnection: close\r\n\r\n${body}`,
+    );
+    return;
+  }
   const tcp = socket as Socket;
   tcp.setNoDelay?.(true);
   tcp.setKeepAlive?.(true, 10_000);
@@ -83,13 +105,17 @@ export async function acceptSession(req: IncomingMessage, socket: Duplex, head: 
   session.agentFeatures = agentFeatures;
   const live = session;
   mux.once('close', (error?: Error) => {
+    deps.limits.release(accountId);
     live.onClosed();
     deps.onClose(live);
     log.info({ reason: error?.message }, 'agent session closed');
   });
-  mux.startHeartbeat(deps.heartbeatMs, deps.heartbeatMs * HEARTBEAT_MISSES);
+  // The agent keeps the heartbeat; the edge answers it and checks for silence in one sweep
+  // for all sessions, so a quiet session costs no timer and no PING of the edge's own.
+  const heartbeatMs = agreeHeartbeat(req.headers[HEARTBEAT_HEADER], deps.heartbeatMs);
+  mux.watchPeer(heartbeatMs * EDGE_SILENT_INTERVALS);
   deps.onOpen(live);
-  live.send({ type: 'hello', sessionId, serverVersion: SVC_VERSION, heartbeatMs: deps.heartbeatMs });
+  live.send({ type: 'hello', sessionId, serverVersion: SVC_VERSION, heartbeatMs });
   log.info({ agentVersion: version, ip }, 'agent session opened');
 }
 

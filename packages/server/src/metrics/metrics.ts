@@ -11,6 +11,10 @@ export interface MetricsSources {
   usageFlushLagMs(): number;
   /** Streams (visitor requests, WebSockets) open on this node's agent sessions; absent: not exported. */
   openStreams?(): number;
+  /** Agent sessions with no stream open; absent: not exported. */
+  idleSessions?(): number;
+  /** Sessions refused for the node's limits since start, and the node's limit; absent: not exported. */
+  sessionLimits?(): { refusedNode: number; refusedAccount: number; maxSessions: number };
   /** This node's part in a cluster of edge nodes; absent on a single node (the families are not exported). */
   cluster?(): ClusterStats;
 }
@@ -53,6 +57,10 @@ const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const;
  *   svc_inspector_stream_subscribers
  * - svc_usage_flush_lag_seconds: time since the last successful usage flush
  * - svc_streams_open (gauge): streams open on agent sessions; back to 0 when idle, else a leak
+ * - svc_agent_sessions_idle (gauge), svc_agent_sessions_max (gauge),
+ *   svc_agent_sessions_refused_total{limit="node"|"account"}
+ * - process_cpu_seconds_total, process_resident_memory_bytes: with the session gauges, what a
+ *   quiet session costs this node (docs/performance.md, "How many agents per node")
  * - with several nodes: svc_cluster_forwarded_requests_total{direction="out"|"in"},
  *   svc_cluster_peer_links (gauge), svc_cluster_lease_renewals_total
  */
@@ -88,6 +96,30 @@ export function createMetrics(sources: MetricsSources): Metrics {
   if (sources.openStreams) {
     registry.collect('svc_streams_open', 'Streams open on the agent sessions of this node.', 'gauge', () => sources.openStreams?.() ?? 0);
   }
+  if (sources.idleSessions) {
+    registry.collect('svc_agent_sessions_idle', 'Agent sessions with no stream open.', 'gauge', () => sources.idleSessions?.() ?? 0);
+  }
+  const limits = sources.sessionLimits;
+  if (limits) {
+    registry.collect(
+      'svc_agent_sessions_max',
+      'Most agent sessions this node accepts (SVC_MAX_SESSIONS).',
+      'gauge',
+      () => limits().maxSessions,
+    );
+    registry.collect('svc_agent_sessions_refused_total', 'Agent sessions refused for a session limit, by limit.', 'counter', () => {
+      const stats = limits();
+      return [
+        { labels: { limit: 'node' }, value: stats.refusedNode },
+        { labels: { limit: 'account' }, value: stats.refusedAccount },
+      ];
+    });
+  }
+  registry.collect('process_cpu_seconds_total', 'User and system CPU time of this process, seconds.', 'counter', () => {
+    const usage = process.cpuUsage();
+    return (usage.user + usage.system) / 1e6;
+  });
+  registry.collect('process_resident_memory_bytes', 'Resident memory of this process, bytes.', 'gauge', () => process.memoryUsage.rss());
   const cluster = sources.cluster;
   if (cluster) {
     registry.collect(

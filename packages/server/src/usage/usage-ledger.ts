@@ -14,6 +14,12 @@ export interface AccountMeter {
   bytes: number;
   requests: number;
   peakTunnels: number;
+  /**
+   * The highest peak of the current day already taken into a batch. The store keeps the day's
+   * maximum, so a peak no higher is not sent again: an account whose tunnels sit idle costs no
+   * store write per flush.
+   */
+  dayPeakTaken: number;
   /** Used since the last refresh. */
   touched: boolean;
 }
@@ -47,7 +53,16 @@ export class UsageLedger {
 
   /** A fresh entry: counted from now on, limit unknown. */
   create(accountId: string): AccountMeter {
-    const acc: AccountMeter = { limit: Infinity, stored: 0, unflushed: 0, bytes: 0, requests: 0, peakTunnels: 0, touched: false };
+    const acc: AccountMeter = {
+      limit: Infinity,
+      stored: 0,
+      unflushed: 0,
+      bytes: 0,
+      requests: 0,
+      peakTunnels: 0,
+      dayPeakTaken: 0,
+      touched: false,
+    };
     this.accounts.set(accountId, acc);
     return acc;
   }
@@ -62,7 +77,10 @@ export class UsageLedger {
     this.dayEndsAt = utcDayEnd(at);
     const day = utcDay(at);
     if (day === this.day) return false;
-    for (const [accountId, acc] of this.accounts) this.take(accountId, acc, this.sealed);
+    for (const [accountId, acc] of this.accounts) {
+      this.take(accountId, acc, this.sealed);
+      acc.dayPeakTaken = 0;
+    }
     const month = day.slice(0, 7);
     const newMonth = month !== this.month;
     if (newMonth) {
@@ -97,8 +115,14 @@ export class UsageLedger {
     }
   }
 
+  /** Notes `count` live tunnels now; only a new high of the day is kept for the next batch. */
+  notePeak(acc: AccountMeter, count: number): void {
+    if (count > acc.peakTunnels && count > acc.dayPeakTaken) acc.peakTunnels = count;
+  }
+
   private take(accountId: string, acc: AccountMeter, into: UsageDelta[]): void {
     if (acc.bytes === 0 && acc.requests === 0 && acc.peakTunnels === 0) return;
+    if (acc.peakTunnels > acc.dayPeakTaken) acc.dayPeakTaken = acc.peakTunnels;
     into.push({ accountId, month: this.month, day: this.day, bytes: acc.bytes, requests: acc.requests, peakTunnels: acc.peakTunnels });
     acc.bytes = 0;
     acc.requests = 0;

@@ -189,6 +189,31 @@ describe('UsageMeter', () => {
     await meter.stop();
   });
 
+  it('idle tunnels cost no store write per flush: only a new high of the day is sent, and each new day once', async () => {
+    const { meter, fault, id, setClock } = await setup('2025-05-02T08:00:00.000Z');
+    meter.notePeakTunnels(id, 4);
+    await meter.flush();
+    assert.equal(fault.calls, 1);
+    for (let i = 0; i < 5; i++) {
+      meter.notePeakTunnels(id, 4);
+      meter.notePeakTunnels(id, 2);
+      await meter.flush();
+    }
+    assert.equal(fault.calls, 1, 'a peak no higher than the one sent today is not written again');
+    meter.notePeakTunnels(id, 6);
+    await meter.flush();
+    assert.equal(fault.calls, 2);
+    setClock('2025-05-03T00:00:01.000Z');
+    meter.notePeakTunnels(id, 3);
+    await meter.flush();
+    assert.equal(fault.calls, 3, 'a new day starts its own peak');
+    assert.deepEqual(await store.usage.history(id, { from: '2025-05-02' }), [
+      { day: '2025-05-03', bytes: 0, requests: 0, peakTunnels: 3 },
+      { day: '2025-05-02', bytes: 0, requests: 0, peakTunnels: 6 },
+    ]);
+    await meter.stop();
+  });
+
   it('flushLagMs grows while flushes fail and drops to zero after one succeeds', async () => {
     const { meter, id, fault, advance } = await setup();
     meter.record(id, 1);

@@ -82,8 +82,9 @@ export class UsageMeter {
 
   /** Notes a concurrent tunnel count; the day's peak is the highest noted or sampled. */
   notePeakTunnels(accountId: string, count: number): void {
-    const acc = this.ledger.accounts.get(accountId) ?? this.track(accountId);
-    if (count > acc.peakTunnels) acc.peakTunnels = count;
+    // A note after midnight belongs to the new day, whose peak starts afresh.
+    if (this.now() >= this.ledger.dayEndsAt) this.roll();
+    this.ledger.notePeak(this.ledger.accounts.get(accountId) ?? this.track(accountId), count);
   }
 
   /** This month's bytes: the stored total as last known plus what is not flushed yet. */
