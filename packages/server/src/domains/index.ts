@@ -14,6 +14,7 @@ export {
 export { cascadeDomainRemoval, type DomainRemovalDeps, type RemovableBinding } from './domain-removal.js';
 export { certificateView, domainView } from './domain-view.js';
 export { normalizeCustomHost, type HostCheck, type HostErrorCode } from './host.js';
+export { hostInUse, hostOwner, type HostOwnerRecord } from './host-lookups.js';
 export {
   parseEdgeTarget,
   preflight,
@@ -22,6 +23,7 @@ export {
   type PreflightResolver,
   type PreflightResult,
 } from './preflight.js';
+export { ServedCertificates, type ServedCertificatesDeps } from './served-certificates.js';
 export { PROPAGATION_NOTE, txtFailureMessage, type TxtFailureCode } from './txt-messages.js';
 export { newTxtValue, TXT_RECORD_LABEL, TXT_VALUE_PREFIX, txtRecordName } from './txt-record.js';
 export { verifyTxt, type TxtCheck, type TxtResolver, type VerifyTxtOptions } from './txt-verify.js';

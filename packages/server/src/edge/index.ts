@@ -4,3 +4,4 @@ export type { Binding } from './router.js';
 export type { ByteMeter, Exchange, ExchangeObserver } from './exchange.js';
 export type { DomainDecision } from './binder.js';
 export { normalizeHost } from './host.js';
+export type { Fleet, LiveBinding } from './fleet.js';
