@@ -1,4 +1,7 @@
-/** Custom domains: host validation, TXT ownership checks, DNS preflight and API views. */
+// Custom domains: host validation, TXT ownership checks, DNS preflight, the API's views, the
+// SVC_DOMAIN bind check, the host lookups of the ACME gate and the inspector, and what follows a
+// domain's removal (its tunnels closed, its certificates forgotten once).
+// May use: hostname, store, auth, certs.
 export { createDnsResolver, DNS_ATTEMPT_TIMEOUT_MS } from './dns-resolver.js';
 export {
   checkDomainBinding,
