@@ -37,26 +37,45 @@ const SERVER_ROOT_IMPORTABLE = new Set(['config.ts']);
  * spaces. None today. A cycle not listed here fails the check.
  */
 const PENDING_CYCLES = new Set([]);
-/** Server folders and the server folders they must not import. */
+/**
+ * The server's rooms and what each may use: the server folders it may import (besides itself).
+ * This is the map of packages/server/src; docs/how-it-works.md ("Where the code lives") says the
+ * same in words. A folder missing here fails the check: a new room gets its line and its sign.
+ * Root files (server.ts, custom-domains.ts, main.ts…) are the composition: they may use every
+ * folder, and a folder may use of them only SERVER_ROOT_IMPORTABLE.
+ */
 const SERVER_FOLDER_RULES = {
   // What a DNS hostname is: a leaf every folder may use.
-  hostname: ['store', 'auth', 'edge', 'api', 'certs', 'domains', 'usage', 'inspector', 'metrics', 'cli', 'dashboard', 'cluster'],
-  store: ['edge', 'api', 'certs', 'domains', 'usage', 'inspector', 'metrics', 'auth', 'cli', 'cluster'],
-  auth: ['edge', 'api', 'certs', 'domains', 'usage', 'inspector', 'metrics', 'cli', 'cluster'],
-  certs: ['edge', 'api', 'domains', 'usage', 'inspector', 'metrics', 'cli', 'cluster'],
-  domains: ['edge', 'api', 'usage', 'inspector', 'metrics', 'cli', 'cluster'],
-  usage: ['edge', 'api', 'certs', 'domains', 'inspector', 'cli', 'cluster'],
-  inspector: ['edge', 'api', 'certs', 'domains', 'usage', 'cli', 'cluster'],
-  metrics: ['edge', 'api', 'certs', 'domains', 'usage', 'inspector', 'store', 'cli', 'cluster'],
-  edge: ['api', 'cli', 'domains', 'usage', 'inspector', 'cluster'],
-  api: ['edge', 'cli', 'cluster'],
+  hostname: [],
+  // One interface, SQLite and PostgreSQL: everything else reaches the database through it.
+  store: ['hostname'],
+  // Tokens, accounts, passwords, dashboard sessions.
+  auth: ['hostname', 'store'],
+  // Dev CA, ACME on demand, certificate cache, SNI.
+  certs: ['hostname', 'store', 'auth'],
+  // Custom domains: TXT checks, preflight, bind checks, the removal cascade.
+  domains: ['hostname', 'store', 'auth', 'certs'],
+  // Metering and quotas.
+  usage: ['hostname', 'store', 'auth', 'metrics'],
+  // The Traffic Inspector's write path and live feed.
+  inspector: ['hostname', 'store', 'auth', 'metrics'],
+  // Prometheus registry and gauges; its sources are handed in as functions.
+  metrics: ['hostname'],
+  // The data path. Domains, usage and the inspector reach it as functions from server.ts.
+  edge: ['hostname', 'store', 'auth', 'certs', 'metrics'],
+  // The REST API; the edge and the cluster reach it as functions from server.ts.
+  api: ['hostname', 'store', 'auth', 'certs', 'domains', 'usage', 'inspector', 'metrics', 'webhooks'],
   // Static files only: it knows a folder, not the store, the API or the edge.
-  dashboard: ['store', 'auth', 'edge', 'api', 'certs', 'domains', 'usage', 'inspector', 'metrics', 'cli', 'cluster'],
-  // Several edge nodes: it drives the edge and the store, and is driven by server.ts only.
-  cluster: ['api', 'cli', 'domains', 'usage', 'inspector', 'metrics', 'certs', 'auth', 'dashboard'],
-  // Signed webhooks: the store's outbox and HTTP out; the sources report to it through server root wiring.
-  webhooks: ['edge', 'api', 'cli', 'cluster', 'domains', 'usage', 'inspector', 'metrics', 'certs', 'auth', 'dashboard'],
+  dashboard: [],
+  // Several edge nodes: it drives the edge and the store, and is driven by server.ts and cli only.
+  cluster: ['hostname', 'store', 'edge'],
+  // The svc-server subcommands besides start.
+  cli: ['hostname', 'store', 'auth', 'certs', 'cluster'],
+  // Signed webhooks: the store's outbox, signing and delivery; its sources report to it through server.ts.
+  webhooks: ['hostname', 'store'],
 };
+/** Server folders of test code only (checked as tests: never imported by what ships). */
+const SERVER_TEST_FOLDERS = new Set(['test-support']);
 
 function files(dir, out = []) {
   for (const name of readdirSync(dir)) {
@@ -122,9 +141,10 @@ function checkFile(file, { area, src, allowed, server }) {
       if (!fromRoot && toRootFile !== undefined && !SERVER_ROOT_IMPORTABLE.has(toRootFile)) {
         violations.push(`${rel}: server/${fromFolder} must not import the composition file ${toRootFile} (${spec})`);
       }
-      const banned = SERVER_FOLDER_RULES[fromFolder] ?? [];
-      if (fromFolder !== toFolder && banned.includes(toFolder)) {
-        violations.push(`${rel}: server/${fromFolder} must not import server/${toFolder} (${spec})`);
+      const mayUse = SERVER_FOLDER_RULES[fromFolder] ?? [];
+      if (!fromRoot && toRootFile === undefined && fromFolder !== toFolder && !mayUse.includes(toFolder)) {
+        const allowed = mayUse.length > 0 ? mayUse.join(', ') : 'no other server folder';
+        violations.push(`${rel}: server/${fromFolder} may use ${allowed}; not server/${toFolder} (${spec})`);
       }
     }
   }
@@ -134,6 +154,20 @@ function checkFile(file, { area, src, allowed, server }) {
   // The benchmark and the whole-system tests are programs of their own, run by people and CI.
   if (area !== 'bench' && area !== 'e2e' && !isTest && !/\/main\.ts$/.test(file) && !ENV_READERS.has(rel) && /process\.env\b/.test(code)) {
     violations.push(`${rel}: reads process.env outside main.ts`);
+  }
+}
+
+// Every server folder is on the map, and the map names no folder that is gone.
+{
+  const serverSrc = path.join(root, 'packages', 'server', 'src');
+  const folders = readdirSync(serverSrc).filter((name) => statSync(path.join(serverSrc, name)).isDirectory());
+  for (const folder of folders) {
+    if (!(folder in SERVER_FOLDER_RULES) && !SERVER_TEST_FOLDERS.has(folder)) {
+      violations.push(`packages/server/src/${folder}: no line in SERVER_FOLDER_RULES (scripts/check-deps.mjs) says what it may use`);
+    }
+  }
+  for (const folder of Object.keys(SERVER_FOLDER_RULES)) {
+    if (!folders.includes(folder)) violations.push(`SERVER_FOLDER_RULES names server/${folder}, which does not exist`);
   }
 }
 

@@ -1,4 +1,8 @@
 #!/usr/bin/env node
+// svc, the agent: parses the command line and svc.yml, runs tunnels through the SDK, prints the
+// terminal output and serves the local inspector.
+// May use: @svcrouter/sdk, @svcrouter/protocol; never server code.
+
 // First import, evaluated before any other module: see v8-tuning.ts.
 import './v8-tuning.js';
 import { runCli } from './cli.js';

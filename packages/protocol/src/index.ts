@@ -1,3 +1,6 @@
+// @svcrouter/protocol: the wire protocol the agent and the edge share (framing, the multiplexer
+// and its streams, control messages, header rules, the error catalog). See README.md here.
+// May use: no other package of ours; the agent, the SDK and the server all build on it.
 export * from './frame.js';
 export * from './mux.js';
 export * from './mux-stream.js';

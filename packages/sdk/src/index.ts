@@ -1,3 +1,6 @@
+// @svcrouter/sdk: forward() (a tunnel from code: dial, session, binds, reconnects) and the typed
+// REST client. The `svc` command is built on it.
+// May use: @svcrouter/protocol.
 // The error catalog, so a program catches forward()'s typed errors with this package alone.
 export { BindMessages, ErrorCode, Messages, SvcError, isErrorCode, type ErrorCodeValue } from '@svcrouter/protocol';
 export { forward, forwardMany, DEFAULT_SERVER_URL, START_ATTEMPTS, type ForwardOptions } from './forward.js';

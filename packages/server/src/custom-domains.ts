@@ -2,8 +2,16 @@ import type { Logger } from 'pino';
 import type { DomainRouteDeps } from './api/index.js';
 import { CertificateCache, createAcmeIssuer, type AcmeIssuer, type OrderOutcomeEvent, type SniResolverOptions } from './certs/index.js';
 import type { ServerConfig } from './config.js';
-import { cascadeDomainRemoval, checkDomainBinding, isAtOrUnder, ownsCustomHost, type RemovableBinding } from './domains/index.js';
-import type { DomainDecision, Edge, EdgeDeps } from './edge/index.js';
+import {
+  cascadeDomainRemoval,
+  checkDomainBinding,
+  hostInUse,
+  hostOwner,
+  ownsCustomHost,
+  ServedCertificates,
+  type DomainRemovalDeps,
+} from './domains/index.js';
+import type { DomainDecision, Edge, EdgeDeps, Fleet } from './edge/index.js';
 import type { HostOwner } from './inspector/index.js';
 import { Registry } from './metrics/index.js';
 import type { Store } from './store/index.js';
@@ -44,21 +52,16 @@ export interface CustomDomains {
   close(): Promise<void>;
 }
 
-/** Wires the issuer to the store, the edge (read lazily: it is built after the TLS options) and the config. */
-/** With several edge nodes: the account's bindings on every node, and release wherever a tunnel is held. */
-export interface ClusterReach {
-  liveBindings(accountId: string, local: Iterable<RemovableBinding>): Iterable<RemovableBinding>;
-  releaseTunnel(tunnelId: string, reason: string): boolean;
-  /** Tells every other node to drop the certificates a domain removal forgot. */
-  forgetCertificates(domainHost: string): void;
-}
-
+/**
+ * Wires the issuer to the store, the config, this node's edge and the fleet (both read lazily:
+ * they are built after the TLS options; the fleet is the cluster's when the node joined one).
+ */
 export function createCustomDomains(
   config: ServerConfig,
   store: Store,
   log: Logger,
   edge: () => Edge,
-  cluster: () => ClusterReach | undefined = () => undefined,
+  fleet: () => Fleet = edge,
   nodeId?: string,
   onCertificate?: (outcome: OrderOutcomeEvent) => void,
 ): CustomDomains {
@@ -73,45 +76,25 @@ export function createCustomDomains(
     directoryUrl: config.acmeDirectory,
     email: config.acmeEmail,
     sharedDomain: config.sharedDomain,
-    hostInUse,
+    hostInUse: (host) => hostInUse(store, (name) => edge().router.resolve(name) !== undefined, host),
     logger: acmeLog,
     polling: ACME_POLLING,
     ...(onCertificate === undefined ? {} : { onOutcome: onCertificate }),
   });
   const cache = new CertificateCache();
-  /** Custom hosts that got a certificate in this process: what a domain removal must drop from memory. */
-  const served = new Set<string>();
-
-  /**
-   * The issuer's second gate, after "a verified domain covers the name": a certificate is
-   * ordered only for a verified host itself, a name with a live binding, or a name that has
-   * a tunnel row (pinned custom names stay listed while offline). Random names under a
-   * verified domain (`x7f3.app.example.com`) therefore never place an order, so SNI
-   * scanners cannot spend the CA's rate limits; such names fail the handshake.
-   */
-  async function hostInUse(host: string): Promise<boolean> {
-    if (edge().router.resolve(host) !== undefined) return true;
-    if ((await store.domains.byHost(host)).some((d) => d.state === 'verified')) return true;
-    return (await store.tunnels.byHostname(host)) !== undefined;
-  }
-
-  function* localBindings(accountId: string): Generator<RemovableBinding> {
-    for (const session of edge().sessions) if (session.accountId === accountId) yield* session.bindings.values();
-  }
-
-  const removal = {
-    store,
-    liveBindings(accountId: string): Iterable<RemovableBinding> {
-      const local = localBindings(accountId);
-      return cluster()?.liveBindings(accountId, local) ?? local;
-    },
-    releaseTunnel: (tunnelId: string, reason: string) =>
-      cluster()?.releaseTunnel(tunnelId, reason) ?? edge().releaseTunnel(tunnelId, reason),
-    served,
-    forgetCertificate(name: string) {
+  const served = new ServedCertificates({
+    domains: store.domains,
+    forget(name) {
       cache.delete(name);
       issuer.forget(name);
     },
+  });
+  const removal: DomainRemovalDeps = {
+    store,
+    liveBindings: (accountId) => fleet().liveBindings(accountId),
+    releaseTunnel: (tunnelId, reason) => fleet().releaseTunnel(tunnelId, reason),
+    certificates: served,
+    forgetElsewhere: (domainHost) => fleet().forgetCertificates(domainHost),
     log,
   };
 
@@ -159,23 +142,13 @@ export function createCustomDomains(
       dnsServers: config.dnsServers,
       edgeTarget: config.edgeTarget,
       onDomainRemoved: (domain) =>
-        cascadeDomainRemoval(removal, domain)
-          .catch((err: unknown) => log.error({ err, domainId: domain.id }, 'cleanup after domain removal failed'))
-          // After the store lost the certificates, so no node loads them again.
-          .finally(() => cluster()?.forgetCertificates(domain.host)),
+        cascadeDomainRemoval(removal, domain).catch((err: unknown) =>
+          log.error({ err, domainId: domain.id }, 'cleanup after domain removal failed'),
+        ),
     },
-    async ownerOf(host) {
-      const tunnel = await store.tunnels.byHostname(host);
-      if (tunnel) return { accountId: tunnel.accountId, tunnelId: tunnel.id };
-      const domain = await store.domains.verifiedHostCovering(host);
-      return domain && { accountId: domain.accountId, tunnelId: undefined };
-    },
+    ownerOf: (host) => hostOwner(store, host),
     async forgetRemoved(domainHost) {
-      for (const name of new Set([domainHost, ...served])) {
-        if (!isAtOrUnder(name, domainHost) || (await store.domains.verifiedHostCovering(name)) !== undefined) continue;
-        removal.forgetCertificate(name);
-        served.delete(name);
-      }
+      await served.forgetUnder(domainHost);
     },
     start() {
       if (renewing) return;

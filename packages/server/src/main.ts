@@ -1,12 +1,13 @@
 #!/usr/bin/env node
+// The svc-server command: runs a subcommand (cli/) or starts the server (server.ts, which wires
+// every folder). May use: every server folder and root file; of the other packages, protocol.
+
 // First import, evaluated before any other module: see v8-tuning.ts.
 import './v8-tuning.js';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { SVC_VERSION } from '@svcrouter/protocol';
-import { runAccountCommand } from './cli/account-command.js';
-import { runClusterCommand } from './cli/cluster-command.js';
-import { printWelcome } from './cli/welcome.js';
+import { printWelcome, runAccountCommand, runClusterCommand } from './cli/index.js';
 import { loadConfig, type ServerConfig } from './config.js';
 import { LOG_REDACTION } from './log-redaction.js';
 import { startServer } from './server.js';

@@ -8,7 +8,7 @@ import { Cluster } from './cluster/index.js';
 import type { ServerConfig } from './config.js';
 import { createCustomDomains } from './custom-domains.js';
 import { createDashboardHandler } from './dashboard/index.js';
-import { Edge, startListeners, type Exchange } from './edge/index.js';
+import { Edge, startListeners, type Exchange, type Fleet } from './edge/index.js';
 import { Inspector, type CapturedRequest } from './inspector/index.js';
 import { drainSessions, tellLeaving } from './drain.js';
 import { createMetrics, type Metrics } from './metrics/index.js';
@@ -67,11 +67,14 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
   let edge: Edge;
   let cluster: Cluster | undefined;
   let usage: UsageMeter;
+  // The tunnels the API and domain removal reach: this node's edge, or the cluster once joined.
+  // Chosen once, below, before the listeners open.
+  let fleet: Fleet;
   // Signed webhooks: the sources below each get one callback; the views are read late.
   const webhooks = await createWebhooks(config, store, log, nodeId, {
     publicUrl: (hostname) => publicUrl(hostname),
-    isLive: (id) => (cluster ? cluster.isLive(id) : edge.router.byTunnelId(id) !== undefined),
-    liveTunnels: (accountId) => (cluster ? cluster.liveTunnels(accountId) : edge.liveTunnels(accountId)),
+    isLive: (id) => fleet.isLive(id),
+    liveTunnels: (accountId) => fleet.liveTunnels(accountId),
     usedBytes: (accountId) => usage.loadUsedBytes(accountId),
   });
   // Custom domains: ACME certificates on demand, SVC_DOMAIN checks, the /v1/domains routes.
@@ -80,7 +83,7 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
     store,
     log,
     () => edge,
-    () => cluster,
+    () => fleet,
     nodeId,
     webhooks.onCertificate,
   );
@@ -163,13 +166,12 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
         liveRequests: inspector.live,
         publicUrl,
         // With several nodes these reach every node (cluster/), else this one.
-        releaseTunnel: (id, reason) => (cluster ? cluster.releaseTunnel(id, reason) : edge.releaseTunnel(id, reason)),
-        isLive: (id) => (cluster ? cluster.isLive(id) : edge.router.byTunnelId(id) !== undefined),
+        releaseTunnel: (id, reason) => fleet.releaseTunnel(id, reason),
+        isLive: (id) => fleet.isLive(id),
         limitsFor: (plan) => config.plans[plan],
-        liveTunnels: (accountId) => (cluster ? cluster.liveTunnels(accountId) : edge.liveTunnels(accountId)),
+        liveTunnels: (accountId) => fleet.liveTunnels(accountId),
         meter: { usedBytes: (accountId) => usage.loadUsedBytes(accountId) },
-        dropSessionsOfKey: (keyId, message) =>
-          cluster ? cluster.dropSessionsOfKey(keyId, message) : edge.dropSessionsOfKey(keyId, message),
+        dropSessionsOfKey: (keyId, message) => fleet.dropSessionsOfKey(keyId, message),
         onRevoked: (event) => log.info(event, 'key revoked'),
         limiter,
         ...domains.routes,
@@ -235,6 +237,7 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
       throw error;
     }
   }
+  fleet = cluster ?? edge;
   usage.start();
   inspector.start();
   domains.start();

@@ -1,3 +1,6 @@
+// @svcrouter/testkit (private, never published): child processes for the tests and the benchmark,
+// and the metering load's helpers.
+// May use: no other package of ours; only tests, test/e2e and bench use it.
 export {
   freePort,
   pollUntil,

@@ -1,3 +1,7 @@
+// The REST API at the apex: the /v1 routes, dashboard sign-in, health and /metrics, each request's
+// authentication, validation and errors, and the OpenAPI document built from the route table.
+// May use: hostname, store, auth, certs, domains, usage, inspector, metrics. It never sees the edge
+// or the cluster: server.ts hands it what it needs of them as functions.
 export { createApi, OPENAPI_PATH, type ApiDeps, type Authenticate, type ResolveSession } from './api.js';
 export { authRoutes, type AuthRouteDeps, type SignupMode } from './routes-auth.js';
 export { passwordRoutes, type PasswordRouteDeps } from './routes-password.js';

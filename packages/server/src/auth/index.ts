@@ -1,3 +1,6 @@
+// Who is calling: agent tokens (stored hashed), accounts and dashboard passwords, dashboard
+// sessions and one-time sign-in links, and the failed sign-in limit.
+// May use: hostname, store.
 export { generateToken, hashToken, isWellFormedToken, parseBearer, TOKEN_PREFIX, type GeneratedToken } from './tokens.js';
 export {
   createAuthenticator,

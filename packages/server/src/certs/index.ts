@@ -1,4 +1,6 @@
-/** TLS certificates for the edge: dev CA, certificate cache and the SNI resolver. */
+// TLS certificates for the edge: the dev CA, ACME on demand and renewal (shared through the store
+// by the nodes of a cluster), the certificate cache and the SNI resolver.
+// May use: hostname, store, auth.
 export {
   CertificateCache,
   MAX_CACHED_CERTIFICATES,

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { ClusterConfig } from '../config.js';
-import type { Binding, Edge } from '../edge/index.js';
+import type { Binding, Edge, Fleet, LiveBinding } from '../edge/index.js';
 import type { Store } from '../store/index.js';
 import { ClusterBus, type ClusterMessage } from './cluster-bus.js';
 import { PeerLinks } from './peer-links.js';
@@ -44,19 +44,12 @@ export interface ClusterDeps {
   onPlanChanged?(accountId: string): void;
 }
 
-/** A live binding of the cluster, as the domain-removal cascade sees it. */
-export interface ClusterBinding {
-  tunnelId: string;
-  hostname: string;
-  url: string;
-}
-
 /**
  * This node's part in a cluster of nodes sharing one PostgreSQL: the internal listener peers
  * send visitors' requests to, links to every live peer, the route table (this node's leases
- * written, the others' cached), and cluster-wide revocation and release.
+ * written, the others' cached), and cluster-wide revocation and release (the Fleet of every node).
  */
-export class Cluster {
+export class Cluster implements Fleet {
   private readonly routes = new RouteCache();
   private readonly links: PeerLinks;
   private readonly listener: PeerListener;
@@ -182,7 +175,7 @@ export class Cluster {
 
   /** Whether a tunnel is live on any node. */
   isLive(tunnelId: string): boolean {
-    return this.deps.edge.router.byTunnelId(tunnelId) !== undefined || this.routes.byTunnelId(tunnelId, Date.now()) !== undefined;
+    return this.deps.edge.isLive(tunnelId) || this.routes.byTunnelId(tunnelId, Date.now()) !== undefined;
   }
 
   /** Live tunnels of an account on every node; one held on two nodes counts once. */
@@ -193,9 +186,9 @@ export class Cluster {
   }
 
   /** An account's live bindings on every node. */
-  *liveBindings(accountId: string, local: Iterable<ClusterBinding>): Generator<ClusterBinding> {
+  *liveBindings(accountId: string): Generator<LiveBinding> {
     const seen = new Set<string>();
-    for (const binding of local) {
+    for (const binding of this.deps.edge.liveBindings(accountId)) {
       seen.add(binding.hostname);
       yield binding;
     }

@@ -16,6 +16,7 @@ import { expectsContinue } from './interim.js';
 import { headerListBytes, MAX_HEADER_BYTES } from './limits.js';
 import { badRequestPage, bandwidthPage, headTooLargePage, offlinePage, rawResponse, type EdgePage } from './pages.js';
 import { EdgeExchange, type ByteMeter, type ExchangeDeps, type ExchangeObserver } from './exchange.js';
+import type { Fleet, LiveBinding } from './fleet.js';
 import { hasRequestBody } from './forwarding.js';
 import { NodeVisitor, sendPage } from './proxy.js';
 import { Router, type Binding } from './router.js';
@@ -69,7 +70,7 @@ export interface EdgeDeps extends Omit<BinderDeps, 'router'> {
  * page. The host is the absolute-form target's, else `:authority`, else the single Host
  * (request-target.ts); it is lower-cased, the port and a trailing dot dropped, before any lookup.
  */
-export class Edge implements LeanHandler {
+export class Edge implements LeanHandler, Fleet {
   readonly router = new Router();
   readonly sessions = new Set<EdgeSession>();
   readonly sessionLimits: SessionLimits;
@@ -254,6 +255,19 @@ export class Edge implements LeanHandler {
   liveTunnels(accountId: string): number {
     return this.router.countForAccount(accountId);
   }
+
+  /** Whether a tunnel is live on this node. */
+  isLive(tunnelId: string): boolean {
+    return this.router.byTunnelId(tunnelId) !== undefined;
+  }
+
+  /** An account's live bindings on this node. */
+  *liveBindings(accountId: string): Generator<LiveBinding> {
+    for (const session of this.sessions) if (session.accountId === accountId) yield* session.bindings.values();
+  }
+
+  /** A node alone has no other node to tell: its own certificates are forgotten by the removal itself. */
+  forgetCertificates(): void {}
 
   /**
    * Closes every agent session (server shutdown); agents will reconnect elsewhere or later.

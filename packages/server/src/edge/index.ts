@@ -1,6 +1,12 @@
+// The data path: public listeners, routing by Host, agent sessions and the binder, each visitor
+// exchange on its path (lean HTTP/1.1, Node's HTTP/1.1 and HTTP/2, upgrades), holds and the edge's
+// pages; and the Fleet, what a lone node and a cluster both answer for.
+// May use: hostname, store, auth, certs, metrics. Domains, usage and the inspector reach it as
+// functions from server.ts.
 export { Edge, type EdgeDeps, type ApexHandler } from './edge.js';
 export { startListeners, type EdgeListeners, type ListenOptions, LISTEN_BACKLOG } from './listeners.js';
 export type { Binding } from './router.js';
 export type { ByteMeter, Exchange, ExchangeObserver } from './exchange.js';
 export type { DomainDecision, TunnelChange } from './binder.js';
 export { normalizeHost } from './host.js';
+export type { Fleet, LiveBinding } from './fleet.js';

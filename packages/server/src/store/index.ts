@@ -1,3 +1,6 @@
+// The store: one interface, two engines (SQLite and PostgreSQL), the schema and its migrations,
+// one repository per kind of record. Everything else reaches the database through it.
+// May use: hostname.
 export type {
   Account,
   AccountRepo,
