@@ -18,11 +18,17 @@ describe('REST API: cross-account isolation', () => {
   let api: ReturnType<typeof apiClient>;
   let tokenA: string;
   let tokenB: string;
-  const idsOfA: { tunnels: string[]; keys: string[]; domains: string[] } = { tunnels: [], keys: [], domains: [] };
+  const idsOfA: { tunnels: string[]; keys: string[]; domains: string[]; webhooks: string[] } = {
+    tunnels: [],
+    keys: [],
+    domains: [],
+    webhooks: [],
+  };
   const secretsOfA: string[] = [];
 
   before(async () => {
-    server = await startServer();
+    // A receiver on loopback is refused unless private addresses are allowed; nothing listens on it.
+    server = await startServer({ env: { SVC_WEBHOOK_ALLOW_PRIVATE: 'true' } });
     tokenA = server.token!;
     tokenB = await server.createAccount('bob@example.com', 'pro');
     origin = await startOrigin();
@@ -54,6 +60,10 @@ describe('REST API: cross-account isolation', () => {
       idsOfA.domains = [(added.body as Json).id as string];
       secretsOfA.push('alice-domain.example.com', ...idsOfA.domains);
     }
+    const hook = await api('POST', '/v1/webhooks', { token: tokenA }, { url: 'http://127.0.0.1:9/alice-hook', events: ['tunnel.offline'] });
+    assert.equal(hook.status, 201, hook.text);
+    idsOfA.webhooks = [(hook.body as Json).id as string];
+    secretsOfA.push('alice-hook', (hook.body as Json).secret as string, ...idsOfA.webhooks);
   });
   after(async () => {
     await agentA?.close();
@@ -121,6 +131,8 @@ describe('REST API: cross-account isolation', () => {
     const keys = ((await api('GET', '/v1/keys', { token: tokenA })).body as { keys: Json[] }).keys;
     assert.deepEqual(keys.map((k) => k.id).sort(), [...idsOfA.keys].sort());
     assert.equal((await visit(server, agentA.hostname, '/')).status, 200);
+    const webhooks = (await api('GET', '/v1/webhooks', { token: tokenA })).text;
+    assert.ok(webhooks.includes(idsOfA.webhooks[0]!));
     if (idsOfA.domains.length > 0) {
       const domains = (await api('GET', '/v1/domains', { token: tokenA })).text;
       assert.ok(domains.includes(idsOfA.domains[0]!));
