@@ -256,6 +256,11 @@ export class Edge implements LeanHandler {
   async close(): Promise<void> {
     this.holds.close();
     for (const session of this.sessions) session.mux.close('server shutting down');
+    // Responses still in flight are cut now, each as its visitor's protocol says it: a MuxStream
+    // reports its reset on the next tick, and HTTP/2 writes the RST_STREAM from an immediate.
+    // Two turns let those leave before the listeners destroy the visitors' connections, which
+    // would otherwise end an HTTP/2 stream without its error code.
+    for (let turn = 0; turn < 2; turn++) await new Promise((resolve) => setImmediate(resolve));
     await this.binder.idle();
   }
 

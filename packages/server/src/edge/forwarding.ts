@@ -137,3 +137,17 @@ export function responseHeaders(raw: readonly string[], keepTrailer = true): str
   }
   return out;
 }
+
+/**
+ * The body length a response head announces (its first Content-Length, filtered headers), or -1
+ * when it announces none or one that is not a plain decimal number.
+ */
+export function declaredLength(headers: readonly string[]): number {
+  for (let i = 0; i < headers.length; i += 2) {
+    const name = headers[i]!;
+    if (name.length !== 14 || name.toLowerCase() !== 'content-length') continue;
+    const value = headers[i + 1]!;
+    return /^\d{1,15}$/.test(value) ? Number(value) : -1;
+  }
+  return -1;
+}
