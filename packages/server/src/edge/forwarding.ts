@@ -147,7 +147,14 @@ export function declaredLength(headers: readonly string[]): number {
     const name = headers[i]!;
     if (name.length !== 14 || name.toLowerCase() !== 'content-length') continue;
     const value = headers[i + 1]!;
-    return /^\d{1,15}$/.test(value) ? Number(value) : -1;
+    if (value.length === 0 || value.length > 15) return -1;
+    let length = 0;
+    for (let j = 0; j < value.length; j++) {
+      const digit = value.charCodeAt(j) - 48;
+      if (digit < 0 || digit > 9) return -1;
+      length = length * 10 + digit;
+    }
+    return length;
   }
   return -1;
 }
