@@ -296,6 +296,10 @@ function clusterSuite(url: string): void {
       assert.ok(elapsedMs < 1000, `the agent on A was dropped ${Math.round(elapsedMs)} ms after the revocation on C`);
       assert.match(agent.proc.output, new RegExp(Messages.TOKEN_INVALID));
       await until('B stops routing the revoked agent', async () => (await visit(b, agent.hostname, '/')).status === 404);
+      // Ended on purpose, not lost: A holds no visitor for a reconnect the revoked key cannot make.
+      assert.equal((await visit(a, agent.hostname, '/')).status, 404);
+      const held = [...a.proc.lines, ...a.proc.stderrLines].filter((line) => /request held for a reconnect/.test(line));
+      assert.deepEqual(held, []);
     });
 
     it('a node that dies without a goodbye loses its leases within 10 s', HANG, async () => {

@@ -73,12 +73,12 @@ describe('Binder: one agent on two nodes', () => {
     const a = node('node-a', () => elsewhere);
     const status = async (id: string) => (await suite.store.tunnels.byId(account.id, id))?.status;
     const held = await a.bind(sessionOf(account.id), bind('kept', 'agent-4'));
-    a.unbind(held, false);
+    a.unbind(held, 'lost');
     await a.idle();
     assert.equal(await status(held.tunnelId), 'online');
     elsewhere = false;
     const again = await a.bind(sessionOf(account.id), bind('kept', 'agent-4'));
-    a.unbind(again, false);
+    a.unbind(again, 'lost');
     await a.idle();
     assert.equal(await status(again.tunnelId), 'offline');
   });

@@ -77,7 +77,7 @@ describe('Binder orderings', () => {
     const old = await binder.bind(oldSession, bind('reclaimed'));
     const newSession = sessionOf(id);
     // The edge notices the old connection is gone while the new one's bind is writing the row.
-    duringUpsert = () => binder.unbind(old, false);
+    duringUpsert = () => binder.unbind(old, 'lost');
     const fresh = await binder.bind(newSession, reclaim('reclaimed.localhost', 'reclaimed'));
     await binder.idle();
     assert.equal(fresh.tunnelId, old.tunnelId);
@@ -121,7 +121,7 @@ describe('Binder orderings', () => {
     const holder = await account('leaving@example.com');
     const taker = await account('arriving@example.com');
     const binding = await binder.bind(sessionOf(holder.id), bind('handed-over'));
-    binder.unbind(binding, false);
+    binder.unbind(binding, 'lost');
     const taken = await binder.bind(sessionOf(taker.id), bind('handed-over'));
     const row = await suite.store.tunnels.byHostname('handed-over.localhost');
     assert.deepEqual([row?.accountId, row?.status, row?.id], [taker.id, 'online', taken.tunnelId]);
@@ -132,8 +132,8 @@ describe('Binder orderings', () => {
     const { id } = await account('exits@example.com');
     const random = await binder.bind(sessionOf(id), { type: 'bind', requestId: 1, local: 'localhost:3000' });
     const pinned = await binder.bind(sessionOf(id), bind('kept'));
-    binder.unbind(random, true);
-    binder.unbind(pinned, true);
+    binder.unbind(random, 'goodbye');
+    binder.unbind(pinned, 'goodbye');
     await binder.idle();
     assert.equal(await suite.store.tunnels.byHostname(random.hostname), undefined);
     assert.equal((await suite.store.tunnels.byHostname('kept.localhost'))?.status, 'offline');

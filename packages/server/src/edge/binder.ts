@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import type { Logger } from 'pino';
 import { BindMessages, ErrorCode, Messages, SvcError, type AgentMessage } from '@svcrouter/protocol';
 import { StoreConflictError, type Account, type Plan, type PlanLimits, type Store, type Tunnel } from '../store/index.js';
-import type { EdgeSession } from './edge-session.js';
+import type { EdgeSession, UnbindReason } from './edge-session.js';
 import { isDnsLabel } from '../hostname/index.js';
 import { RESERVED_LABELS } from './host.js';
 import type { Binding, Router } from './router.js';
@@ -56,6 +56,8 @@ const MAX_GROUP_LENGTH = 64;
 interface NameGrace {
   accountId: string;
   until: number;
+  /** The tunnel whose agent was lost: deleting it ends the grace. */
+  tunnelId: string;
 }
 
 /**
@@ -95,14 +97,16 @@ export class Binder {
   }
 
   /**
-   * Takes a binding off the router at once (visitors see the offline page from now on) and
-   * records it in the store: deleted after a clean exit of a random name, offline otherwise
-   * (pinned names and lost connections stay listed so the owner can see and reclaim them).
+   * Takes a binding off the router at once (visitors see the offline page from now on, or wait
+   * for a reconnect when the connection was lost) and records it in the store: deleted after a
+   * clean exit of a random name, offline otherwise (pinned names, sessions the edge ended and
+   * lost connections stay listed so the owner can see and reclaim them).
    */
-  unbind(binding: Binding, clean: boolean): void {
+  unbind(binding: Binding, reason: UnbindReason): void {
     const { router, store, log } = this.deps;
+    const clean = reason === 'goodbye';
     const removed = router.remove(binding);
-    if (removed && !clean) this.holdName(binding);
+    if (removed && reason === 'lost') this.holdName(binding);
     else if (removed) this.reportOffline(binding);
     const write = serialize(this.hostLocks, binding.hostname, async () => {
       // Rows are reused per (account, hostname): a live binding with this id is newer and owns it.
@@ -126,6 +130,19 @@ export class Binder {
   graceOf(hostname: string): { accountId: string; until: number } | undefined {
     const grace = this.graces.get(hostname);
     return grace && grace.until > Date.now() ? grace : undefined;
+  }
+
+  /**
+   * Ends the grace of the name a deleted tunnel held while its agent was away: nothing can bind
+   * it back for that tunnel. Returns the name, or undefined when it had none.
+   */
+  endGrace(tunnelId: string): string | undefined {
+    for (const [hostname, grace] of this.graces) {
+      if (grace.tunnelId !== tunnelId) continue;
+      this.graces.delete(hostname);
+      return hostname;
+    }
+    return undefined;
   }
 
   /** Resolves once every store write started so far has finished (graceful shutdown). */
@@ -212,7 +229,7 @@ export class Binder {
     if (session.isClosed) {
       // The agent left while the row was being written: record it offline (the write queues
       // behind this lock and is skipped if a holder of the same account still owns the row).
-      this.unbind(binding, false);
+      this.unbind(binding, 'lost');
       throw new SvcError(ErrorCode.SESSION_CLOSED, BindMessages.sessionClosed);
     }
     const current = router.resolve(hostname);
@@ -234,7 +251,7 @@ export class Binder {
   private holdName(binding: Binding): void {
     const graceMs = this.deps.nameGraceMs ?? 0;
     if (graceMs <= 0) return this.reportOffline(binding);
-    const grace: NameGrace = { accountId: binding.accountId, until: Date.now() + graceMs };
+    const grace: NameGrace = { accountId: binding.accountId, until: Date.now() + graceMs, tunnelId: binding.tunnelId };
     this.graces.set(binding.hostname, grace);
     setTimeout(() => {
       if (this.graces.get(binding.hostname) !== grace) return;

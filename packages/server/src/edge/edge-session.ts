@@ -40,10 +40,21 @@ export interface BindingSession {
  */
 export const MAX_BINDS_IN_FLIGHT = 1000;
 
+/**
+ * How a binding left its session, which decides what happens to its name:
+ * - 'goodbye': the agent unbound it or exited cleanly: the name is free at once, a random one forgotten.
+ * - 'ended': the edge ended the session on purpose (its token revoked, the edge stopping): nothing
+ *   can bind the name again through this session, so it is free at once and visitors get the
+ *   offline page; the tunnel stays listed offline.
+ * - 'lost': the connection was lost: the name is kept for its account for the grace period,
+ *   and its visitors are held for the reconnect (SVC_NAME_GRACE_MS, SVC_HOLD_MS).
+ */
+export type UnbindReason = 'goodbye' | 'ended' | 'lost';
+
 /** What a session asks of the edge for its control messages. */
 export interface SessionHandlers {
   bind(session: EdgeSession, message: Extract<AgentMessage, { type: 'bind' }>): Promise<Binding>;
-  unbind(session: EdgeSession, binding: Binding, clean: boolean): void;
+  unbind(session: EdgeSession, binding: Binding, reason: UnbindReason): void;
   /** The agent has been told of the binding, so streams for it may follow. */
   bound?(binding: Binding): void;
 }
@@ -57,6 +68,8 @@ export class EdgeSession implements BindingSession {
   /** Optional protocol features the agent announced (`Feature` values, from FEATURES_HEADER). */
   agentFeatures: ReadonlySet<string> = new Set();
   private ended = false;
+  /** The edge ends the session on purpose (see `end`): its bindings leave as 'ended', not 'lost'. */
+  private endedByEdge = false;
   private bindsInFlight = 0;
 
   constructor(
@@ -120,7 +133,7 @@ export class EdgeSession implements BindingSession {
       const binding = this.bindings.get(message.tunnelId);
       if (!binding) return;
       this.bindings.delete(message.tunnelId);
-      this.handlers.unbind(this, binding, true);
+      this.handlers.unbind(this, binding, 'goodbye');
     }
   }
 
@@ -133,18 +146,28 @@ export class EdgeSession implements BindingSession {
     return binding;
   }
 
-  /** Ends the session with a reason the agent prints (token revoked…). */
+  /** Ends the session with a reason the agent prints (token revoked…); its names are free at once. */
   fatal(code: ErrorCodeValue, text: string): void {
     if (!this.isClosed) this.send({ type: 'fatal', code, message: text });
-    this.mux.close(code);
+    this.end(code);
   }
 
-  /** Called once when the connection is gone: every binding goes offline. */
+  /**
+   * Ends the session on purpose (a revoked token, the edge stopping): its bindings leave as
+   * 'ended', so their names are not held for a reconnect that cannot bring them back here.
+   */
+  end(reason: string): void {
+    this.endedByEdge = true;
+    this.mux.close(reason);
+  }
+
+  /** Called once when the connection is gone: every binding goes offline, ended on purpose or lost. */
   onClosed(): void {
     if (this.ended) return;
     this.ended = true;
     const bindings = [...this.bindings.values()];
     this.bindings.clear();
-    for (const binding of bindings) this.handlers.unbind(this, binding, false);
+    const reason = this.endedByEdge ? 'ended' : 'lost';
+    for (const binding of bindings) this.handlers.unbind(this, binding, reason);
   }
 }

@@ -7,7 +7,7 @@ import { ACME_CHALLENGE_PATH, acmeChallengeToken } from '../certs/index.js';
 import type { Store } from '../store/index.js';
 import { Binder, type BinderDeps } from './binder.js';
 import { HOLD_BODY_RESERVE, Holds } from './hold.js';
-import type { EdgeSession } from './edge-session.js';
+import type { EdgeSession, UnbindReason } from './edge-session.js';
 import { isIpHost, normalizeHost } from './host.js';
 import { LeanVisitor } from './lean/lean-proxy.js';
 import type { LeanRequest } from './lean/request-head.js';
@@ -200,7 +200,7 @@ export class Edge implements LeanHandler, Fleet {
           authenticate: this.deps.authenticate,
           handlers: {
             bind: (session, message) => this.binder.bind(session, message),
-            unbind: (session, binding, clean) => this.unbind(binding, clean),
+            unbind: (session, binding, reason) => this.unbind(binding, reason),
             bound: (binding) => this.deliverHeld(binding),
           },
           heartbeatMs: this.deps.heartbeatMs,
@@ -230,11 +230,17 @@ export class Edge implements LeanHandler, Fleet {
 
   /**
    * Releases a tunnel deleted through the API: the agent is told (it prints a line and exits),
-   * and the hostname is free at once. Returns whether a live binding was found on this node.
+   * and the hostname is free at once. A tunnel whose agent is away (its name in its grace
+   * period) loses the grace, and the requests held for it get the offline page now. Returns
+   * whether a live binding was found on this node.
    */
   releaseTunnel(tunnelId: string, reason: string): boolean {
     const binding = this.router.byTunnelId(tunnelId);
-    if (!binding) return false;
+    if (!binding) {
+      const hostname = this.binder.endGrace(tunnelId);
+      if (hostname !== undefined) this.holds.expire(hostname);
+      return false;
+    }
     binding.session.release(tunnelId, ErrorCode.TUNNEL_RELEASED, reason);
     this.router.remove(binding);
     return true;
@@ -275,14 +281,21 @@ export class Edge implements LeanHandler, Fleet {
    */
   async close(): Promise<void> {
     this.holds.close();
-    for (const session of this.sessions) session.mux.close('server shutting down');
+    // Ended on purpose: no name is kept for a reconnect to a node that is going away.
+    for (const session of this.sessions) session.end('server shutting down');
+    // Responses still in flight are cut now, each as its visitor's protocol says it: a MuxStream
+    // reports its reset on the next tick, and HTTP/2 writes the RST_STREAM from an immediate.
+    // Two turns let those leave before the listeners destroy the visitors' connections, which
+    // would otherwise end an HTTP/2 stream without its error code.
+    for (let turn = 0; turn < 2; turn++) await new Promise((resolve) => setImmediate(resolve));
     await this.binder.idle();
   }
 
-  private unbind(binding: Binding, clean: boolean): void {
+  private unbind(binding: Binding, reason: UnbindReason): void {
     // Off the router at once; the store write is ordered against binds of the same name (Binder).
-    this.binder.unbind(binding, clean);
-    this.deps.log.info({ tunnelId: binding.tunnelId, hostname: binding.hostname, clean }, 'tunnel unbound');
+    this.binder.unbind(binding, reason);
+    const clean = reason !== 'lost';
+    this.deps.log.info({ tunnelId: binding.tunnelId, hostname: binding.hostname, clean, reason }, 'tunnel unbound');
   }
 
   /**

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ResetCode, type RequestHead } from '@svcrouter/protocol';
-import { EdgeExchange, type Exchange, type ExchangeStream, type VisitorWriter } from './exchange.js';
+import { EdgeExchange, type CutCode, type Exchange, type ExchangeStream, type VisitorWriter } from './exchange.js';
 import type { RequestKind } from './forwarding.js';
 import type { EdgePage } from './pages.js';
 import type { Binding } from './router.js';
@@ -33,8 +33,8 @@ class RecordingWriter implements VisitorWriter {
   endBody(trailers: readonly string[] | undefined): void {
     this.calls.push(trailers === undefined ? 'end' : `end ${trailers.join(' ')}`);
   }
-  abort(): void {
-    this.calls.push('abort');
+  abort(code: CutCode): void {
+    this.calls.push(code === 'INTERNAL_ERROR' ? 'abort' : `abort ${code}`);
   }
   stopUpload(bytesRead: number): void {
     this.calls.push(`stop upload ${bytesRead}`);
@@ -183,6 +183,43 @@ test('a failure before the head picks its page; after the head it can only close
   assert.deepEqual(late.writer.calls, ['head 200', 'abort']);
   assert.equal(late.observed.length, 1);
   assert.equal(late.observed[0]!.status, 200);
+});
+
+test("a body held to its head's Content-Length: a clean end short of it, or bytes past it, cut the response", () => {
+  const short = opened();
+  short.exchange.onHeaders({ s: 200, h: ['Content-Length', '20'] });
+  short.exchange.onData(Buffer.alloc(10));
+  short.exchange.onEnd();
+  assert.deepEqual(short.writer.calls, ['head 200', 'body 10', 'abort']);
+  assert.equal(short.observed.length, 1);
+
+  const long = opened();
+  long.exchange.onHeaders({ s: 200, h: ['content-length', '10'] });
+  long.exchange.onData(Buffer.alloc(6));
+  long.exchange.onData(Buffer.alloc(6));
+  long.exchange.onEnd();
+  assert.deepEqual(long.writer.calls, ['head 200', 'body 6', 'abort']);
+  assert.deepEqual(long.stream.calls, [`reset ${ResetCode.UPSTREAM_ERROR}`]);
+
+  const whole = opened();
+  whole.exchange.onHeaders({ s: 200, h: ['content-length', '10'] });
+  whole.exchange.onData(Buffer.alloc(10));
+  whole.exchange.onEnd();
+  assert.deepEqual(whole.writer.calls, ['head 200', 'body 10', 'end']);
+
+  // A 304's length describes a body never sent: its empty end is complete.
+  const notModified = opened();
+  notModified.exchange.onHeaders({ s: 304, h: ['content-length', '10'] });
+  notModified.exchange.onEnd();
+  assert.deepEqual(notModified.writer.calls, ['head 304', 'end']);
+});
+
+test('a visitor that leaves mid-response has its side cancelled, not failed', () => {
+  const left = opened();
+  left.exchange.onHeaders({ s: 200, h: [] });
+  left.exchange.visitorGone();
+  assert.deepEqual(left.writer.calls, ['head 200', 'abort CANCEL']);
+  assert.deepEqual(left.stream.calls, [`reset ${ResetCode.CANCEL}`]);
 });
 
 test('the quota cuts an exchange off: the crossing chunk is not forwarded; 429 before the head, a closed connection after', () => {

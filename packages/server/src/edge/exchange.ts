@@ -8,7 +8,7 @@ import {
   type RequestHead,
   type StreamResetError,
 } from '@svcrouter/protocol';
-import { requestHead, responseHeaders, type HeadSource, type RequestKind } from './forwarding.js';
+import { declaredLength, requestHead, responseHeaders, type HeadSource, type RequestKind } from './forwarding.js';
 import { bandwidthPage, offlinePage, unreachablePage, upstreamErrorPage, type EdgePage } from './pages.js';
 import type { AbsoluteTarget } from './request-target.js';
 import type { Binding } from './router.js';
@@ -67,8 +67,14 @@ export interface VisitorWriter {
    * calls the exchange's `finish` once the response has left.
    */
   endBody(trailers: readonly string[] | undefined): void;
-  /** The response cannot be completed after its head went out: the visitor's connection closes. */
-  abort(): void;
+  /**
+   * The response cannot be completed after its head went out, and must look cut, never complete:
+   * HTTP/2 resets the stream with `code` (RFC 9113 §8.1 allows NO_ERROR only after a complete
+   * response), HTTP/1.1 closes the connection without a chunked body's last chunk (a short
+   * Content-Length body is cut by the close itself), an upgraded socket is reset. Called again
+   * once the visitor's side is closed, it does nothing.
+   */
+  abort(code: CutCode): void;
   /**
    * The origin answered before the visitor's upload ended: stop forwarding it (nothing more is
    * counted or metered) and tell the visitor to stop sending, as its protocol allows
@@ -76,6 +82,15 @@ export interface VisitorWriter {
    */
   stopUpload(bytesRead: number): void;
 }
+
+/**
+ * How an unfinished response ends for the visitor, in HTTP/2's words: INTERNAL_ERROR when the
+ * edge or the upstream could not complete it (the agent died or dropped, the local service
+ * failed, a body ended short of its Content-Length or ran past it, the quota ran out, the edge
+ * shut down), CANCEL when the visitor left first. HTTP/1.1 and upgraded sockets have one way to
+ * say either: the connection is cut.
+ */
+export type CutCode = 'INTERNAL_ERROR' | 'CANCEL';
 
 /** What the exchange does with its stream, whichever kind a path opens (a CallbackStream, or a MuxStream). */
 export interface ExchangeStream {
@@ -144,6 +159,8 @@ export class EdgeExchange implements Exchange, CallbackStreamHandler {
   private cut = false;
   /** The response completed while the upload still flowed, and the upload was stopped. */
   private answeredEarly = false;
+  /** Body bytes the response head's Content-Length still owes the visitor; -1: no length to hold it to. */
+  private bodyLeft = -1;
   private finished = false;
 
   constructor(
@@ -239,6 +256,9 @@ export class EdgeExchange implements Exchange, CallbackStreamHandler {
       const headers = this.kind === 'upgrade' && meta.s === 101 ? meta.h : responseHeaders(meta.h);
       if (this.writer.writeHead(meta.s, headers)) {
         this.status = meta.s;
+        // A HEAD's, a 204's or a 304's Content-Length describes a body that is never sent.
+        const bodiless = this.method === 'HEAD' || meta.s === 204 || meta.s === 304 || meta.s === 101;
+        if (!bodiless) this.bodyLeft = declaredLength(headers);
         return true;
       }
     }
@@ -256,11 +276,21 @@ export class EdgeExchange implements Exchange, CallbackStreamHandler {
       return this.refuse(upstreamErrorPage(this.host, 'a response body before its head'));
     }
     this.bytesOut += chunk.length;
+    // More than the head announced: the visitor would read the rest as something else (its next
+    // response on a kept-alive connection). The response is not what it said it was: cut.
+    if (this.bodyLeft >= 0 && (this.bodyLeft -= chunk.length) < 0) {
+      this.stream!.reset(ResetCode.UPSTREAM_ERROR);
+      return this.abort('INTERNAL_ERROR');
+    }
     if ((this.meter !== undefined || this.cut) && !this.metered(chunk.length)) return;
     if (!this.writer.writeBody(chunk)) this.stream!.pause();
   }
 
   onEnd(): void {
+    // A clean end short of the announced length (an agent that does not check it) is still a cut.
+    // After a cut (or once the visitor left) nothing more is written.
+    if (this.finished) return;
+    if (this.bodyLeft > 0) return this.abort('INTERNAL_ERROR');
     const trailers = this.stream!.trailers;
     this.writer.endBody(trailers === undefined ? undefined : trailerFields(trailers));
   }
@@ -269,9 +299,12 @@ export class EdgeExchange implements Exchange, CallbackStreamHandler {
     this.failed(error.code);
   }
 
-  /** The stream failed with `code` (a reset by the agent, the session closing): a page before the head, a closed connection after. */
+  /**
+   * The stream failed with `code` (a reset by the agent, the session closing): a page before the
+   * head, a cut response after it (a reset before its trailers came too).
+   */
   failed(code: string): void {
-    if (this.status !== 0) return this.abort();
+    if (this.status !== 0) return this.abort('INTERNAL_ERROR');
     this.refuse(
       code === ResetCode.UPSTREAM_UNREACHABLE
         ? unreachablePage(this.host, this.binding!.local)
@@ -298,9 +331,13 @@ export class EdgeExchange implements Exchange, CallbackStreamHandler {
     this.stream?.reset(ResetCode.NO_ERROR);
   }
 
-  /** The visitor left before the response completed: the agent is told to stop the origin. */
+  /**
+   * The visitor left before the response completed: the agent is told to stop the origin, and
+   * whatever is left of the visitor's side is cancelled (an HTTP/2 stream still open on one side).
+   */
   visitorGone(): void {
     this.stream?.reset(ResetCode.CANCEL);
+    if (this.status !== 0 && !this.finished) this.writer.abort('CANCEL');
     this.finish();
   }
 
@@ -330,14 +367,18 @@ export class EdgeExchange implements Exchange, CallbackStreamHandler {
     // Quota used up mid-transfer: both directions stop, and the chunk that crossed the limit is not forwarded.
     this.cut = true;
     this.stream!.reset(ResetCode.CANCEL);
-    if (this.status !== 0) this.abort();
+    if (this.status !== 0) this.abort('INTERNAL_ERROR');
     else this.refuse(bandwidthPage());
     return false;
   }
 
-  /** The head is out and the response cannot complete: the visitor's connection closes. */
-  private abort(): void {
-    this.writer.abort();
+  /**
+   * The one way an unfinished response ends, once its head is out: the writer cuts it in its
+   * protocol's terms (see `VisitorWriter.abort`), and the exchange finishes.
+   */
+  private abort(code: CutCode): void {
+    if (this.finished) return;
+    this.writer.abort(code);
     this.finish();
   }
 }

@@ -137,3 +137,24 @@ export function responseHeaders(raw: readonly string[], keepTrailer = true): str
   }
   return out;
 }
+
+/**
+ * The body length a response head announces (its first Content-Length, filtered headers), or -1
+ * when it announces none or one that is not a plain decimal number.
+ */
+export function declaredLength(headers: readonly string[]): number {
+  for (let i = 0; i < headers.length; i += 2) {
+    const name = headers[i]!;
+    if (name.length !== 14 || name.toLowerCase() !== 'content-length') continue;
+    const value = headers[i + 1]!;
+    if (value.length === 0 || value.length > 15) return -1;
+    let length = 0;
+    for (let j = 0; j < value.length; j++) {
+      const digit = value.charCodeAt(j) - 48;
+      if (digit < 0 || digit > 9) return -1;
+      length = length * 10 + digit;
+    }
+    return length;
+  }
+  return -1;
+}

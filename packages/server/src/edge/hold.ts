@@ -119,6 +119,12 @@ export class Holds {
     return entries.length;
   }
 
+  /** Refuses the requests held for `hostname` now (its name was given up on purpose). */
+  expire(hostname: string): void {
+    const queue = this.queues.get(hostname);
+    if (queue) this.expireQueue(hostname, queue);
+  }
+
   /** Refuses every held request, and holds none from now on (the edge is closing). */
   close(): void {
     this.closed = true;

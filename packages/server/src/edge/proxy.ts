@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import { constants as h2, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
 import { StreamResetError, hasValidFields, type Mux, type MuxStream, type RequestHead } from '@svcrouter/protocol';
-import type { EdgeExchange, VisitorWriter } from './exchange.js';
+import type { CutCode, EdgeExchange, VisitorWriter } from './exchange.js';
 import { hasRequestBody, responseHeaders } from './forwarding.js';
 import { expectsContinue, stopReadingBody, writeInterim } from './interim.js';
 import type { EdgePage } from './pages.js';
@@ -143,8 +143,16 @@ export class NodeVisitor implements VisitorWriter {
     endWithTrailers(this.res, trailers);
   }
 
-  abort(): void {
-    this.res.destroy();
+  abort(code: CutCode): void {
+    const { req, res } = this;
+    if (req.httpVersionMajor !== 2) {
+      res.destroy();
+      return;
+    }
+    // Destroying the compatibility response would close the stream with NO_ERROR: a clean end
+    // to the visitor, who would take the body so far as complete.
+    const stream = (res as Http2ServerResponse).stream;
+    if (!stream.closed && !stream.destroyed) stream.close(code === 'CANCEL' ? h2.NGHTTP2_CANCEL : h2.NGHTTP2_INTERNAL_ERROR);
   }
 
   stopUpload(bytesRead: number): void {

@@ -85,7 +85,13 @@ export class UpgradeVisitor implements VisitorWriter {
   }
 
   abort(): void {
-    this.socket.destroy();
+    // Raw bytes have no framing to show a cut: a FIN would read as the origin's clean close, so a
+    // plain TCP visitor gets a reset. A TLS socket's reset is not reachable from here; its
+    // missing close_notify is the sign there.
+    const socket = this.socket as Duplex & { resetAndDestroy?: () => void; encrypted?: boolean };
+    if (socket.destroyed) return;
+    if (socket.encrypted !== true && typeof socket.resetAndDestroy === 'function') socket.resetAndDestroy();
+    else socket.destroy();
   }
 
   stopUpload(): void {

@@ -56,6 +56,7 @@ export class LeanVisitor implements VisitorWriter, ResponseOwner {
   }
 
   abort(): void {
+    // One way on HTTP/1.1 whatever the cause: the connection closes, a chunked body without its end.
     this.connection.abort();
   }
 
