@@ -1,6 +1,6 @@
 export * from './frame.js';
 export * from './mux.js';
-export * from './mux-stream.js';
+export * from './stream-duplex.js';
 export * from './stream-transport.js';
 export * from './callback-stream.js';
 export * from './mux-window.js';
