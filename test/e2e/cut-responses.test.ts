@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ResetCode, type MuxStream } from '@svcrouter/protocol';
+import { ResetCode, type StreamDuplex } from '@svcrouter/protocol';
 import { startAgent, startServer, type TestServer } from './harness/index.js';
 import { startHostileAgent, type HostileAgent } from './hostile-agent.js';
 import { FIRST, VISITORS, startCutOrigin, watch, type CutOrigin, type VisitorKind, type Watched } from './cut-support.js';
@@ -71,8 +71,8 @@ describe('a response cut mid-body looks cut to every visitor', () => {
   }
 
   /** A hostile agent (one that does what a real one must not) answering every stream with its head and FIRST, then holding it. */
-  async function holdingAgent(head: (path: string) => { s: number; h: string[] }): Promise<{ agent: HostileAgent; streams: MuxStream[] }> {
-    const streams: MuxStream[] = [];
+  async function holdingAgent(head: (path: string) => { s: number; h: string[] }): Promise<{ agent: HostileAgent; streams: StreamDuplex[] }> {
+    const streams: StreamDuplex[] = [];
     const agent = await startHostileAgent(server.url, server.token!, (stream, request) => {
       stream.resume();
       stream.sendHeaders(head(request.p));

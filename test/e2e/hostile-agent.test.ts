@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { FrameType, encodeFrame, type MuxStream, type RequestHead } from '@svcrouter/protocol';
+import { FrameType, encodeFrame, type RequestHead, type StreamDuplex } from '@svcrouter/protocol';
 import { openStore } from '@svcrouter/server/store';
 import {
   api,
@@ -37,7 +37,7 @@ const BAD_HEADS: Record<string, unknown> = {
   '/headers-missing': { s: 200 },
 };
 
-function answer(stream: MuxStream, head: RequestHead): void {
+function answer(stream: StreamDuplex, head: RequestHead): void {
   const bad = BAD_HEADS[head.p];
   stream.resume();
   if (bad === undefined) stream.sendHeaders({ s: 200, h: ['content-length', '2'] });

@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import type { Socket } from 'node:net';
-import { Mux, type EdgeMessage, type MuxStream, type RequestHead } from '@svcrouter/protocol';
+import { Mux, streamDuplex, type EdgeMessage, type RequestHead, type StreamDuplex } from '@svcrouter/protocol';
 import { dialSession } from '@svcrouter/sdk';
 
 /** An agent driven by the test: it binds one tunnel and answers each visitor stream as told. */
@@ -18,7 +18,7 @@ export interface HostileAgent {
 export async function startHostileAgent(
   serverUrl: string,
   token: string,
-  answer: (stream: MuxStream, head: RequestHead) => void,
+  answer: (stream: StreamDuplex, head: RequestHead) => void,
   /** The optional protocol features it announces (default: all the SDK's; [] for an agent older than them). */
   features?: readonly string[],
 ): Promise<HostileAgent> {
@@ -27,7 +27,8 @@ export async function startHostileAgent(
   const bound = new Promise<string>((resolve) => (onBound = resolve));
   const mux = new Mux(socket, {
     role: 'dialer',
-    onStream: (stream) => {
+    onStream: (callbacks) => {
+      const stream = streamDuplex(callbacks);
       stream.on('error', () => undefined);
       answer(stream, stream.meta as RequestHead);
     },

@@ -7,8 +7,8 @@ import { StreamResetError } from './errors.js';
 import { FLAG_END, FrameType } from './frame.js';
 import { INITIAL_STREAM_WINDOW } from './mux.js';
 import { MAX_STREAM_WINDOW } from './mux-window.js';
-import type { MuxStream } from './mux-stream.js';
-import { TRANSPORTS, collect, muxPair, rawPeer, sha256, writeAll } from './test-support.js';
+import { streamDuplex, type StreamDuplex } from './stream-duplex.js';
+import { TRANSPORTS, collect, duplexes, muxPair, openDuplex, rawPeer, sha256, writeAll } from './test-support.js';
 
 const MiB = 1024 * 1024;
 
@@ -77,8 +77,7 @@ for (const kind of TRANSPORTS) {
       const body = randomBytes(5 * MiB + 123);
       const pair = await muxPair(kind, {
         dialer: {
-          wantsCallbacks: () => true,
-          onCallbackStream: (stream) => {
+          onStream: (stream) => {
             const drain = drainSignal();
             stream.attach({ onReset: () => undefined, onDrain: drain.onDrain, onEnd: () => undefined });
             assert.deepEqual(stream.meta, { path: '/big' });
@@ -89,7 +88,7 @@ for (const kind of TRANSPORTS) {
       });
       try {
         const { handler, received } = receiver();
-        const stream = pair.acceptor.openCallbackStream({ path: '/big' }, handler, true);
+        const stream = pair.acceptor.open({ path: '/big' }, handler, true);
         assert.equal(await received.settled, undefined);
         assert.deepEqual(received.headers, { s: 200 });
         assert.equal(sha256(received.body()), sha256(body));
@@ -107,8 +106,7 @@ for (const kind of TRANSPORTS) {
       const { handler, received, bind } = receiver(true);
       const pair = await muxPair(kind, {
         dialer: {
-          wantsCallbacks: () => true,
-          onCallbackStream: (stream) => {
+          onStream: (stream) => {
             bind(stream);
             stream.attach(handler);
           },
@@ -116,7 +114,7 @@ for (const kind of TRANSPORTS) {
       });
       try {
         const drain = drainSignal();
-        const stream = pair.acceptor.openCallbackStream({ upload: true }, { onReset: () => undefined, onDrain: drain.onDrain });
+        const stream = pair.acceptor.open({ upload: true }, { onReset: () => undefined, onDrain: drain.onDrain });
         await writeThrough(stream, drain.wait, body);
         assert.equal(await received.settled, undefined);
         assert.equal(sha256(received.body()), sha256(body));
@@ -131,8 +129,7 @@ for (const kind of TRANSPORTS) {
       const { handler, received } = receiver();
       const pair = await muxPair(kind, {
         dialer: {
-          wantsCallbacks: () => true,
-          onCallbackStream: (stream) => {
+          onStream: (stream) => {
             accepted = stream;
             stream.pause();
             stream.attach(handler);
@@ -142,7 +139,7 @@ for (const kind of TRANSPORTS) {
       try {
         const body = randomBytes(INITIAL_STREAM_WINDOW + 64 * 1024);
         let drains = 0;
-        const stream = pair.acceptor.openCallbackStream({}, { onReset: () => undefined, onDrain: () => drains++ });
+        const stream = pair.acceptor.open({}, { onReset: () => undefined, onDrain: () => drains++ });
         assert.equal(stream.write(body), false, 'more than the window cannot all leave');
         stream.end();
         while (accepted === undefined || accepted.receiveBuffered < INITIAL_STREAM_WINDOW) await new Promise((r) => setImmediate(r));
@@ -164,11 +161,11 @@ describe('CallbackStream resets', () => {
   test('a local reset reaches the peer as a reset and calls back nothing locally', async () => {
     const peer = receiver();
     const pair = await muxPair('tcp', {
-      dialer: { wantsCallbacks: () => true, onCallbackStream: (stream) => stream.attach(peer.handler) },
+      dialer: { onStream: (stream) => stream.attach(peer.handler) },
     });
     try {
       let calls = 0;
-      const stream = pair.acceptor.openCallbackStream({}, { onReset: () => calls++, onData: () => calls++ });
+      const stream = pair.acceptor.open({}, { onReset: () => calls++, onData: () => calls++ });
       stream.write(Buffer.from('part of a body'));
       stream.reset('CANCEL');
       const error = await peer.received.settled;
@@ -185,11 +182,11 @@ describe('CallbackStream resets', () => {
 
   test('a session that closes resets open streams with SESSION_CLOSED', async () => {
     const pair = await muxPair('tcp', {
-      dialer: { wantsCallbacks: () => true, onCallbackStream: (stream) => stream.attach({ onReset: () => undefined }) },
+      dialer: { onStream: (stream) => stream.attach({ onReset: () => undefined }) },
     });
     try {
       const { handler, received } = receiver();
-      pair.acceptor.openCallbackStream({}, handler, true);
+      pair.acceptor.open({}, handler, true);
       pair.dialer.destroy();
       const error = await received.settled;
       assert.equal(error?.code, 'SESSION_CLOSED');
@@ -202,7 +199,7 @@ describe('CallbackStream resets', () => {
     const raw = rawPeer({ role: 'acceptor', window: 1024 });
     try {
       const { handler, received } = receiver();
-      const stream = raw.mux.openCallbackStream({}, handler, true);
+      const stream = raw.mux.open({}, handler, true);
       stream.pause(); // nothing is taken, so no credit goes back: the peer has 1024 bytes in all
       await raw.nextFrame((f) => f.type === FrameType.OPEN);
       raw.send(FrameType.HEADERS, 0, stream.id, Buffer.from('{"s":200}'));
@@ -218,7 +215,7 @@ describe('CallbackStream resets', () => {
   });
 
   test('an OPEN with FLAG_END is delivered as ended when the handler attaches', async () => {
-    const raw = rawPeer({ role: 'dialer', wantsCallbacks: () => true, onCallbackStream: (stream) => stream.attach(seen.handler) });
+    const raw = rawPeer({ role: 'dialer', onStream: (stream) => stream.attach(seen.handler) });
     const seen = receiver();
     try {
       raw.send(FrameType.OPEN, FLAG_END, 2, Buffer.from('{"m":"GET"}'));
@@ -229,21 +226,21 @@ describe('CallbackStream resets', () => {
   });
 });
 
-describe('CallbackStream with a MuxStream peer', () => {
+describe('CallbackStream with a StreamDuplex peer', () => {
   test('a CallbackStream request is answered by a Duplex', async () => {
     const body = randomBytes(3 * MiB);
     const pair = await muxPair('tcp', {
       dialer: {
-        onStream: (stream: MuxStream) => {
+        onStream: duplexes((stream: StreamDuplex) => {
           stream.sendHeaders({ s: 201 });
           void collect(stream).then((upload) => writeAll(stream, Buffer.concat([upload, body])));
-        },
+        }),
       },
     });
     try {
       const { handler, received } = receiver();
       const drain = drainSignal();
-      const stream = pair.acceptor.openCallbackStream({}, { ...handler, onDrain: drain.onDrain });
+      const stream = pair.acceptor.open({}, { ...handler, onDrain: drain.onDrain });
       await writeThrough(stream, drain.wait, Buffer.from('upload:'));
       assert.equal(await received.settled, undefined);
       assert.deepEqual(received.headers, { s: 201 });
@@ -253,25 +250,24 @@ describe('CallbackStream with a MuxStream peer', () => {
     }
   });
 
-  test('a Duplex request is answered by a CallbackStream; wantsCallbacks picks by metadata', async () => {
+  test('a Duplex request is answered by a CallbackStream; the handler picks a Duplex or callbacks by metadata', async () => {
     const body = randomBytes(2 * MiB);
     const pair = await muxPair('tcp', {
       dialer: {
-        wantsCallbacks: (meta) => (meta as { kind: string }).kind === 'callbacks',
-        onCallbackStream: (stream) => {
+        onStream: (stream) => {
+          if ((stream.meta as { kind: string }).kind !== 'callbacks') return streamDuplex(stream).reset('DUPLEX');
           const drain = drainSignal();
           stream.attach({ onReset: () => undefined, onDrain: drain.onDrain });
           stream.sendHeaders({ s: 200 });
           void writeThrough(stream, drain.wait, body);
         },
-        onStream: (stream) => stream.reset('DUPLEX'),
       },
     });
     try {
-      const duplex = pair.acceptor.open({ kind: 'duplex' }, true);
+      const duplex = openDuplex(pair.acceptor, { kind: 'duplex' }, true);
       const [error] = (await once(duplex, 'error')) as [StreamResetError];
       assert.equal(error.code, 'DUPLEX');
-      const stream = pair.acceptor.open({ kind: 'callbacks' }, true);
+      const stream = openDuplex(pair.acceptor, { kind: 'callbacks' }, true);
       const [head] = await once(stream, 'headers');
       assert.deepEqual(head, { s: 200 });
       assert.equal(sha256(await collect(stream)), sha256(body));

@@ -22,23 +22,24 @@ export interface CallbackStreamHandler {
   onReset(error: StreamResetError): void;
   /**
    * The stream was reset on this side (by the owner, or by the session because a callback threw).
-   * Only an owner that outlives the stream's callbacks needs it: MuxStream destroys its Duplex here.
+   * Only an owner that outlives the stream's callbacks needs it: StreamDuplex destroys itself here.
    */
   onLocalReset?(): void;
   /**
    * Bytes already handed to onData that the owner still holds unread; their credit stays
-   * unreturned, so the peer's unacknowledged bytes bound what the owner buffers. MuxStream
+   * unreturned, so the peer's unacknowledged bytes bound what the owner buffers. StreamDuplex
    * reports its Readable buffer; an owner that consumes each chunk at once leaves it unset.
    */
   readonly unread?: number;
 }
 
 /**
- * One multiplexed stream: the protocol's only stream state machine (frames, flow control,
- * reset semantics), driven by handler callbacks. MuxStream is a Duplex over it for the code
- * that pipes bytes (upgrades, Node's HTTP server); HTTP exchanges (the edge's lean path, the
- * agent's origin client) use it directly, because a Duplex costs a proxied request far more
- * than the exchange needs (docs/performance.md, "Callback streams").
+ * One multiplexed stream, the only kind a Mux hands out (`open()`, `onStream`): the protocol's
+ * stream state machine (frames, flow control, reset semantics), driven by handler callbacks.
+ * HTTP exchanges (the edge's lean path, the agent's origin client) drive it directly, because a
+ * Duplex costs a proxied request far more than the exchange needs (docs/performance.md,
+ * "Callback streams"). Code that pipes bytes (upgrades, Node's HTTP server, raw tunnels) wraps
+ * it in a Duplex itself with streamDuplex() (stream-duplex.ts).
  *
  * Reading: data is handed to `onData` as it arrives unless the owner paused the stream; what
  * arrives while paused waits (at most the receive window) and is delivered by resume(). Credit
@@ -57,7 +58,7 @@ export class CallbackStream {
   /** Trailer fields to send in place of the END frame (endWithTrailers). */
   private trailersToSend: string[] | undefined;
   private handler: CallbackStreamHandler | undefined;
-  /** The handler reports bytes it holds `unread` (MuxStream); read once here, off the per-chunk path. */
+  /** The handler reports bytes it holds `unread` (StreamDuplex); read once here, off the per-chunk path. */
   private ownerBuffers = false;
   private readonly credit: ReceiveCredit;
   private sendWindow: number;
@@ -86,6 +87,8 @@ export class CallbackStream {
   private closedOnWire = false;
   /** A local reset: the owner gets no more callbacks. */
   private abandoned = false;
+  /** The peer's reset (or the session's close) that came before any handler: told to the first one. */
+  private unheardFailure: StreamResetError | undefined;
 
   constructor(
     private readonly transport: StreamTransport,
@@ -118,13 +121,19 @@ export class CallbackStream {
     return this.closedOnWire;
   }
 
+  /** Whether this side's write side is closed (end(), a head sent with `end`, or an OPEN with END). */
+  get writeEnded(): boolean {
+    return this.localEnded;
+  }
+
   /**
    * Sets the owner. Data and an end that arrived before it (the END of an OPEN, say) are
-   * delivered now, unless the stream is paused.
+   * delivered now, unless the stream is paused; a stream already reset tells it so at once.
    */
   attach(handler: CallbackStreamHandler): void {
     this.handler = handler;
     this.ownerBuffers = handler.unread !== undefined;
+    if (this.abandoned) return this.tellLateOwner(handler);
     this.deliverGuarded();
   }
 
@@ -406,7 +415,16 @@ export class CallbackStream {
     this.dropHeld();
     if (this.abandoned) return;
     this.abandoned = true;
-    this.handler?.onReset(error);
+    if (this.handler) this.handler.onReset(error);
+    else this.unheardFailure = error;
+  }
+
+  /** A handler attached after the stream was reset learns how it ended, as if it had been there. */
+  private tellLateOwner(handler: CallbackStreamHandler): void {
+    const failure = this.unheardFailure;
+    this.unheardFailure = undefined;
+    if (failure) handler.onReset(failure);
+    else handler.onLocalReset?.();
   }
 
   private dropHeld(): void {
@@ -417,7 +435,7 @@ export class CallbackStream {
   private closeOnWire(): void {
     this.closedOnWire = true;
     this.transport.forget(this.id);
-    // An owner that buffers what it was handed (MuxStream) still reads under this window: it
+    // An owner that buffers what it was handed (StreamDuplex) still reads under this window: it
     // gives the growth back with releaseWindow() once it lets go.
     if (!this.ownerBuffers) this.credit.release();
   }

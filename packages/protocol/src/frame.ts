@@ -53,7 +53,7 @@ export const FLAG_ACK = 0x2;
 
 /**
  * One decoded frame. `payload` is a view into the chunk it arrived in (socket chunks are fresh
- * buffers, never reused, so it may be kept; MuxStream pushes DATA payloads as they are).
+ * buffers, never reused, so it may be kept; StreamDuplex pushes DATA payloads as they are).
  * Keeping a small view pins its whole chunk; copy if you keep many small payloads for long.
  */
 export interface Frame {

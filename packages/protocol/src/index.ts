@@ -3,7 +3,7 @@
 // May use: no other package of ours; the agent, the SDK and the server all build on it.
 export * from './frame.js';
 export * from './mux.js';
-export * from './mux-stream.js';
+export * from './stream-duplex.js';
 export * from './stream-transport.js';
 export * from './callback-stream.js';
 export * from './mux-window.js';

@@ -3,8 +3,8 @@ import { once } from 'node:events';
 import { describe, test } from 'node:test';
 import type { CallbackStream } from './callback-stream.js';
 import { FrameType } from './frame.js';
-import type { MuxStream } from './mux-stream.js';
-import { collect, muxPair, rawPeer } from './test-support.js';
+import type { StreamDuplex } from './stream-duplex.js';
+import { collect, duplexes, muxPair, openDuplex, rawPeer } from './test-support.js';
 
 const json = (value: unknown): Buffer => Buffer.from(JSON.stringify(value));
 
@@ -12,8 +12,7 @@ describe('INFO frames (1xx heads before HEADERS)', () => {
   test('a CallbackStream hears each INFO in order, then the reply head; INFO after HEADERS is dropped', async () => {
     const pair = await muxPair('tcp', {
       dialer: {
-        wantsCallbacks: () => true,
-        onCallbackStream: (stream: CallbackStream) => {
+        onStream: (stream: CallbackStream) => {
           stream.attach({ onReset: () => undefined });
           stream.sendInfo({ s: 100, h: [] });
           stream.sendInfo({ s: 103, h: ['link', '</a.css>; rel=preload'] });
@@ -26,7 +25,7 @@ describe('INFO frames (1xx heads before HEADERS)', () => {
     try {
       const seen: unknown[] = [];
       await new Promise<void>((resolve, reject) => {
-        pair.acceptor.openCallbackStream(
+        pair.acceptor.open(
           {},
           {
             onInfo: (meta) => seen.push(['info', meta]),
@@ -47,17 +46,17 @@ describe('INFO frames (1xx heads before HEADERS)', () => {
     }
   });
 
-  test("a MuxStream emits 'info' before 'headers'", async () => {
+  test("a StreamDuplex emits 'info' before 'headers'", async () => {
     const pair = await muxPair('tcp', {
       dialer: {
-        onStream: (stream: MuxStream) => {
+        onStream: duplexes((stream: StreamDuplex) => {
           stream.sendInfo({ s: 103, h: ['link', '</b.js>'] });
           stream.sendHeaders({ s: 204, h: [] }, true);
-        },
+        }),
       },
     });
     try {
-      const stream = pair.acceptor.open({}, true);
+      const stream = openDuplex(pair.acceptor, {}, true);
       const events: string[] = [];
       stream.on('info', (meta: { s: number }) => events.push(`info ${meta.s}`));
       stream.on('headers', (meta: { s: number }) => events.push(`headers ${meta.s}`));
@@ -71,7 +70,7 @@ describe('INFO frames (1xx heads before HEADERS)', () => {
   test('an INFO frame with malformed JSON is a protocol error that closes the session', async () => {
     const peer = rawPeer({ role: 'acceptor' });
     try {
-      const stream = peer.mux.open({}, true);
+      const stream = openDuplex(peer.mux, {}, true);
       stream.on('error', () => undefined);
       const closed = once(peer.mux, 'close');
       peer.send(FrameType.INFO, 0, stream.id, Buffer.from('{not json'));
@@ -86,7 +85,7 @@ describe('INFO frames (1xx heads before HEADERS)', () => {
     const peer = rawPeer({ role: 'acceptor' });
     try {
       peer.send(FrameType.INFO, 0, 1000, json({ s: 103, h: [] }));
-      const stream = peer.mux.open({}, true);
+      const stream = openDuplex(peer.mux, {}, true);
       peer.send(FrameType.HEADERS, 0, stream.id, json({ s: 200, h: [] }));
       const [head] = await once(stream, 'headers');
       assert.deepEqual(head, { s: 200, h: [] });

@@ -4,7 +4,8 @@ import { after, describe, test } from 'node:test';
 import type { CallbackStream } from './callback-stream.js';
 import { ResetCode } from './messages.js';
 import type { Mux } from './mux.js';
-import { collect, muxPair, type MuxPair } from './test-support.js';
+import { streamDuplex } from './stream-duplex.js';
+import { collect, duplexes, muxPair, openDuplex, type MuxPair } from './test-support.js';
 
 // A handler or listener that throws outside the frame being handled — on data delivered by a
 // later resume(), on an 'end' Node emits a tick later, on a drain of the session socket — must
@@ -20,7 +21,7 @@ function streamError(mux: Mux): Promise<[Error, number]> {
 async function stillServes(pair: MuxPair): Promise<void> {
   assert.equal(pair.dialer.isClosed, false);
   assert.equal(pair.acceptor.isClosed, false);
-  const healthy = pair.acceptor.open({ echo: true }, true);
+  const healthy = openDuplex(pair.acceptor, { echo: true }, true);
   assert.equal((await collect(healthy)).toString(), 'fine');
 }
 
@@ -32,9 +33,10 @@ describe('a stream handler that throws outside the frame it was handed', () => {
   async function pairWith(onOther: (stream: CallbackStream) => void): Promise<MuxPair> {
     const pair = await muxPair('tcp', {
       dialer: {
-        onStream: (stream) => stream.end('fine'),
-        wantsCallbacks: (meta) => !(meta as { echo?: boolean }).echo,
-        onCallbackStream: onOther,
+        onStream: (stream) => {
+          if ((stream.meta as { echo?: boolean }).echo) streamDuplex(stream).end('fine');
+          else onOther(stream);
+        },
       },
     });
     pairs.push(pair);
@@ -56,7 +58,7 @@ describe('a stream handler that throws outside the frame it was handed', () => {
       });
       markArrived();
     });
-    const peer = pair.acceptor.open({});
+    const peer = openDuplex(pair.acceptor, {});
     peer.write('waits');
     await arrived;
     await new Promise((resolve) => setImmediate(resolve));
@@ -82,7 +84,7 @@ describe('a stream handler that throws outside the frame it was handed', () => {
       );
     });
     const failed = streamError(pair.dialer);
-    pair.acceptor.open({}, true).on('error', () => undefined);
+    openDuplex(pair.acceptor, {}, true).on('error', () => undefined);
     const [error] = await failed;
     assert.equal(error.message, 'end bug');
     await stillServes(pair);
@@ -95,9 +97,11 @@ describe('a stream handler that throws outside the frame it was handed', () => {
     const pair = await muxPair('tcp', {
       window: 4 * 1024 * 1024,
       dialer: {
-        onStream: (s) => s.end('fine'),
-        wantsCallbacks: (meta) => !(meta as { echo?: boolean }).echo,
-        onCallbackStream: (s) => {
+        onStream: (s) => {
+          if ((s.meta as { echo?: boolean }).echo) {
+            streamDuplex(s).end('fine');
+            return;
+          }
           stream = s;
           s.attach({
             onReset: () => undefined,
@@ -114,7 +118,7 @@ describe('a stream handler that throws outside the frame it was handed', () => {
       },
     });
     pairs.push(pair);
-    const big = pair.acceptor.open({});
+    const big = openDuplex(pair.acceptor, {});
     big.on('error', () => undefined);
     await written;
     pair.acceptorSocket.pause();
@@ -128,17 +132,17 @@ describe('a stream handler that throws outside the frame it was handed', () => {
     await stillServes(pair);
   });
 
-  test("a MuxStream 'data' listener on data delivered after a pause, and an 'end' listener (emitted a tick later)", async () => {
+  test("a StreamDuplex 'data' listener on data delivered after a pause, and an 'end' listener (emitted a tick later)", async () => {
     const pair = await muxPair('tcp', {
       dialer: {
-        onStream: (stream) => {
+        onStream: duplexes((stream) => {
           if ((stream.meta as { echo?: boolean }).echo) return void stream.end('fine');
           stream.end('some bytes');
-        },
+        }),
       },
     });
     pairs.push(pair);
-    const paused = pair.acceptor.open({}, true);
+    const paused = openDuplex(pair.acceptor, {}, true);
     paused.pause();
     paused.on('error', () => undefined);
     await once(paused, 'readable');
@@ -149,7 +153,7 @@ describe('a stream handler that throws outside the frame it was handed', () => {
     paused.resume();
     assert.equal((await dataFailure)[0].message, 'data listener bug');
 
-    const ending = pair.acceptor.open({}, true);
+    const ending = openDuplex(pair.acceptor, {}, true);
     ending.on('error', () => undefined);
     ending.resume();
     const endFailure = streamError(pair.acceptor);

@@ -1,7 +1,7 @@
 import type { WindowTuner } from './mux-window.js';
 
 /**
- * The receiving half of one stream's flow control (CallbackStream, and so MuxStream over it):
+ * The receiving half of one stream's flow control (CallbackStream, and so StreamDuplex over it):
  * the peer may have at most `window` bytes unacknowledged; credit
  * goes back only for bytes the reader has taken, in batches of a quarter of the window, and the
  * window grows while the reader keeps up (mux-window.ts).

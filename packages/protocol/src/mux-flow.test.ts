@@ -3,9 +3,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { after, describe, test } from 'node:test';
 import { INITIAL_STREAM_WINDOW } from './mux.js';
-import type { MuxStream } from './mux-stream.js';
+import type { StreamDuplex } from './stream-duplex.js';
 import { MAX_STREAM_WINDOW } from './mux-window.js';
-import { TRANSPORTS, collect, muxPair, sha256, writeAll, type MuxPair } from './test-support.js';
+import { TRANSPORTS, collect, duplexes, muxPair, openDuplex, sha256, writeAll, type MuxPair } from './test-support.js';
 
 const MiB = 1024 * 1024;
 
@@ -15,7 +15,7 @@ const MiB = 1024 * 1024;
  * stream's flow-control accounting ever holds more than its receive window, and that the window
  * never grew past `maxWindow` (this reader is quick enough between batches to grow it).
  */
-function slowRead(stream: MuxStream, maxWindow: number): Promise<{ digest: string; maxBuffered: number }> {
+function slowRead(stream: StreamDuplex, maxWindow: number): Promise<{ digest: string; maxBuffered: number }> {
   return new Promise((resolve, reject) => {
     const hash = createHash('sha256');
     let maxBuffered = 0;
@@ -48,7 +48,7 @@ function slowRead(stream: MuxStream, maxWindow: number): Promise<{ digest: strin
 
 /** Answers every stream with a head and `bodies[meta.name]`; records when each writer finished. */
 function serveBodies(bodies: Record<string, Buffer>, writersDone: Set<string>, failures: Error[]) {
-  return (stream: MuxStream): void => {
+  return (stream: StreamDuplex): void => {
     const name = (stream.meta as { name: string }).name;
     stream.sendHeaders({ s: 200 });
     writeAll(stream, bodies[name]!).then(
@@ -67,9 +67,9 @@ for (const kind of TRANSPORTS) {
       const body = randomBytes(8 * MiB);
       const done = new Set<string>();
       const failures: Error[] = [];
-      const pair = await muxPair(kind, { dialer: { onStream: serveBodies({ big: body }, done, failures) } });
+      const pair = await muxPair(kind, { dialer: { onStream: duplexes(serveBodies({ big: body }, done, failures)) } });
       pairs.push(pair);
-      const stream = pair.acceptor.open({ name: 'big' }, true);
+      const stream = openDuplex(pair.acceptor, { name: 'big' }, true);
       await once(stream, 'headers');
       const { digest, maxBuffered } = await slowRead(stream, MAX_STREAM_WINDOW);
       assert.equal(digest, sha256(body));
@@ -83,17 +83,17 @@ for (const kind of TRANSPORTS) {
       let result!: Promise<{ digest: string; maxBuffered: number }>;
       const pair = await muxPair(kind, {
         dialer: {
-          onStream: (stream) => {
+          onStream: duplexes((stream) => {
             result = slowRead(stream, MAX_STREAM_WINDOW);
             void result.then(
               ({ digest }) => stream.sendHeaders({ digest }, true),
               () => stream.reset('FAILED'),
             );
-          },
+          }),
         },
       });
       pairs.push(pair);
-      const stream = pair.acceptor.open({});
+      const stream = openDuplex(pair.acceptor, {});
       const headers = once(stream, 'headers');
       await writeAll(stream, body);
       const [head] = (await headers) as [{ digest: string }];
@@ -105,10 +105,10 @@ for (const kind of TRANSPORTS) {
       const bodies = { a: randomBytes(4 * MiB), b: randomBytes(4 * MiB) };
       const done = new Set<string>();
       const failures: Error[] = [];
-      const pair = await muxPair(kind, { dialer: { onStream: serveBodies(bodies, done, failures) } });
+      const pair = await muxPair(kind, { dialer: { onStream: duplexes(serveBodies(bodies, done, failures)) } });
       pairs.push(pair);
-      const a = pair.acceptor.open({ name: 'a' }, true);
-      const b = pair.acceptor.open({ name: 'b' }, true);
+      const a = openDuplex(pair.acceptor, { name: 'a' }, true);
+      const b = openDuplex(pair.acceptor, { name: 'b' }, true);
       await Promise.all([once(a, 'headers'), once(b, 'headers')]);
       // Nobody reads `a` while `b` moves its whole body.
       assert.equal(sha256(await collect(b)), sha256(bodies.b));
@@ -127,9 +127,9 @@ for (const kind of TRANSPORTS) {
     for (const window of [7, 1024]) {
       test(`a reader asking for more than the ${window}-byte window per read() still gets everything`, async () => {
         const body = randomBytes(64 * 1024);
-        const pair = await muxPair(kind, { window, dialer: { onStream: serveBodies({ body }, new Set(), []) } });
+        const pair = await muxPair(kind, { window, dialer: { onStream: duplexes(serveBodies({ body }, new Set(), [])) } });
         pairs.push(pair);
-        const stream = pair.acceptor.open({ name: 'body' }, true);
+        const stream = openDuplex(pair.acceptor, { name: 'body' }, true);
         await once(stream, 'headers');
         // read(16 KiB) on a full 7-byte buffer returns null, then read() drains it without a _read call.
         const { digest } = await slowRead(stream, window);
@@ -146,15 +146,15 @@ for (const kind of TRANSPORTS) {
         const pair = await muxPair(kind, {
           window,
           dialer: {
-            onStream: (stream) => {
+            onStream: duplexes((stream) => {
               stream.sendHeaders({ s: 200 });
               stream.pipe(stream); // echo: the read side feeds the write side, with backpressure
-            },
+            }),
           },
         });
         pairs.push(pair);
         const body = randomBytes(size);
-        const stream = pair.acceptor.open({});
+        const stream = openDuplex(pair.acceptor, {});
         const [echoed] = await Promise.all([collect(stream), writeAll(stream, body, 4096)]);
         assert.equal(sha256(echoed), sha256(body));
         assert.equal(pair.acceptor.streamCount, 0);

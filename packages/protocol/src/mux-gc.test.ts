@@ -28,8 +28,7 @@ describe('a session after a full GC', () => {
     const body = Buffer.alloc(100, 'a');
     const pair = await muxPair('tcp', {
       acceptor: {
-        wantsCallbacks: () => true,
-        onCallbackStream: (stream: CallbackStream) =>
+        onStream: (stream: CallbackStream) =>
           stream.attach({
             onEnd: () => {
               stream.sendHeaders({ s: 200, h: ['content-length', '100'] });
@@ -46,7 +45,7 @@ describe('a session after a full GC', () => {
           // ~0.5 KB per exchange held by its handler, as the edge's exchange record is.
           const record = new Array(60).fill(0);
           const handler = { record, onData: () => undefined, onEnd: resolve, onReset: reject };
-          pair.dialer.openCallbackStream({ m: 'GET', p: '/small', h: ['host', 'example.test'] }, handler, true);
+          pair.dialer.open({ m: 'GET', p: '/small', h: ['host', 'example.test'] }, handler, true);
         });
       const run = async (count: number): Promise<void> => {
         let started = 0;

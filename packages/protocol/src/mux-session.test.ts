@@ -4,10 +4,10 @@ import { once } from 'node:events';
 import { after, describe, test } from 'node:test';
 import { StreamResetError } from './errors.js';
 import { FrameType, MAX_FRAME_PAYLOAD, ProtocolError, encodeFrame, encodeHeader } from './frame.js';
-import type { MuxStream } from './mux-stream.js';
-import { TRANSPORTS, collect, muxPair, rawPeer, sha256, writeAll, type MuxPair } from './test-support.js';
+import type { StreamDuplex } from './stream-duplex.js';
+import { TRANSPORTS, collect, duplexes, muxPair, openDuplex, rawPeer, sha256, writeAll, type MuxPair } from './test-support.js';
 
-function closed(stream: MuxStream): Promise<void> {
+function closed(stream: StreamDuplex): Promise<void> {
   return new Promise((resolve) => (stream.closed ? resolve() : stream.on('close', () => resolve())));
 }
 
@@ -34,8 +34,8 @@ describe('a peer that breaks the protocol closes the session with a ProtocolErro
   ];
   for (const [name, bytes] of cases) {
     test(name, async () => {
-      const opened: MuxStream[] = [];
-      const raw = rawPeer({ role: 'dialer', onStream: (s) => opened.push(s) });
+      const opened: StreamDuplex[] = [];
+      const raw = rawPeer({ role: 'dialer', onStream: duplexes((s) => opened.push(s)) });
       after(() => raw.close());
       let closes = 0;
       raw.mux.on('close', () => closes++);
@@ -57,22 +57,22 @@ for (const kind of TRANSPORTS) {
     after(() => Promise.all(pairs.map((p) => p.close())));
 
     test('losing the socket destroys every open stream with SESSION_CLOSED and emits close once', async () => {
-      const accepted: MuxStream[] = [];
+      const accepted: StreamDuplex[] = [];
       let allAccepted!: () => void;
       const ready = new Promise<void>((resolve) => (allAccepted = resolve));
       const pair = await muxPair(kind, {
         dialer: {
-          onStream: (s) => {
+          onStream: duplexes((s) => {
             accepted.push(s);
             if (accepted.length === 3) allAccepted();
-          },
+          }),
         },
       });
       pairs.push(pair);
       const closes = { dialer: [] as unknown[], acceptor: [] as unknown[] };
       pair.dialer.on('close', (e) => closes.dialer.push(e));
       pair.acceptor.on('close', (e) => closes.acceptor.push(e));
-      const opened = [1, 2, 3].map(() => pair.acceptor.open({ m: 'GET' }));
+      const opened = [1, 2, 3].map(() => openDuplex(pair.acceptor, { m: 'GET' }));
       await ready;
       pair.dialerSocket.destroy();
       const streams = [...opened, ...accepted];
@@ -118,16 +118,16 @@ describe('heartbeat over tcp', () => {
     const body = randomBytes(4 * 1024 * 1024);
     const pair = await muxPair('tcp', {
       dialer: {
-        onStream: (s) => {
+        onStream: duplexes((s) => {
           s.sendHeaders({ s: 200 });
           void writeAll(s, body);
-        },
+        }),
       },
     });
     pairs.push(pair);
     pair.acceptor.startHeartbeat(20, 60);
     pair.dialer.startHeartbeat(20, 60);
-    const stream = pair.acceptor.open({}, true);
+    const stream = openDuplex(pair.acceptor, {}, true);
     assert.equal(sha256(await collect(stream)), sha256(body));
     // Several timeouts' worth of answered pings.
     for (let i = 0; i < 8; i++) {

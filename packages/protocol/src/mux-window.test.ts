@@ -4,9 +4,9 @@ import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
 import { after, describe, test } from 'node:test';
 import { INITIAL_STREAM_WINDOW, Mux } from './mux.js';
-import type { MuxStream } from './mux-stream.js';
+import type { StreamDuplex } from './stream-duplex.js';
 import { GROW_WITHIN_MS, MAX_STREAM_WINDOW, WindowTuner } from './mux-window.js';
-import { TRANSPORTS, muxPair, sha256, writeAll, type MuxPair } from './test-support.js';
+import { TRANSPORTS, duplexes, muxPair, openDuplex, sha256, writeAll, type MuxPair } from './test-support.js';
 
 const MiB = 1024 * 1024;
 
@@ -54,7 +54,7 @@ describe('WindowTuner', () => {
 });
 
 /** Reads `stream` to its end as fast as it comes; resolves with the body and the largest receive window seen. */
-function readRecordingWindow(stream: MuxStream): Promise<{ body: Buffer; largestWindow: number }> {
+function readRecordingWindow(stream: StreamDuplex): Promise<{ body: Buffer; largestWindow: number }> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let largestWindow = stream.receiveWindowBytes;
@@ -76,10 +76,10 @@ async function servingPair(
   return muxPair(kind, {
     acceptor,
     dialer: {
-      onStream: (stream) => {
+      onStream: duplexes((stream) => {
         stream.sendHeaders({ s: 200 });
         void writeAll(stream, body);
-      },
+      }),
     },
   });
 }
@@ -97,7 +97,7 @@ for (const kind of TRANSPORTS) {
       // A long measured round trip makes "within four round trips" hold whatever this machine's
       // speed: the test is about what growth does, the timing rule is tested above.
       tuner.rttMs = 60_000;
-      const stream = pair.acceptor.open({}, true);
+      const stream = openDuplex(pair.acceptor, {}, true);
       const { body: received, largestWindow } = await readRecordingWindow(stream);
       assert.equal(sha256(received), sha256(body));
       assert.ok(largestWindow > INITIAL_STREAM_WINDOW, `window grew (largest ${largestWindow})`);
@@ -113,7 +113,7 @@ for (const kind of TRANSPORTS) {
       pairs.push(pair);
       const tuner = pair.acceptor.windowTuner!;
       tuner.rttMs = 60_000;
-      const streams = [pair.acceptor.open({}, true), pair.acceptor.open({}, true), pair.acceptor.open({}, true)];
+      const streams = [openDuplex(pair.acceptor, {}, true), openDuplex(pair.acceptor, {}, true), openDuplex(pair.acceptor, {}, true)];
       let mostGranted = 0;
       const reads = streams.map((stream) => {
         stream.on('data', () => {

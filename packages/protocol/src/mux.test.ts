@@ -3,27 +3,27 @@ import { once } from 'node:events';
 import { after, describe, test } from 'node:test';
 import { StreamResetError } from './errors.js';
 import { FLAG_END, FrameType } from './frame.js';
-import type { MuxStream } from './mux-stream.js';
-import { TRANSPORTS, collect, muxPair, rawPeer, type MuxPair } from './test-support.js';
+import type { StreamDuplex } from './stream-duplex.js';
+import { TRANSPORTS, collect, duplexes, muxPair, openDuplex, rawPeer, type MuxPair } from './test-support.js';
 
 /** Resolves on 'close' without listening for 'error', so an unhandled stream error would crash the test. */
-function closed(stream: MuxStream): Promise<void> {
+function closed(stream: StreamDuplex): Promise<void> {
   return new Promise((resolve) => (stream.closed ? resolve() : stream.on('close', () => resolve())));
 }
 
 /** A pair whose sides hand every incoming stream to a handler the test can swap. */
 async function pairWithHandlers(kind: (typeof TRANSPORTS)[number], window?: number) {
-  const handlers = { dialer: (_s: MuxStream): void => undefined, acceptor: (_s: MuxStream): void => undefined };
+  const handlers = { dialer: (_s: StreamDuplex): void => undefined, acceptor: (_s: StreamDuplex): void => undefined };
   const pair = await muxPair(kind, {
     window,
-    dialer: { onStream: (s) => handlers.dialer(s) },
-    acceptor: { onStream: (s) => handlers.acceptor(s) },
+    dialer: { onStream: duplexes((s) => handlers.dialer(s)) },
+    acceptor: { onStream: duplexes((s) => handlers.acceptor(s)) },
   });
   return { pair, handlers };
 }
 
 /** Answers each stream after reading its request body: head (with END when meta asks) and an optional body. */
-function respond(stream: MuxStream): Promise<void> {
+function respond(stream: StreamDuplex): Promise<void> {
   return collect(stream).then((body) => {
     const meta = stream.meta as { headersEnd: boolean };
     stream.sendHeaders({ s: 200, echo: stream.meta, got: body.toString() }, meta.headersEnd);
@@ -46,7 +46,7 @@ for (const kind of TRANSPORTS) {
             const answered: Promise<void>[] = [];
             handlers[answerer] = (s) => answered.push(respond(s));
             const meta = { m: 'POST', p: '/x?y=1', h: ['a', 'b'], t: 'tun', headersEnd };
-            const stream = pair[opener].open(meta, openEnd);
+            const stream = openDuplex(pair[opener], meta, openEnd);
             if (!openEnd) stream.end('request-body');
             const [head] = (await once(stream, 'headers')) as [{ s: number; echo: unknown; got: string }];
             assert.deepEqual(head, { s: 200, echo: meta, got: openEnd ? '' : 'request-body' });
@@ -64,7 +64,7 @@ for (const kind of TRANSPORTS) {
       const { pair, handlers } = await pairWithHandlers(kind);
       pairs.push(pair);
       handlers.dialer = handlers.acceptor = (s) => void respond(s);
-      const opened = [pair.acceptor, pair.dialer, pair.acceptor, pair.dialer].map((mux, i) => mux.open({ i, headersEnd: false }));
+      const opened = [pair.acceptor, pair.dialer, pair.acceptor, pair.dialer].map((mux, i) => openDuplex(mux, { i, headersEnd: false }));
       assert.deepEqual(
         opened.map((s) => s.id),
         [2, 1, 4, 3],
@@ -98,8 +98,8 @@ for (const kind of TRANSPORTS) {
     test('a reset by the opener destroys the peer stream with a remote StreamResetError', async () => {
       const { pair, handlers } = await pairWithHandlers(kind);
       pairs.push(pair);
-      const accepted = new Promise<MuxStream>((resolve) => (handlers.dialer = resolve));
-      const stream = pair.acceptor.open({ m: 'GET' });
+      const accepted = new Promise<StreamDuplex>((resolve) => (handlers.dialer = resolve));
+      const stream = openDuplex(pair.acceptor, { m: 'GET' });
       const peer = await accepted; // no 'error' listener on purpose: a reset must never crash the process
       stream.reset('CANCEL');
       assert.equal(stream.resetCode, 'CANCEL');
@@ -123,7 +123,7 @@ for (const kind of TRANSPORTS) {
       const { pair, handlers } = await pairWithHandlers(kind);
       pairs.push(pair);
       handlers.dialer = (s) => s.reset('UPSTREAM_UNREACHABLE');
-      const stream = pair.acceptor.open({ m: 'GET' }, true);
+      const stream = openDuplex(pair.acceptor, { m: 'GET' }, true);
       await assert.rejects(once(stream, 'headers'), { name: 'StreamResetError', code: 'UPSTREAM_UNREACHABLE', remote: true });
       assert.equal(pair.acceptor.streamCount, 0);
     });
@@ -136,7 +136,7 @@ for (const kind of TRANSPORTS) {
         s.write(Buffer.alloc(100_000));
         s.write(Buffer.alloc(10), () => s.reset('UPSTREAM_ERROR'));
       };
-      const stream = pair.acceptor.open({ m: 'GET' }, true);
+      const stream = openDuplex(pair.acceptor, { m: 'GET' }, true);
       // Read from the start: head, body and reset may all arrive in one socket read, and a
       // reader attached after awaiting 'headers' would come a microtask too late for them.
       const body = collect(stream);
@@ -153,9 +153,9 @@ for (const kind of TRANSPORTS) {
         seen++; // no listeners at all on these streams: resets must not crash anything
         if (seen % 3 === 0) s.reset('CANCEL'); // aborts from the answering side too
       };
-      for (let i = 0; i < 10_000; i++) pair.acceptor.open({ storm: true, p: `/${i}` }, i % 2 === 0).reset('CANCEL');
+      for (let i = 0; i < 10_000; i++) openDuplex(pair.acceptor, { storm: true, p: `/${i}` }, i % 2 === 0).reset('CANCEL');
       assert.equal(pair.acceptor.streamCount, 0);
-      const stream = pair.acceptor.open({ headersEnd: false });
+      const stream = openDuplex(pair.acceptor, { headersEnd: false });
       stream.end('after the storm');
       const [head] = await once(stream, 'headers');
       assert.equal((head as { got: string }).got, 'after the storm');
@@ -170,7 +170,7 @@ for (const kind of TRANSPORTS) {
       const pair = await muxPair(kind);
       pairs.push(pair);
       pair.acceptor.destroy();
-      assert.throws(() => pair.acceptor.open({}), { name: 'ProtocolError' });
+      assert.throws(() => openDuplex(pair.acceptor, {}), { name: 'ProtocolError' });
     });
   });
 }
@@ -179,7 +179,7 @@ describe('mux against a raw peer', () => {
   test('open with end=true sends a single OPEN frame carrying FLAG_END', async () => {
     const raw = rawPeer({ role: 'acceptor' });
     after(() => raw.close());
-    const stream = raw.mux.open({ m: 'GET' }, true);
+    const stream = openDuplex(raw.mux, { m: 'GET' }, true);
     raw.mux.sendControl({ type: 'marker' });
     await raw.nextFrame((f) => f.type === FrameType.CONTROL);
     assert.deepEqual(
@@ -194,7 +194,7 @@ describe('mux against a raw peer', () => {
   test('frames for a reset or unknown stream are dropped and the session stays up', async () => {
     let onControl!: (message: unknown) => void;
     const control = new Promise<unknown>((resolve) => (onControl = resolve));
-    const raw = rawPeer({ role: 'dialer', onStream: (s) => s.reset('NOPE'), onControl: (m) => onControl(m) });
+    const raw = rawPeer({ role: 'dialer', onStream: duplexes((s) => s.reset('NOPE')), onControl: (m) => onControl(m) });
     after(() => raw.close());
     raw.send(FrameType.OPEN, 0, 2, Buffer.from('{"m":"GET"}'));
     const reset = await raw.nextFrame((f) => f.type === FrameType.RESET && f.stream === 2);
@@ -211,8 +211,8 @@ describe('mux against a raw peer', () => {
   });
 
   test('a peer exceeding the window gets the stream reset with FLOW_CONTROL', async () => {
-    let accepted!: MuxStream;
-    const raw = rawPeer({ role: 'dialer', window: 16, onStream: (s) => (accepted = s) });
+    let accepted!: StreamDuplex;
+    const raw = rawPeer({ role: 'dialer', window: 16, onStream: duplexes((s) => (accepted = s)) });
     after(() => raw.close());
     raw.send(FrameType.OPEN, 0, 2, Buffer.from('{}'));
     raw.send(FrameType.DATA, 0, 2, Buffer.alloc(10));

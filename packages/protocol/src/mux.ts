@@ -14,7 +14,6 @@ import {
 } from './frame.js';
 import { FrameWriter } from './frame-writer.js';
 import { CallbackStream, type CallbackStreamHandler } from './callback-stream.js';
-import { MuxStream } from './mux-stream.js';
 import type { StreamTransport } from './stream-transport.js';
 import { MAX_STREAM_WINDOW, SESSION_WINDOW_GROWTH_BUDGET, WindowTuner } from './mux-window.js';
 import { IdTable } from './id-table.js';
@@ -67,19 +66,11 @@ export interface MuxOptions {
   windowGrowthBudget?: number;
   /**
    * Called for every stream the peer opens; absent means the peer may not open streams
-   * (they are reset with REFUSED). An exception thrown here resets that stream (STREAM_FAILED).
+   * (they are reset with REFUSED). It attaches a handler before returning, or wraps the
+   * stream in a Duplex with streamDuplex() (which attaches itself) to pipe bytes. An exception
+   * thrown here resets that stream (STREAM_FAILED).
    */
-  onStream?: (stream: MuxStream) => void;
-  /**
-   * Picks, by their OPEN metadata, the peer's streams that arrive as CallbackStreams on
-   * onCallbackStream instead of Duplexes on onStream. Default: none.
-   */
-  wantsCallbacks?: (meta: unknown) => boolean;
-  /**
-   * Called for every stream wantsCallbacks picked; it must attach a handler before returning.
-   * An exception thrown here resets that stream (STREAM_FAILED).
-   */
-  onCallbackStream?: (stream: CallbackStream) => void;
+  onStream?: (stream: CallbackStream) => void;
   /** Called for every control message on stream 0, in order. An exception thrown here ends the session. */
   onControl?: (message: unknown) => void;
   /**
@@ -192,24 +183,16 @@ export class Mux extends EventEmitter implements StreamTransport, LivenessWatche
   }
 
   /**
-   * Opens a stream carrying `meta` (JSON-serialisable); with `end`, no body follows.
+   * Opens a stream carrying `meta` (JSON-serialisable), driven by `handler`; with `end`, no
+   * body follows. The handler is attached before any frame of the peer's can arrive. Without
+   * one, the caller attaches it later (streamDuplex() does, to pipe bytes): what arrives
+   * meanwhile waits in the stream, its credit unreturned.
    * Throws ProtocolError when the session is closed or its stream ids are used up.
    */
-  open(meta: unknown, end = false): MuxStream {
-    const text = jsonText(meta);
-    const stream = new MuxStream(this.sendOpen(new CallbackStream(this, this.takeStreamId(), meta, this.window), text, end));
-    if (end) stream.end(); // its stream already sent FLAG_END with the OPEN: no END frame follows
-    return stream;
-  }
-
-  /**
-   * Opens a stream driven by `handler` (CallbackStream) rather than a Duplex; otherwise as open().
-   * The handler is attached before any frame of the peer's can arrive.
-   */
-  openCallbackStream(meta: unknown, handler: CallbackStreamHandler, end = false): CallbackStream {
+  open(meta: unknown, handler?: CallbackStreamHandler, end = false): CallbackStream {
     const text = jsonText(meta);
     const stream = new CallbackStream(this, this.takeStreamId(), meta, this.window);
-    stream.attach(handler);
+    if (handler) stream.attach(handler);
     return this.sendOpen(stream, text, end);
   }
 
@@ -480,9 +463,8 @@ export class Mux extends EventEmitter implements StreamTransport, LivenessWatche
     }
     this.lastPeerStreamId = frame.stream;
     const meta = decodeJson(frame.payload);
-    const onCallbackStream = this.options.onCallbackStream;
-    const wantsCallbacks = onCallbackStream !== undefined && this.options.wantsCallbacks?.(meta) === true;
-    if (!wantsCallbacks && !this.options.onStream) {
+    const onStream = this.options.onStream;
+    if (!onStream) {
       this.sendReply(FrameType.RESET, 0, frame.stream, Buffer.from('REFUSED'));
       return;
     }
@@ -490,8 +472,7 @@ export class Mux extends EventEmitter implements StreamTransport, LivenessWatche
     this.streams.set(frame.stream, stream);
     // End the read side before the handler runs, so a handler that resets at once sees a settled stream.
     if (frame.flags & FLAG_END) stream.onRemoteEnd();
-    if (wantsCallbacks) onCallbackStream(stream);
-    else this.options.onStream!(new MuxStream(stream));
+    onStream(stream);
   }
 
   private uncork(): void {

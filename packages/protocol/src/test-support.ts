@@ -9,6 +9,8 @@ import net from 'node:net';
 import { Duplex, type Readable } from 'node:stream';
 import { FrameDecoder, encodeFrame, type Frame } from './frame.js';
 import { Mux, type MuxOptions } from './mux.js';
+import type { CallbackStream } from './callback-stream.js';
+import { streamDuplex, type StreamDuplex } from './stream-duplex.js';
 
 /** How the two ends of a session are connected. */
 export type TransportKind = 'tcp' | 'chunked';
@@ -207,9 +209,19 @@ export function rawPeer(options: MuxOptions): RawPeer {
   };
 }
 
+/** Opens a stream on `mux` as a Duplex (streamDuplex over open()); with `end`, no body follows. */
+export function openDuplex(mux: Mux, meta: unknown, end = false): StreamDuplex {
+  return streamDuplex(mux.open(meta, undefined, end));
+}
+
+/** An `onStream` option that hands each of the peer's streams to `handler` as a Duplex. */
+export function duplexes(handler: (stream: StreamDuplex) => void): (stream: CallbackStream) => void {
+  return (stream) => handler(streamDuplex(stream));
+}
+
 /**
  * Reads a stream to its end. Not `for await`: the async iterator destroys the stream when it
- * finishes, and destroying a MuxStream whose write side is still open resets it.
+ * finishes, and destroying a StreamDuplex whose write side is still open resets it.
  */
 export function collect(stream: Readable): Promise<Buffer> {
   return new Promise((resolve, reject) => {

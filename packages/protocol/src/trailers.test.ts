@@ -4,18 +4,18 @@ import type { CallbackStream } from './callback-stream.js';
 import { FLAG_END, FrameType } from './frame.js';
 import { FEATURE_TRAILERS, LOCAL_FEATURES, parseFeatures } from './handshake.js';
 import { MAX_TRAILER_FIELDS, trailerFields } from './headers.js';
-import type { MuxStream } from './mux-stream.js';
-import { collect, muxPair, rawPeer } from './test-support.js';
+import type { StreamDuplex } from './stream-duplex.js';
+import { collect, duplexes, muxPair, openDuplex, rawPeer } from './test-support.js';
 
 const json = (value: unknown): Buffer => Buffer.from(JSON.stringify(value));
 
 describe('TRAILERS frames', () => {
-  test('a CallbackStream ends with trailers after its body; the peer MuxStream has them at its end', async () => {
-    let accept!: (stream: MuxStream) => void;
-    const accepted = new Promise<MuxStream>((resolve) => (accept = resolve));
-    const pair = await muxPair('chunked', { dialer: { peerTrailers: true }, acceptor: { peerTrailers: true, onStream: accept } });
+  test('a CallbackStream ends with trailers after its body; the peer StreamDuplex has them at its end', async () => {
+    let accept!: (stream: StreamDuplex) => void;
+    const accepted = new Promise<StreamDuplex>((resolve) => (accept = resolve));
+    const pair = await muxPair('chunked', { dialer: { peerTrailers: true }, acceptor: { peerTrailers: true, onStream: duplexes(accept) } });
     try {
-      const stream = pair.dialer.openCallbackStream({ m: 'POST' }, { onReset: () => undefined });
+      const stream = pair.dialer.open({ m: 'POST' }, { onReset: () => undefined });
       stream.write(Buffer.alloc(300_000, 7)); // beyond one frame: the trailers wait for every byte
       stream.endWithTrailers(['x-sum', '300000']);
       const peer = await accepted;
@@ -32,10 +32,10 @@ describe('TRAILERS frames', () => {
     const accepted = new Promise<CallbackStream>((resolve) => (accept = resolve));
     const pair = await muxPair('tcp', {
       dialer: { peerTrailers: true },
-      acceptor: { peerTrailers: true, wantsCallbacks: () => true, onCallbackStream: accept },
+      acceptor: { peerTrailers: true, onStream: accept },
     });
     try {
-      const sender = pair.dialer.open({ m: 'POST' });
+      const sender = openDuplex(pair.dialer, { m: 'POST' });
       sender.write('body');
       sender.endWithTrailers(['grpc-status', '0']);
       const stream = await accepted;
@@ -64,7 +64,7 @@ describe('TRAILERS frames', () => {
   test('towards a peer without the trailers feature, the trailers are dropped and a plain END is sent', async () => {
     const peer = rawPeer({ role: 'dialer' });
     try {
-      const stream = peer.mux.openCallbackStream({ m: 'GET' }, { onReset: () => undefined });
+      const stream = peer.mux.open({ m: 'GET' }, { onReset: () => undefined });
       stream.endWithTrailers(['x-sum', '1']);
       const end = await peer.nextFrame((frame) => frame.stream === stream.id && (frame.flags & FLAG_END) !== 0);
       assert.equal(end.type, FrameType.DATA);
@@ -77,7 +77,7 @@ describe('TRAILERS frames', () => {
   test('a TRAILERS frame from the peer ends its side; later frames of it are ignored', async () => {
     let accept!: (stream: CallbackStream) => void;
     const accepted = new Promise<CallbackStream>((resolve) => (accept = resolve));
-    const peer = rawPeer({ role: 'acceptor', wantsCallbacks: () => true, onCallbackStream: accept });
+    const peer = rawPeer({ role: 'acceptor', onStream: accept });
     try {
       peer.send(FrameType.OPEN, 0, 1, json({ m: 'POST', b: 1 }));
       const stream = await accepted;

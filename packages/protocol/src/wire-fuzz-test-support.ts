@@ -8,8 +8,8 @@ import { Duplex } from 'node:stream';
 import { FLAG_END, FrameDecoder, FrameType, MAX_FRAME_PAYLOAD, ProtocolError, encodeFrame, type Frame } from './frame.js';
 import { Mux } from './mux.js';
 import { trailerFields } from './headers.js';
-import type { MuxStream } from './mux-stream.js';
-import { prng } from './test-support.js';
+import type { StreamDuplex } from './stream-duplex.js';
+import { duplexes, prng } from './test-support.js';
 
 const json = (value: unknown): Buffer => Buffer.from(JSON.stringify(value));
 const u32 = (n: number): Buffer => {
@@ -157,19 +157,19 @@ export interface SessionOutcome {
  */
 export async function sessionTarget(input: Buffer, seed: number): Promise<SessionOutcome> {
   const socket = new FuzzSocket();
-  const streams: MuxStream[] = [];
+  const streams: StreamDuplex[] = [];
   let controls = 0;
   let closedWith: string | undefined;
   const mux = new Mux(socket, {
     role: 'acceptor',
     peerTrailers: true,
-    onStream: (stream) => {
+    onStream: duplexes((stream) => {
       streams.push(stream);
       stream.on('error', () => undefined);
       // As the edge does: the peer's trailers are checked when its side ends.
       stream.on('end', () => trailerFields(stream.trailers));
       stream.resume();
-    },
+    }),
     onControl: () => controls++,
   });
   mux.on('close', (error?: Error) => (closedWith = error ? error.message.replace(/\d+/g, 'N') : 'closed'));

@@ -7,7 +7,6 @@ import {
   HEARTBEAT_INTERVAL_MS,
   HEARTBEAT_MISSES,
   Mux,
-  MuxStream,
   SvcError,
   type AgentMessage,
   type CallbackStream,
@@ -17,7 +16,6 @@ import {
 } from '@svcrouter/protocol';
 import { dialEdge, type DialOptions } from './dial.js';
 import type { BindRequest, Bound, SessionTunnel } from './session-tunnel.js';
-import { wantsCallbacks } from './origin-proxy.js';
 import { PLANNED_RECONNECT_CAP_MS, reconnectDelay } from './backoff.js';
 
 /** How long a clean close waits for the edge to acknowledge (close its side) before giving up. */
@@ -128,8 +126,6 @@ export class AgentSession extends EventEmitter {
       role: 'dialer',
       peerTrailers: features.has(FEATURE_TRAILERS),
       onStream: (stream) => this.onStream(stream),
-      wantsCallbacks,
-      onCallbackStream: (stream) => this.onStream(stream),
       onControl: (message) => this.onControl(message as EdgeMessage),
     });
     this.mux = mux;
@@ -209,11 +205,10 @@ export class AgentSession extends EventEmitter {
     });
   }
 
-  private onStream(stream: MuxStream | CallbackStream): void {
+  private onStream(stream: CallbackStream): void {
     const head = stream.meta as RequestHead;
     const tunnel = this.byId.get(head.t);
     if (!tunnel) {
-      if (stream instanceof MuxStream) stream.on('error', () => undefined);
       stream.reset('NOT_FOUND');
       return;
     }

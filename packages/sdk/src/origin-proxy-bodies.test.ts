@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import type http from 'node:http';
 import { describe, it } from 'node:test';
+import { streamDuplex } from '@svcrouter/protocol';
 import { collectAnswer, httpOrigin, openRequest, originSetup, tcpOrigin, sha256, visit } from './origin-test-support.js';
 
 // Bodies through OriginProxy: request bodies with and without a length, big transfers both
@@ -96,7 +97,7 @@ describe('OriginProxy bodies', () => {
       }),
     );
     // A stream that stays open for more body, as a visitor's upload in progress.
-    const upload = fixture.edge.open({ m: 'POST', p: '/', h: ['Host', 'origin.test'], t: 'tun_test', b: 1 });
+    const upload = streamDuplex(fixture.edge.open({ m: 'POST', p: '/', h: ['Host', 'origin.test'], t: 'tun_test', b: 1 }));
     const answer = collectAnswer(upload);
     upload.write(Buffer.from('part one'));
     await arrived;

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import http2 from 'node:http2';
 import type net from 'node:net';
 import { afterEach, describe, it } from 'node:test';
-import { ResetCode, type MuxStream, type ResponseHead } from '@svcrouter/protocol';
+import { ResetCode, streamDuplex, type StreamDuplex, type ResponseHead } from '@svcrouter/protocol';
 import { GRPC_NEEDS_H2 } from './grpc-refusal.js';
 import {
   closedPort,
@@ -90,7 +90,7 @@ describe('OriginProxy with proto h2', () => {
       stream.on('end', () => stream.end());
     });
     const fixture = await fixtureFor(`h2c://127.0.0.1:${server.port}`);
-    const stream = fixture.edge.open({ m: 'POST', p: '/bidi', h: ['Host', 'origin.test'], t: 'tun_test', b: 1 });
+    const stream = streamDuplex(fixture.edge.open({ m: 'POST', p: '/bidi', h: ['Host', 'origin.test'], t: 'tun_test', b: 1 }));
     const head = (await once(stream, 'headers')) as [ResponseHead];
     assert.equal(head[0].s, 200);
     // Each echo arrives before the next piece is sent: the response streams while the request does.
@@ -204,7 +204,7 @@ describe('OriginProxy trailers over HTTP/1.1', () => {
     cleanups.push(() => origin.close());
     const fixture = await proxyFixture(origin.url);
     cleanups.push(() => fixture.close());
-    const stream: MuxStream = fixture.edge.open({ m: 'POST', p: '/', h: ['Host', 'origin.test'], t: 'tun_test', b: 1 });
+    const stream: StreamDuplex = streamDuplex(fixture.edge.open({ m: 'POST', p: '/', h: ['Host', 'origin.test'], t: 'tun_test', b: 1 }));
     stream.write('up');
     stream.endWithTrailers(['x-request-sum', '42']);
     const result = await collectAnswer(stream);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { RequestHead, ResponseHead } from '@svcrouter/protocol';
+import { streamDuplex, type RequestHead, type ResponseHead } from '@svcrouter/protocol';
 import { collectAnswer, httpOrigin, originSetup, visit, writeInPieces } from './origin-test-support.js';
 
 // Early answers and interim (1xx) responses through OriginProxy: the origin's 100 Continue and
@@ -20,7 +20,7 @@ describe('OriginProxy interim responses and early answers', () => {
       }),
     );
     const head: RequestHead = { m: 'GET', p: '/', h: ['Host', 'origin.test'], t: 'tun_test', i: 1 };
-    const stream = fixture.edge.open(head, true);
+    const stream = streamDuplex(fixture.edge.open(head, undefined, true));
     const events: string[] = [];
     stream.on('info', (meta: ResponseHead) => events.push(`info ${meta.s} ${meta.h.join('|')}`));
     stream.on('headers', (meta: ResponseHead) => events.push(`headers ${meta.s}`));
@@ -36,7 +36,9 @@ describe('OriginProxy interim responses and early answers', () => {
         res.end('done');
       }),
     );
-    const stream = fixture.edge.open({ m: 'GET', p: '/', h: ['Host', 'origin.test'], t: 'tun_test' } satisfies RequestHead, true);
+    const stream = streamDuplex(
+      fixture.edge.open({ m: 'GET', p: '/', h: ['Host', 'origin.test'], t: 'tun_test' } satisfies RequestHead, undefined, true),
+    );
     let infos = 0;
     stream.on('info', () => infos++);
     const answer = await collectAnswer(stream);
@@ -61,7 +63,7 @@ describe('OriginProxy interim responses and early answers', () => {
       b: 1,
       i: 1,
     };
-    const stream = fixture.edge.open(head);
+    const stream = streamDuplex(fixture.edge.open(head));
     const answer = collectAnswer(stream);
     stream.once('info', (meta: ResponseHead) => {
       assert.equal(meta.s, 100);

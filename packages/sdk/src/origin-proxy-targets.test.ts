@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type http from 'node:http';
 import { describe, it } from 'node:test';
-import { ResetCode, type RequestHead } from '@svcrouter/protocol';
+import { ResetCode, streamDuplex, type RequestHead } from '@svcrouter/protocol';
 import { collectAnswer, httpOrigin, originSetup, tcpOrigin, visit, type TestOrigin } from './origin-test-support.js';
 
 // The agent connects to its local target and nowhere else, whatever request target a visitor
@@ -37,7 +37,7 @@ describe('OriginProxy request targets', () => {
     const other = await otherService();
     const { origin, fixture } = await setup(await upgradeOrigin());
     try {
-      const result = await collectAnswer(fixture.edge.open(upgradeHead(`//127.0.0.1:${other.port}/x`)));
+      const result = await collectAnswer(streamDuplex(fixture.edge.open(upgradeHead(`//127.0.0.1:${other.port}/x`))));
       assert.equal(result.status, 101);
       assert.deepEqual(origin.targets, [`//127.0.0.1:${other.port}/x`]);
       assert.equal(other.connections.length, 0);
@@ -50,7 +50,7 @@ describe('OriginProxy request targets', () => {
     const other = await otherService();
     const { origin, fixture } = await setup(await upgradeOrigin());
     try {
-      const result = await collectAnswer(fixture.edge.open(upgradeHead(`http://127.0.0.1:${other.port}/`)));
+      const result = await collectAnswer(streamDuplex(fixture.edge.open(upgradeHead(`http://127.0.0.1:${other.port}/`))));
       assert.equal(result.resetCode, ResetCode.UPSTREAM_ERROR);
       assert.equal(other.connections.length, 0);
       assert.deepEqual(origin.targets, []);
@@ -69,7 +69,7 @@ describe('OriginProxy request targets', () => {
 
   it('keeps serving after refusing a target', async () => {
     const { fixture } = await setup(await upgradeOrigin());
-    await collectAnswer(fixture.edge.open(upgradeHead('http://127.0.0.1:1/')));
+    await collectAnswer(streamDuplex(fixture.edge.open(upgradeHead('http://127.0.0.1:1/'))));
     const result = await visit(fixture, { path: '/after' });
     assert.equal(result.status, 200);
     assert.equal(result.body.toString(), 'plain');
@@ -81,7 +81,7 @@ describe('OriginProxy request targets', () => {
   ] as const) {
     it(`resets an upgrade node:http cannot send (${name}) and keeps the session serving`, async () => {
       const { fixture } = await setup(await upgradeOrigin());
-      const result = await collectAnswer(fixture.edge.open(head));
+      const result = await collectAnswer(streamDuplex(fixture.edge.open(head)));
       assert.equal(result.resetCode, ResetCode.UPSTREAM_ERROR);
       assert.equal(fixture.edge.isClosed, false);
       assert.equal((await visit(fixture, { path: '/after' })).status, 200);

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
-import { CallbackStream, ResetCode, type MuxStream, type RequestHead, type ResponseHead } from '@svcrouter/protocol';
+import { ResetCode, streamDuplex, type CallbackStream, type RequestHead, type ResponseHead, type StreamDuplex } from '@svcrouter/protocol';
 import { isOriginForm } from './h1-request.js';
 import type { ExchangeTap } from './capture.js';
 import { applyHostRewrite, publicOrigin, rewriteLocation, type HostRewrite } from './host-header.js';
@@ -13,14 +13,6 @@ import { H2Exchange, isGrpcRequest } from './h2-exchange.js';
 import { refuseGrpc } from './grpc-refusal.js';
 
 export type { RequestLog };
-
-/**
- * Which visitor streams the agent's session hands over as CallbackStreams (Mux's
- * `wantsCallbacks`): every plain HTTP request. Upgrades stay Duplexes, to be piped.
- */
-export function wantsCallbacks(meta: unknown): boolean {
-  return !(meta as RequestHead).u;
-}
 
 /**
  * Forwards visitor streams to one local service. Plain requests go over our own HTTP/1.1
@@ -49,14 +41,15 @@ export class OriginProxy {
   }
 
   /**
-   * Serves one visitor request arriving on `stream`: a CallbackStream for a plain request, a
-   * MuxStream for an upgrade (as wantsCallbacks sorts them). Never throws; failures reset the stream.
+   * Serves one visitor request arriving on `stream`: a plain request drives the stream's
+   * callbacks itself; an upgrade wraps it in a Duplex, to be piped to the origin's socket.
+   * Never throws; failures reset the stream.
    */
-  handle(stream: MuxStream | CallbackStream): void {
+  handle(stream: CallbackStream): void {
     const head = stream.meta as RequestHead;
     const tap = this.tapFor?.(head);
     const editResponseHeaders = this.hostRewrite && this.rewriteHost(head, this.hostRewrite);
-    if (stream instanceof CallbackStream) {
+    if (!head.u) {
       if (this.h2Pool !== undefined) {
         const scheme = this.address.tls ? 'https' : 'http';
         new H2Exchange(this.h2Pool, stream, head, scheme, this.target.hostPort, this.onLog, editResponseHeaders, tap).start();
@@ -68,18 +61,14 @@ export class OriginProxy {
       new OriginExchange(this.pool, stream, head, this.onLog, editResponseHeaders, tap).start();
       return;
     }
-    stream.on('error', () => undefined);
-    if (!head.u) {
-      // A session that did not sort its streams with wantsCallbacks: a bug of ours, not the visitor's.
-      stream.reset(ResetCode.UPSTREAM_ERROR);
-      return;
-    }
+    const duplex = streamDuplex(stream);
+    duplex.on('error', () => undefined);
     try {
-      this.handleUpgrade(stream, head, editResponseHeaders, tap);
+      this.handleUpgrade(duplex, head, editResponseHeaders, tap);
     } catch {
       // node:http refuses what it cannot send (a space in the path, a bad header name): this
       // request fails, as an unreachable origin would, and nothing else does.
-      stream.reset(ResetCode.UPSTREAM_ERROR);
+      duplex.reset(ResetCode.UPSTREAM_ERROR);
     }
   }
 
@@ -97,7 +86,12 @@ export class OriginProxy {
     return (headers) => rewriteLocation(headers, rewrite, visitorOrigin);
   }
 
-  private handleUpgrade(stream: MuxStream, head: RequestHead, editResponseHeaders?: (headers: string[]) => void, tap?: ExchangeTap): void {
+  private handleUpgrade(
+    stream: StreamDuplex,
+    head: RequestHead,
+    editResponseHeaders?: (headers: string[]) => void,
+    tap?: ExchangeTap,
+  ): void {
     const started = performance.now();
     // Scheme, host and port are the local target's and nothing else: the visitor's target is
     // only ever a path, never resolved against the target's URL, so `//other:6379/` or

@@ -14,9 +14,9 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { Mux, StreamResetError, type MuxStream, type RequestHead, type ResponseHead } from '@svcrouter/protocol';
+import { Mux, StreamResetError, streamDuplex, type StreamDuplex, type RequestHead, type ResponseHead } from '@svcrouter/protocol';
 import { parseLocalTarget, type LocalTarget, type OriginProto } from './local-target.js';
-import { OriginProxy, wantsCallbacks, type RequestLog } from './origin-proxy.js';
+import { OriginProxy, type RequestLog } from './origin-proxy.js';
 
 /** The edge's end of a session whose agent end forwards every stream to `proxy`. */
 export interface ProxyFixture {
@@ -52,8 +52,6 @@ export async function proxyFixture(origin: string, options: { proto?: OriginProt
     role: 'dialer',
     peerTrailers,
     onStream: (stream) => proxy.handle(stream),
-    wantsCallbacks,
-    onCallbackStream: (stream) => proxy.handle(stream),
   });
   const edge = new Mux(acceptorSocket, { role: 'acceptor', peerTrailers });
   return {
@@ -95,7 +93,7 @@ export interface VisitorRequest {
 }
 
 /** Opens a stream for the request on the edge; the caller reads the answer. */
-export function openRequest(edge: Mux, request: VisitorRequest = {}): MuxStream {
+export function openRequest(edge: Mux, request: VisitorRequest = {}): StreamDuplex {
   const head: RequestHead = {
     m: request.method ?? 'GET',
     p: request.path ?? '/',
@@ -103,7 +101,7 @@ export function openRequest(edge: Mux, request: VisitorRequest = {}): MuxStream 
     t: 'tun_test',
   };
   if (request.body) head.b = 1;
-  const stream = edge.open(head, !request.body);
+  const stream = streamDuplex(edge.open(head, undefined, !request.body));
   if (request.body) void writeInPieces(stream, request.body);
   return stream;
 }
@@ -114,7 +112,7 @@ export function visit(fixture: ProxyFixture, request: VisitorRequest = {}): Prom
 }
 
 /** Reads the response head and body from a stream, or the reset that cut them short. */
-export function collectAnswer(stream: MuxStream): Promise<VisitorResult> {
+export function collectAnswer(stream: StreamDuplex): Promise<VisitorResult> {
   return new Promise((resolve) => {
     const result: VisitorResult = { status: 0, headers: [], body: Buffer.alloc(0), trailers: undefined, resetCode: undefined };
     const chunks: Buffer[] = [];
@@ -140,7 +138,7 @@ export function collectAnswer(stream: MuxStream): Promise<VisitorResult> {
 }
 
 /** Writes `data` in 64 KiB pieces honouring backpressure, then ends the stream. */
-export async function writeInPieces(stream: MuxStream, data: Buffer): Promise<void> {
+export async function writeInPieces(stream: StreamDuplex, data: Buffer): Promise<void> {
   for (let offset = 0; offset < data.length; offset += 64 * 1024) {
     if (stream.destroyed) return;
     if (!stream.write(data.subarray(offset, offset + 64 * 1024))) await once(stream, 'drain').catch(() => undefined);

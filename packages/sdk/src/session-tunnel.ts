@@ -1,4 +1,4 @@
-import type { CallbackStream, MuxStream, SvcError } from '@svcrouter/protocol';
+import type { CallbackStream, SvcError } from '@svcrouter/protocol';
 
 // The contract between an agent session and the tunnels it carries: what a bind asks for and
 // gets, and what the session calls on each tunnel as its connection comes and goes.
@@ -26,7 +26,7 @@ export interface Bound {
 export interface SessionTunnel {
   readonly bindRequest: BindRequest;
   /** Serves one visitor stream. */
-  handleStream(stream: MuxStream | CallbackStream): void;
+  handleStream(stream: CallbackStream): void;
   /**
    * The session is re-dialling; `attempt` counts from 1 in each episode of lost connection.
    * `planned`: the edge said it was leaving (a restart), so the loss is no failure.

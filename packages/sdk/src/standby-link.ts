@@ -1,10 +1,10 @@
-import type { CallbackStream, MuxStream, SvcError } from '@svcrouter/protocol';
+import type { CallbackStream, SvcError } from '@svcrouter/protocol';
 import type { BindRequest, Bound, SessionTunnel } from './session-tunnel.js';
 
 /** What a tunnel offers the session that holds it on a second edge node. */
 export interface StandbyOwner {
   readonly bindRequest: BindRequest;
-  handleStream(stream: MuxStream | CallbackStream): void;
+  handleStream(stream: CallbackStream): void;
   pathDown(path: 'standby', attempt: number, delayMs: number, reason: string, planned: boolean): void;
   pathUp(path: 'standby', url: string): void;
   standbyEnded(error: SvcError): void;
@@ -22,7 +22,7 @@ export class StandbyLink implements SessionTunnel {
     return this.owner.bindRequest;
   }
 
-  handleStream(stream: MuxStream | CallbackStream): void {
+  handleStream(stream: CallbackStream): void {
     this.owner.handleStream(stream);
   }
 

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { ErrorCode, type CallbackStream, type MuxStream, type SvcError } from '@svcrouter/protocol';
+import { ErrorCode, type CallbackStream, type SvcError } from '@svcrouter/protocol';
 import type { AgentSession } from './agent-session.js';
 import type { BindRequest, Bound, SessionTunnel } from './session-tunnel.js';
 import type { Inspector } from './inspector.js';
@@ -97,7 +97,7 @@ export class Tunnel extends EventEmitter<TunnelEvents> implements SessionTunnel,
   }
 
   /** @internal */
-  handleStream(stream: MuxStream | CallbackStream): void {
+  handleStream(stream: CallbackStream): void {
     this.openRequests++;
     this.proxy.handle(stream);
   }

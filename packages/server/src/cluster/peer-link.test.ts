@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
 import { after, describe, it } from 'node:test';
 import { pino, type Logger } from 'pino';
-import type { MuxStream } from '@svcrouter/protocol';
+import { streamDuplex } from '@svcrouter/protocol';
 import { checkDial, dialCredentials, MAX_CLOCK_SKEW_MS, NonceMemory } from './peer-auth.js';
 import { PeerLinks } from './peer-links.js';
 import { PeerListener } from './peer-listener.js';
@@ -81,7 +81,8 @@ describe('peer links over loopback', () => {
       heartbeatMs: 1000,
       log,
       // An echo in place of the relay: the head's path back as the reply, the body back as the body.
-      onStream: (stream: MuxStream) => {
+      onStream: (callbacks) => {
+        const stream = streamDuplex(callbacks);
         stream.sendHeaders({ s: 200, h: ['x-path', (stream.meta as { p: string }).p] });
         stream.pipe(stream);
       },
@@ -99,7 +100,7 @@ describe('peer links over loopback', () => {
     await captured.next((line) => line.msg === 'peer link to node opened');
     const session = links.session('node-a');
     assert.ok(session);
-    const stream = session.mux.open({ m: 'POST', p: '/hello', h: [], t: 'tun_x', b: 1 });
+    const stream = streamDuplex(session.mux.open({ m: 'POST', p: '/hello', h: [], t: 'tun_x', b: 1 }));
     const [head] = (await once(stream, 'headers')) as [{ s: number; h: string[] }];
     assert.deepEqual(head, { s: 200, h: ['x-path', '/hello'] });
     stream.end('ping');

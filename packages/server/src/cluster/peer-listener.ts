@@ -9,7 +9,7 @@ import {
   LOCAL_FEATURES,
   Mux,
   parseFeatures,
-  type MuxStream,
+  type CallbackStream,
 } from '@svcrouter/protocol';
 import {
   acceptProof,
@@ -30,7 +30,7 @@ export interface PeerListenerOptions {
   heartbeatMs: number;
   log: Logger;
   /** A stream a peer opened: a visitor's request for a tunnel this node holds. */
-  onStream(stream: MuxStream): void;
+  onStream(stream: CallbackStream): void;
 }
 
 const REFUSED =

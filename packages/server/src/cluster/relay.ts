@@ -1,4 +1,12 @@
-import { ResetCode, StreamResetError, trailerFields, type MuxStream, type RequestHead } from '@svcrouter/protocol';
+import {
+  ResetCode,
+  StreamResetError,
+  streamDuplex,
+  trailerFields,
+  type CallbackStream,
+  type RequestHead,
+  type StreamDuplex,
+} from '@svcrouter/protocol';
 import { normalizeHost } from '../edge/index.js';
 import type { Binding } from '../edge/index.js';
 import { offlinePage } from '../edge/pages.js';
@@ -7,12 +15,13 @@ import { offlinePage } from '../edge/pages.js';
  * On the node holding a tunnel's agent: carries one stream a peer node opened (a visitor's
  * request that reached the peer) into the agent's session. The head goes on unchanged (the peer
  * built it as for an agent: X-Forwarded-For with the visitor's address, Host, the tunnel id),
- * then bytes both ways through pipes, so flow control is end to end: a slow agent stops the
+ * then bytes both ways through pipes between the two streams as Duplexes, so flow control is end to end: a slow agent stops the
  * peer's stream, which stops the visitor. Resets cross in both directions with their codes, so
  * the peer shows the visitor the page this node would have shown. The peer records the exchange
  * (inspector, metering); this node does not, so each request is counted once.
  */
-export function relayToAgent(peer: MuxStream, bindingOf: (tunnelId: string) => Binding | undefined): void {
+export function relayToAgent(stream: CallbackStream, bindingOf: (tunnelId: string) => Binding | undefined): void {
+  const peer = streamDuplex(stream);
   const head = peer.meta;
   if (!isRequestHead(head)) {
     peer.reset(ResetCode.CANCEL);
@@ -22,9 +31,9 @@ export function relayToAgent(peer: MuxStream, bindingOf: (tunnelId: string) => B
   if (!binding || binding.session.isClosed) return answerOffline(peer, head);
   // OPEN carries END exactly when the peer has no body to send: no body flag, no upgrade.
   const end = head.b !== 1 && head.u !== 1;
-  let agent: MuxStream;
+  let agent: StreamDuplex;
   try {
-    agent = binding.session.mux.open(head, end);
+    agent = streamDuplex(binding.session.mux.open(head, undefined, end));
   } catch {
     return answerOffline(peer, head);
   }
@@ -41,7 +50,7 @@ export function relayToAgent(peer: MuxStream, bindingOf: (tunnelId: string) => B
 }
 
 /** Pipes `from` into `to`, and ends `to` with the trailers that ended `from`. */
-function pipeWithTrailers(from: MuxStream, to: MuxStream): void {
+function pipeWithTrailers(from: StreamDuplex, to: StreamDuplex): void {
   from.pipe(to, { end: false });
   from.on('end', () => {
     if (!to.destroyed) to.endWithTrailers(from.trailers === undefined ? [] : trailerFields(from.trailers));
@@ -49,7 +58,7 @@ function pipeWithTrailers(from: MuxStream, to: MuxStream): void {
 }
 
 /** The page the holder shows when the tunnel left it between the peer's lookup and the stream. */
-function answerOffline(peer: MuxStream, head: RequestHead): void {
+function answerOffline(peer: StreamDuplex, head: RequestHead): void {
   const host = hostOf(head.h);
   const page = offlinePage(host);
   const headers = Object.entries(page.headers).flat();

@@ -283,7 +283,7 @@ export class Edge implements LeanHandler, Fleet {
     this.holds.close();
     // Ended on purpose: no name is kept for a reconnect to a node that is going away.
     for (const session of this.sessions) session.end('server shutting down');
-    // Responses still in flight are cut now, each as its visitor's protocol says it: a MuxStream
+    // Responses still in flight are cut now, each as its visitor's protocol says it: a StreamDuplex
     // reports its reset on the next tick, and HTTP/2 writes the RST_STREAM from an immediate.
     // Two turns let those leave before the listeners destroy the visitors' connections, which
     // would otherwise end an HTTP/2 stream without its error code.

@@ -92,7 +92,7 @@ export interface VisitorWriter {
  */
 export type CutCode = 'INTERNAL_ERROR' | 'CANCEL';
 
-/** What the exchange does with its stream, whichever kind a path opens (a CallbackStream, or a MuxStream). */
+/** What the exchange does with its stream: the CallbackStream itself, or the Duplex a path wrapped it in. */
 export interface ExchangeStream {
   pause(): void;
   resume(): void;
@@ -132,8 +132,9 @@ export interface ExchangeDeps {
  * (duration, then the observer). It writes to the visitor only through its `VisitorWriter`,
  * and is itself the record the observer sees.
  *
- * A CallbackStream drives it directly (it is the stream's handler); a path that opens a
- * MuxStream forwards the Duplex's events to the same methods (`followStream` in proxy.ts).
+ * A CallbackStream drives it directly (it is the stream's handler); a path that pipes bytes wraps
+ * the stream in a Duplex (streamDuplex) and forwards its events to the same methods
+ * (`followStream` in proxy.ts).
  */
 export class EdgeExchange implements Exchange, CallbackStreamHandler {
   binding: Binding | undefined = undefined;
@@ -231,7 +232,7 @@ export class EdgeExchange implements Exchange, CallbackStreamHandler {
     return stream;
   }
 
-  // ---- from the stream (CallbackStreamHandler, or a MuxStream's events) ----
+  // ---- from the stream (CallbackStreamHandler, or a StreamDuplex's events) ----
 
   /**
    * An informational head from the origin (an INFO frame): 100 Continue, 102 Processing, 103

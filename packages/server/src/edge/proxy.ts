@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { constants as h2, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
-import { StreamResetError, hasValidFields, type Mux, type MuxStream, type RequestHead } from '@svcrouter/protocol';
+import { StreamResetError, hasValidFields, streamDuplex, type Mux, type RequestHead, type StreamDuplex } from '@svcrouter/protocol';
 import type { CutCode, EdgeExchange, VisitorWriter } from './exchange.js';
 import { hasRequestBody, responseHeaders } from './forwarding.js';
 import { expectsContinue, stopReadingBody, writeInterim } from './interim.js';
@@ -22,11 +22,11 @@ export function sendPage(res: VisitorResponse, page: EdgePage): number {
 }
 
 /**
- * Drives an exchange from a MuxStream's events, as a CallbackStream drives it directly. Body
+ * Drives an exchange from a StreamDuplex's events, as a CallbackStream drives it directly. Body
  * events are listened for only once the head went out: until then the Duplex holds what
  * arrives (credit unreturned), so nothing reaches the visitor before its head.
  */
-export function followStream(stream: MuxStream, exchange: EdgeExchange): void {
+export function followStream(stream: StreamDuplex, exchange: EdgeExchange): void {
   stream.on('info', (meta: unknown) => exchange.onInfo(meta));
   stream.on('headers', (meta: unknown) => {
     if (!exchange.onHeaders(meta)) return;
@@ -44,7 +44,7 @@ export function followStream(stream: MuxStream, exchange: EdgeExchange): void {
 export class NodeVisitor implements VisitorWriter {
   /** Counts and meters the body as it is read; taken off once the origin answered early. */
   private onUpload: ((chunk: Buffer) => void) | undefined = undefined;
-  private stream: MuxStream | undefined = undefined;
+  private stream: StreamDuplex | undefined = undefined;
   /**
    * The agent's answer ended and was handed to `res`. Node's HTTP/2 compatibility layer reports
    * a response the visitor cancelled (RST_STREAM) as finished, so `writableFinished` alone
@@ -61,14 +61,14 @@ export class NodeVisitor implements VisitorWriter {
   }
 
   /**
-   * Opens a stream, streams the body up, and lets the exchange answer from the stream's events.
-   * Backpressure is end to end: a slow visitor stops reading the stream, which stops returning
+   * Opens a stream as a Duplex (the request body is piped into it), streams the body up, and
+   * lets the exchange answer from the Duplex's events. Backpressure is end to end: a slow visitor stops reading the stream, which stops returning
    * credit, which pauses the agent, which pauses the origin.
    */
   forward(): void {
     const { exchange, req, res } = this;
     const withBody = hasRequestBody(req);
-    const open = (mux: Mux, head: RequestHead): MuxStream => mux.open(head, !withBody);
+    const open = (mux: Mux, head: RequestHead): StreamDuplex => streamDuplex(mux.open(head, undefined, !withBody));
     const stream = exchange.open(req, 'request', withBody, open, expectsContinue(req));
     if (stream === undefined) return;
     this.stream = stream;

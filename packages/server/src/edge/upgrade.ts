@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { ResetCode, hasValidFields, type MuxStream } from '@svcrouter/protocol';
+import { ResetCode, hasValidFields, streamDuplex, type StreamDuplex } from '@svcrouter/protocol';
 import type { EdgeExchange, VisitorWriter } from './exchange.js';
 import { rawResponse, type EdgePage } from './pages.js';
 import { followStream } from './proxy.js';
@@ -13,7 +13,7 @@ import { followStream } from './proxy.js';
  * through it too; `forward` then proxies the request over the exchange's binding.
  */
 export class UpgradeVisitor implements VisitorWriter {
-  private tunnel: MuxStream | undefined;
+  private tunnel: StreamDuplex | undefined;
 
   constructor(
     private readonly exchange: EdgeExchange,
@@ -27,7 +27,8 @@ export class UpgradeVisitor implements VisitorWriter {
 
   forward(): void {
     const { exchange, socket, head } = this;
-    const tunnel = exchange.open(this.req, 'upgrade', false, (mux, requestHead) => mux.open(requestHead));
+    // The stream carries raw bytes both ways once the origin agreed: a Duplex, piped from the socket.
+    const tunnel = exchange.open(this.req, 'upgrade', false, (mux, requestHead) => streamDuplex(mux.open(requestHead)));
     if (tunnel === undefined) return;
     this.tunnel = tunnel;
     socket.on('error', () => tunnel.reset(ResetCode.CANCEL));

@@ -24,7 +24,7 @@ export class LeanVisitor implements VisitorWriter, ResponseOwner {
   forward(): void {
     const { exchange, request } = this;
     const source = { rawHeaders: request.rawHeaders, method: request.method, url: request.target };
-    const stream = exchange.open(source, 'request', false, (mux, head) => mux.openCallbackStream(head, exchange, true));
+    const stream = exchange.open(source, 'request', false, (mux, head) => mux.open(head, exchange, true));
     if (stream !== undefined) this.connection.adopt(this);
   }
 

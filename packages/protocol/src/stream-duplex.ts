@@ -13,9 +13,26 @@ const READ_HIGH_WATER_MARK = 64 * 1024;
 const WRITE_HIGH_WATER_MARK = 256 * 1024;
 
 /**
- * One multiplexed stream as a Duplex, for code that pipes bytes (upgrades, Node's HTTP server):
- * a thin adapter over a CallbackStream, which holds the frames, flow control and resets. Its
- * writes go to the stream's write(); what the stream hands over is pushed into the Readable.
+ * Wraps a stream the mux handed out (`mux.open(meta)` without a handler, or one `onStream`
+ * got) in a Node Duplex, for code that pipes bytes: upgraded connections (WebSocket), Node's
+ * HTTP server, raw TCP tunnels. The Duplex becomes the stream's handler, so call it before the
+ * current turn ends, and attach no other handler. For example, carrying a socket both ways:
+ *
+ *     const duplex = streamDuplex(mux.open(meta));
+ *     socket.pipe(duplex).pipe(socket);
+ *
+ * Flow control, half-close and resets are the stream's own; StreamDuplex explains how the
+ * Duplex maps them.
+ */
+export function streamDuplex(stream: CallbackStream): StreamDuplex {
+  return new StreamDuplex(stream);
+}
+
+/**
+ * One multiplexed stream as a Duplex (see streamDuplex): a thin adapter over a CallbackStream,
+ * which holds the frames, flow control and resets. Its writes go to the stream's write(); what
+ * the stream hands over is pushed into the Readable. A stream whose write side already ended
+ * (opened with `end`) gives a Duplex whose write side ends too.
  *
  * Flow control: credit goes back only for bytes the reader has taken out of the Readable
  * buffer (the adapter reports the rest as `unread`), counted a tick after each `_read` and each
@@ -30,7 +47,7 @@ const WRITE_HIGH_WATER_MARK = 256 * 1024;
  * Any other error passed to `destroy(error)` behaves as on every Node stream: unhandled, it
  * is thrown. A local `reset()` is not an error for local listeners: 'close' without 'end'.
  */
-export class MuxStream extends Duplex implements CallbackStreamHandler {
+export class StreamDuplex extends Duplex implements CallbackStreamHandler {
   private creditScheduled = false;
   /** The callback of a write that waits for credit or for the session socket to drain. */
   private writeDone: (() => void) | undefined;
@@ -52,6 +69,7 @@ export class MuxStream extends Duplex implements CallbackStreamHandler {
       if (!(error instanceof StreamResetError) && this.listenerCount('error') === 1) throw error;
     });
     core.attach(this);
+    if (core.writeEnded && !this.destroyed) this.end(); // no END frame follows: the stream's own end already left
   }
 
   get id(): number {
