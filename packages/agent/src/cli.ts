@@ -3,6 +3,7 @@ import { ErrorCode, Messages, SVC_VERSION, SvcError } from '@svcrouter/protocol'
 import { DEFAULT_SERVER_URL, hostHeaderProblem, parseLocalTarget, parseServerUrls, type LocalTarget } from '@svcrouter/sdk';
 import { parseCommand, USAGE, type Command, type InspectFlags } from './args.js';
 import { startInspection } from './inspection.js';
+import type { TunnelControlSlot } from './inspector/tunnels-api.js';
 import { formatProblems, loadConfigFile } from './config-file.js';
 import { TOKEN_SHAPE, type ConfigFile, type InspectorConfig } from './config-schema.js';
 import { caFileFailure, explainFailure, type Failure } from './failure.js';
@@ -153,13 +154,17 @@ async function runInspected(
   hooks: RunHooks,
   inspected: TunnelSpec[] = specs,
 ): Promise<number> {
-  const inspection = await startInspection(flags, file);
+  // The agent API on the inspector's port answers 503 until the tunnels are live.
+  const control: TunnelControlSlot = { current: undefined };
+  const inspection = await startInspection(flags, file, control);
   if (inspection !== undefined && !('inspector' in inspection)) return fail(output, inspection);
   for (const spec of inspected) spec.inspector = inspection?.inspector;
   try {
     return await runTunnels(specs, session, output, {
       ...hooks,
-      onStarted: () => {
+      inspector: inspection?.inspector,
+      onStarted: (agent) => {
+        control.current = agent;
         if (inspection) output.inspecting(inspection.server.url);
       },
     });
