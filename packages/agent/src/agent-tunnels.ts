@@ -144,7 +144,7 @@ export class AgentTunnels implements TunnelControl {
     const entry = this.entries.get(name);
     if (!entry) return undefined;
     entry.removed = true;
-    await entry.tunnel.close();
+    await this.group.remove(entry.tunnel);
     return apiTunnel(entry);
   }
 

@@ -24,7 +24,7 @@ export type GroupTunnelOptions = Pick<ForwardOptions, 'addr' | 'proto' | 'subdom
  * The session closes itself when its last tunnel goes; the next add() then dials a new one, so a
  * group with no tunnels holds no connection. Adds run one at a time, in call order: a bind's
  * answer (or refusal) is known before the next starts, and a first add never races a second
- * into two sessions.
+ * into two sessions; removals take their turn in the same line.
  */
 export class TunnelGroup {
   private queue: Promise<unknown> = Promise.resolve();
@@ -56,6 +56,16 @@ export class TunnelGroup {
    */
   add(spec: GroupTunnelOptions): Promise<Tunnel> {
     const next = this.queue.then(() => this.addNow(spec));
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  /**
+   * Closes `tunnel`, in turn with adds: a close that empties the session (which then closes) and
+   * an add never interleave, so a new tunnel is never bound on a session in the middle of closing.
+   */
+  remove(tunnel: Tunnel): Promise<void> {
+    const next = this.queue.then(() => tunnel.close());
     this.queue = next.catch(() => undefined);
     return next;
   }
