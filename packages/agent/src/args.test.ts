@@ -37,6 +37,9 @@ test('svc doctor: 100 MiB by default, --transfer-size in bytes or KiB/MiB/GiB, a
   assert.equal(parseSize('1048576'), 1048576);
   assert.equal(parseSize('2GiB'), 2 * 1024 ** 3);
   for (const bad of ['', '1.5MiB', '10MB', '-1', '11GiB']) assert.equal(parseSize(bad), undefined, bad);
-  assert.equal(parseCommand(['doctor', '--transfer-size', '10MB']), '--transfer-size takes a size such as 1048576, 64KiB or 100MiB, not "10MB"');
+  assert.equal(
+    parseCommand(['doctor', '--transfer-size', '10MB']),
+    '--transfer-size takes a size such as 1048576, 64KiB or 100MiB, not "10MB"',
+  );
   assert.equal(parseCommand(['doctor', 'extra']), 'svc doctor takes no arguments');
 });
