@@ -114,9 +114,9 @@ describe('config file', () => {
         [[webUrl, 8, true]],
       );
       assert.equal(Buffer.from(requests[0]!.request.body.base64, 'base64').toString(), 'capt');
-      const { tunnels } = (await (await fetch(`${inspector}/api/tunnels`)).json()) as { tunnels: Array<{ url: string }> };
+      const { tunnels } = (await (await fetch(`${inspector}/api/tunnels`)).json()) as { tunnels: Array<{ url: string; inspect: boolean }> };
       assert.deepEqual(
-        tunnels.map((t) => new URL(t.url).hostname),
+        tunnels.filter((t) => t.inspect).map((t) => new URL(t.url).hostname),
         [webUrl],
       );
     } finally {

@@ -187,7 +187,7 @@ async function replay(edits) {
   });
   const answer = await response.json();
   if (!response.ok) {
-    $('replay-error').textContent = answer.error?.message ?? `replay failed (${response.status})`;
+    $('replay-error').textContent = answer.message ?? `replay failed (${response.status})`;
     $('replay-error').hidden = false;
     return;
   }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { USAGE, parseCommand } from './args.js';
+import { USAGE, parseCommand, parseSize } from './args.js';
 
 test('--proto h2 and --proto http1 are taken for svc http; anything else is refused with a sentence', () => {
   const h2 = parseCommand(['http', '50051', '--proto', 'h2']);
@@ -29,4 +29,17 @@ test('--host-header takes rewrite or a host with an optional port; anything else
     parseCommand(['http', '5173', '--host-header', ' ']),
     '--host-header: invalid host header " ": expected "rewrite" or a host name, optionally with :port',
   );
+});
+
+test('svc doctor: 100 MiB by default, --transfer-size in bytes or KiB/MiB/GiB, and --json', () => {
+  assert.deepEqual(parseCommand(['doctor']), { kind: 'doctor', json: false, transferBytes: 100 * 1024 * 1024 });
+  assert.deepEqual(parseCommand(['doctor', '--json', '--transfer-size', '64KiB']), { kind: 'doctor', json: true, transferBytes: 65536 });
+  assert.equal(parseSize('1048576'), 1048576);
+  assert.equal(parseSize('2GiB'), 2 * 1024 ** 3);
+  for (const bad of ['', '1.5MiB', '10MB', '-1', '11GiB']) assert.equal(parseSize(bad), undefined, bad);
+  assert.equal(
+    parseCommand(['doctor', '--transfer-size', '10MB']),
+    '--transfer-size takes a size such as 1048576, 64KiB or 100MiB, not "10MB"',
+  );
+  assert.equal(parseCommand(['doctor', 'extra']), 'svc doctor takes no arguments');
 });

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { hostHeaderProblem } from '@svcrouter/sdk';
+import { DEFAULT_TRANSFER_BYTES } from './doctor/index.js';
 
 /** How the agent shows what happens: a live screen, plain lines, or JSON lines. */
 export interface DisplayFlags {
@@ -33,13 +34,15 @@ export type Command =
   | { kind: 'help' }
   | { kind: 'http'; target: string; tunnel: TunnelFlags; display: DisplayFlags; inspect: InspectFlags }
   | { kind: 'start'; names: string[]; configPath: string; display: DisplayFlags; inspect: InspectFlags }
-  | { kind: 'config-check'; configPath: string };
+  | { kind: 'config-check'; configPath: string }
+  | { kind: 'doctor'; json: boolean; transferBytes: number };
 
 export const USAGE = `Usage:
   svc http <port | host:port | http(s)://host:port | h2c://host:port> [options]
                                                                 expose a local HTTP service
   svc start [names…] --config svc.yml                           start the tunnels of a config file
   svc config check --config svc.yml                             validate a config file
+  svc doctor [--json] [--transfer-size 100MiB]                  check the edge, the token and a tunnel end to end
   svc version                                                   print the agent version
 
 Options:
@@ -52,6 +55,9 @@ Options:
   --inspect=false             turn the local inspector off
   --inspect-addr <host:port>  where the local inspector listens (default 127.0.0.1:4040)
   --config <file>             config file for start and config check
+  --json                      doctor: print the results as one JSON object
+  --transfer-size <size>      doctor: bytes of the upload and download checks (default 100MiB;
+                              a number of bytes, or with KiB, MiB or GiB)
 
 Environment (overrides the config file):
   SVC_TOKEN        agent token (svc_…), required
@@ -71,6 +77,8 @@ const OPTIONS = {
   inspect: { type: 'string' },
   'inspect-addr': { type: 'string' },
   config: { type: 'string', short: 'c' },
+  json: { type: 'boolean' },
+  'transfer-size': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const;
@@ -115,9 +123,29 @@ export function parseCommand(argv: string[]): Command | string {
       if (rest[0] !== 'check' || rest.length !== 1) return 'the config command is: svc config check --config <file>';
       if (values.config === undefined) return 'svc config check needs --config <file>';
       return { kind: 'config-check', configPath: values.config };
+    case 'doctor': {
+      if (rest.length !== 0) return 'svc doctor takes no arguments';
+      const transferBytes = values['transfer-size'] === undefined ? DEFAULT_TRANSFER_BYTES : parseSize(values['transfer-size']);
+      if (transferBytes === undefined)
+        return `--transfer-size takes a size such as 1048576, 64KiB or 100MiB, not "${values['transfer-size']}"`;
+      return { kind: 'doctor', json: values.json ?? false, transferBytes };
+    }
     default:
       return `unknown command "${command}"`;
   }
+}
+
+/** Units of --transfer-size. */
+const SIZE_UNITS: Readonly<Record<string, number>> = { '': 1, B: 1, KiB: 1024, MiB: 1024 ** 2, GiB: 1024 ** 3 };
+/** Largest --transfer-size: the checks stream, but a transfer counts against the account's quota. */
+const MAX_TRANSFER_BYTES = 10 * 1024 ** 3;
+
+/** `123`, `64KiB`, `100MiB` or `1GiB` as bytes; undefined for anything else or beyond MAX_TRANSFER_BYTES. */
+export function parseSize(text: string): number | undefined {
+  const match = /^(\d{1,12})(B|KiB|MiB|GiB)?$/.exec(text.trim());
+  if (!match) return undefined;
+  const bytes = Number(match[1]) * SIZE_UNITS[match[2] ?? '']!;
+  return bytes <= MAX_TRANSFER_BYTES ? bytes : undefined;
 }
 
 function displayFlags(log: string | undefined, format: string | undefined): DisplayFlags | string {

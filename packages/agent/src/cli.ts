@@ -1,11 +1,13 @@
-import { readFileSync } from 'node:fs';
 import { ErrorCode, Messages, SVC_VERSION, SvcError } from '@svcrouter/protocol';
 import { DEFAULT_SERVER_URL, hostHeaderProblem, parseLocalTarget, parseServerUrls, type LocalTarget } from '@svcrouter/sdk';
 import { parseCommand, USAGE, type Command, type InspectFlags } from './args.js';
 import { startInspection } from './inspection.js';
+import { doctor } from './doctor-command.js';
+import type { TunnelControlSlot } from './inspector/tunnels-api.js';
 import { formatProblems, loadConfigFile } from './config-file.js';
 import { TOKEN_SHAPE, type ConfigFile, type InspectorConfig } from './config-schema.js';
-import { caFileFailure, explainFailure, type Failure } from './failure.js';
+import { readCaFile } from './ca-file.js';
+import { explainFailure, type Failure } from './failure.js';
 import type { Output } from './output.js';
 import { runTunnels, type RunHooks, type SessionSpec, type TunnelSpec } from './run-tunnels.js';
 
@@ -76,6 +78,8 @@ async function runCommand(command: Command, env: AgentEnv, output: Output, hooks
       spec.domain ??= env.domain || undefined;
       return runInspected([spec], session, command.inspect, undefined, output, hooks);
     }
+    case 'doctor':
+      return doctor(command, { token: env.token, server: env.server, caFile: env.caFile }, output);
     case 'config-check': {
       const loaded = loadConfigFile(command.configPath);
       if (!loaded.ok) {
@@ -153,13 +157,17 @@ async function runInspected(
   hooks: RunHooks,
   inspected: TunnelSpec[] = specs,
 ): Promise<number> {
-  const inspection = await startInspection(flags, file);
+  // The agent API on the inspector's port answers 503 until the tunnels are live.
+  const control: TunnelControlSlot = { current: undefined };
+  const inspection = await startInspection(flags, file, control);
   if (inspection !== undefined && !('inspector' in inspection)) return fail(output, inspection);
   for (const spec of inspected) spec.inspector = inspection?.inspector;
   try {
     return await runTunnels(specs, session, output, {
       ...hooks,
-      onStarted: () => {
+      inspector: inspection?.inspector,
+      onStarted: (agent) => {
+        control.current = agent;
         if (inspection) output.inspecting(inspection.server.url);
       },
     });
@@ -186,17 +194,6 @@ export function sessionSpec(env: AgentEnv, file: { token?: string; server?: stri
     spec.ca = ca;
   }
   return spec;
-}
-
-/** Reads SVC_CA_FILE; a missing, unreadable or non-PEM file is a failure to explain, not a crash. */
-function readCaFile(path: string): string | Failure {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    return caFileFailure(path, error as NodeJS.ErrnoException);
-  }
-  return text.includes('-----BEGIN CERTIFICATE-----') ? text : caFileFailure(path, undefined);
 }
 
 function fail(output: Output, failure: Failure): number {

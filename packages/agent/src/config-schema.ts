@@ -51,6 +51,9 @@ export const TunnelConfigSchema = z.strictObject({
   inspect: z.boolean().optional(),
 });
 
+/** A tunnel's name: the key in a config file, and how the agent API names it. */
+export const TunnelNameSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/, 'a tunnel name is letters, digits, - and _');
+
 /** A config file (`svc start --config svc.yml`). Every field is optional but tunnels. */
 export const ConfigFileSchema = z.strictObject({
   /** File format version; only 1 exists (default 1). */
@@ -62,7 +65,7 @@ export const ConfigFileSchema = z.strictObject({
   inspector: InspectorSchema.optional(),
   /** Tunnels by name; names are what `svc start <names…>` picks. */
   tunnels: z
-    .record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/, 'a tunnel name is letters, digits, - and _'), TunnelConfigSchema)
+    .record(TunnelNameSchema, TunnelConfigSchema)
     .refine((tunnels) => Object.keys(tunnels).length > 0, 'at least one tunnel is needed'),
 });
 

@@ -2,7 +2,7 @@ import { formatFailure } from './failure.js';
 import { batchedLines, forwardingLine, type Output } from './output.js';
 
 /**
- * `--log-format json`: one JSON object per line on stdout for each event (started, request,
+ * `--log-format json`: one JSON object per line on stdout for each event (started, added, removed, request,
  * reconnecting, reconnected, failover, restored, closed), so stdout stays parseable line by line. The
  * `Forwarding <url> -> <local>` line people look for goes to stderr, with failures and warnings.
  */
@@ -17,6 +17,11 @@ export function jsonOutput(stdout: NodeJS.WritableStream, stderr: NodeJS.Writabl
         out.line(event('started', { ...tunnel }));
       }
     },
+    added: (tunnel) => {
+      stderr.write(`${forwardingLine(tunnel)}\n`);
+      out.line(event('added', { ...tunnel }));
+    },
+    removed: (tunnel) => out.line(event('removed', { ...tunnel })),
     request: (tunnel, log) =>
       out.hold(
         `${event('request', { tunnel: tunnel.url, method: log.method, path: log.path, status: log.status, durationMs: Math.round(log.durationMs * 10) / 10 })}\n`,

@@ -18,6 +18,10 @@ export interface TunnelView {
 export interface Output {
   /** The tunnels are live; every implementation shows `Forwarding <url> -> <local>` for each. */
   started(tunnels: TunnelView[]): void;
+  /** A tunnel started through the agent API is live. */
+  added(tunnel: TunnelView): void;
+  /** A tunnel stopped through the agent API is off the edge. */
+  removed(tunnel: TunnelView): void;
   request(tunnel: TunnelView, log: RequestLog): void;
   /**
    * The connection to the edge was lost, or (`planned`) the edge announced a restart; reported
@@ -118,6 +122,8 @@ export function terminalOutput(stdout: NodeJS.WritableStream, stderr: NodeJS.Wri
     started: (tunnels) => {
       for (const tunnel of tunnels) out.line(forwardingLine(tunnel));
     },
+    added: (tunnel) => out.line(addedLine(tunnel)),
+    removed: (tunnel) => out.line(removedLine(tunnel)),
     request: (tunnel, log) => out.hold(requestLine(tunnel, log)),
     // A restart the edge announced is news, not a failure: stdout, and no "lost".
     reconnecting: (_tunnel, reason, planned) =>
@@ -160,6 +166,16 @@ export function restoredLine(server: string): string {
 /** The line people and scripts look for, in every output mode. */
 export function forwardingLine(tunnel: TunnelView): string {
   return `Forwarding ${tunnel.url} -> ${tunnel.local}`;
+}
+
+/** A tunnel the agent API started: its name, then the Forwarding line. */
+export function addedLine(tunnel: TunnelView): string {
+  return `Tunnel ${tunnel.name} started: ${forwardingLine(tunnel)}`;
+}
+
+/** A tunnel the agent API stopped. */
+export function removedLine(tunnel: TunnelView): string {
+  return `Tunnel ${tunnel.name} stopped: ${tunnel.url} is offline`;
 }
 
 /** Cached clock: the HH:MM:SS prefix changes once a second, only the milliseconds every line. */

@@ -1,5 +1,6 @@
-import { ErrorCode, type SvcError } from '@svcrouter/protocol';
-import { forwardMany, parseServerUrls, type Inspector, type LocalTarget, type Tunnel } from '@svcrouter/sdk';
+import { ErrorCode } from '@svcrouter/protocol';
+import { parseServerUrls, TunnelGroup, type Inspector, type LocalTarget } from '@svcrouter/sdk';
+import { AgentTunnels, COMMAND_LINE_TUNNEL, groupTunnelOptions } from './agent-tunnels.js';
 import { explainFailure, notListeningWarning } from './failure.js';
 import { probeLocal } from './local-probe.js';
 import type { Output, ScreenStatus, TunnelView } from './output.js';
@@ -31,8 +32,10 @@ export interface SessionSpec {
 /** Hooks the composition root gives: signals, and what to do with live tunnels. */
 export interface RunHooks {
   onStop(handler: () => void): void;
-  /** Called once the tunnels are live (the inspector attaches here). */
-  onStarted?(tunnels: Tunnel[]): void | Promise<void>;
+  /** Called once the tunnels are live (the agent API attaches here). */
+  onStarted?(agent: AgentTunnels): void | Promise<void>;
+  /** The local inspector that tunnels added through the agent API capture into, when it runs. */
+  inspector?: Inspector;
 }
 
 /**
@@ -46,20 +49,10 @@ export async function runTunnels(specs: TunnelSpec[], session: SessionSpec, outp
   const stopRequested = new Promise<void>((resolve) => (requestStop = resolve));
   hooks.onStop(() => requestStop());
 
-  const starting = forwardMany(
-    { token: session.token, serverUrl: session.server, ca: session.ca },
-    specs.map((spec) => ({
-      addr: spec.target.origin,
-      proto: spec.target.proto,
-      subdomain: spec.subdomain,
-      domain: spec.domain,
-      hostHeader: spec.hostHeader,
-      inspect: spec.inspector,
-    })),
-  );
+  const starting = TunnelGroup.open({ token: session.token, serverUrl: session.server, ca: session.ca }, specs.map(groupTunnelOptions));
   const started = await Promise.race([
     starting.then(
-      (tunnels) => ({ tunnels }),
+      (opened) => opened,
       (error: unknown) => ({ error }),
     ),
     stopRequested.then(() => undefined),
@@ -67,7 +60,7 @@ export async function runTunnels(specs: TunnelSpec[], session: SessionSpec, outp
   if (started === undefined) {
     // Stopped while connecting: give back whatever the edge may still bind, then leave.
     void starting.then(
-      (tunnels) => Promise.all(tunnels.map((tunnel) => tunnel.close())),
+      ({ tunnels }) => Promise.all(tunnels.map((tunnel) => tunnel.close())),
       () => undefined,
     );
     return 0;
@@ -76,56 +69,35 @@ export async function runTunnels(specs: TunnelSpec[], session: SessionSpec, outp
     output.failure(explainFailure(started.error));
     return 1;
   }
-  const tunnels = started.tunnels;
-  const views = tunnels.map((tunnel, index): TunnelView => ({
-    name: specs.length > 1 ? specs[index]!.name : '',
-    url: tunnel.url,
-    local: specs[index]!.target.origin,
-  }));
+  const agent = new AgentTunnels(started.group, output, hooks.inspector);
+  const views = started.tunnels.map((tunnel, index): TunnelView => {
+    const spec = specs[index]!;
+    const view = { name: specs.length > 1 ? spec.name : '', url: tunnel.url, local: spec.target.origin };
+    agent.track(spec.name || COMMAND_LINE_TUNNEL, spec, tunnel, view);
+    return view;
+  });
   output.started(views);
-  await hooks.onStarted?.(tunnels);
+  await hooks.onStarted?.(agent);
   void warnIfNotListening(specs, output);
-  // The tunnels share one session: its losses are reported once, by the first tunnel.
-  tunnels.forEach((tunnel, index) => watch(tunnel, views[index]!, output, index === 0));
-  const stopStatus = output.status ? followStatus(tunnels, session, output.status.bind(output)) : () => undefined;
+  const stopStatus = output.status ? followStatus(agent, session, output.status.bind(output)) : () => undefined;
 
-  const ends = tunnels.map((tunnel) => new Promise<SvcError | undefined>((resolve) => tunnel.once('end', resolve)));
-  void stopRequested.then(() => Promise.all(tunnels.map((tunnel) => tunnel.close())));
-  const errors = await Promise.all(ends);
+  void stopRequested.then(() => agent.stop());
+  await agent.stopped;
   stopStatus();
   // The first real failure decides the exit; a release by the server is a normal end.
+  const errors = agent.endings;
   const failure = errors.find((error) => error !== undefined && error.code !== ErrorCode.TUNNEL_RELEASED);
   const released = errors.find((error) => error?.code === ErrorCode.TUNNEL_RELEASED);
   output.closed(failure ? explainFailure(failure) : undefined, released?.message);
   return failure ? 1 : 0;
 }
 
-/** Forwards one tunnel's events to the output. */
-function watch(tunnel: Tunnel, view: TunnelView, output: Output, reportsSession: boolean): void {
-  tunnel.on('request', (log) => output.request(view, log));
-  // One line per episode of lost connection, however many dials it takes, and one when back.
-  tunnel.on('reconnecting', ({ attempt, reason, planned }) => {
-    if (attempt === 1 && reportsSession) output.reconnecting(view, reason, planned);
-  });
-  // Several edge URLs: one node lost while the other serves is news, not an outage.
-  tunnel.on('failover', ({ lost, reason }) => {
-    if (reportsSession) output.failover(lost, reason);
-  });
-  tunnel.on('restored', ({ server }) => {
-    if (reportsSession) output.restored(server);
-  });
-  tunnel.on('reconnected', (url) => {
-    view.url = url;
-    output.reconnected(view);
-  });
-}
-
 /** Feeds the live screen: the account once, then round trip and open requests every STATUS_INTERVAL_MS. */
-function followStatus(tunnels: Tunnel[], session: SessionSpec, status: (update: ScreenStatus) => void): () => void {
+function followStatus(agent: AgentTunnels, session: SessionSpec, status: (update: ScreenStatus) => void): () => void {
   void accountStatus(parseServerUrls(session.server)[0]!, session.token).then(status);
   const timer = setInterval(() => {
-    const open = tunnels.reduce((sum, tunnel) => sum + tunnel.openRequests, 0);
-    status({ rttMs: tunnels[0]!.rttMs, open });
+    const open = agent.tunnels.reduce((sum, tunnel) => sum + tunnel.openRequests, 0);
+    status({ rttMs: agent.rttMs, open });
   }, STATUS_INTERVAL_MS);
   timer.unref();
   return () => clearInterval(timer);

@@ -72,6 +72,14 @@ export function screenOutput(stdout: NodeJS.WriteStream, stderr: NodeJS.Writable
       enter();
       redrawNow();
     },
+    added(tunnel) {
+      model.tunnels.push(tunnel);
+      redraw();
+    },
+    removed(tunnel) {
+      model.tunnels = model.tunnels.filter((known) => known !== tunnel && known.name !== tunnel.name);
+      redraw();
+    },
     request(tunnel, log) {
       model.addRequest(tunnel, log);
       redraw();

@@ -98,6 +98,17 @@ export async function forwardMany(
   common: Omit<ForwardOptions, 'addr' | 'subdomain' | 'domain'>,
   tunnels: Array<Pick<ForwardOptions, 'addr' | 'proto' | 'subdomain' | 'domain' | 'hostHeader' | 'inspect'>>,
 ): Promise<Tunnel[]> {
+  return (await openMany(common, tunnels)).tunnels;
+}
+
+/**
+ * forwardMany(), also handing back the connection and the second node's session (several edge
+ * URLs) that more tunnels may join later.
+ */
+export async function openMany(
+  common: Omit<ForwardOptions, 'addr' | 'subdomain' | 'domain'>,
+  tunnels: Array<Pick<ForwardOptions, 'addr' | 'proto' | 'subdomain' | 'domain' | 'hostHeader' | 'inspect'>>,
+): Promise<{ edge: OpenEdge; tunnels: Tunnel[]; standby: AgentSession | undefined }> {
   // Every address is checked before dialling, so a typo never leaves half the tunnels bound.
   const targets = tunnels.map(localTarget);
   for (const spec of tunnels) checkedHostHeader(spec.hostHeader);
@@ -110,12 +121,11 @@ export async function forwardMany(
     await Promise.all(result.map((tunnel) => tunnel.close()));
     throw error;
   }
-  holdOnSecondNode(edge, result);
-  return result;
+  return { edge, tunnels: result, standby: holdOnSecondNode(edge, result) };
 }
 
 /** The first connection of an agent, with what a second one needs when several edge URLs were given. */
-interface OpenEdge {
+export interface OpenEdge {
   session: AgentSession;
   dial: DialOptions;
   servers: string[];
@@ -125,7 +135,7 @@ interface OpenEdge {
 }
 
 /** Parses the edge URLs and opens the first connection, trying the URLs in turn. */
-async function openEdge(
+export async function openEdge(
   options: Pick<ForwardOptions, 'token' | 'serverUrl' | 'ca' | 'reconnect' | 'startAttempts' | 'heartbeatMs'>,
 ): Promise<OpenEdge> {
   const dial = dialOptions(options);
@@ -141,17 +151,18 @@ async function openEdge(
  * hostname the first got, in the background: the tunnels are live already, and a second node
  * that is down now is dialled again with backoff until it answers.
  */
-function holdOnSecondNode(edge: OpenEdge, tunnels: Tunnel[]): void {
-  if (edge.servers.length < 2 || tunnels.length === 0) return;
+export function holdOnSecondNode(edge: OpenEdge, tunnels: Tunnel[]): AgentSession | undefined {
+  if (edge.servers.length < 2 || tunnels.length === 0) return undefined;
   const pair = new EdgePair(edge.servers);
   const standby = new AgentSession({ ...edge.dial, serverUrl: pair.standbyStart(edge.session.serverUrl) }, edge.reconnect);
   pair.link(edge.session, standby);
   for (const tunnel of tunnels) tunnel.attachStandby(standby);
   standby.startInBackground();
+  return standby;
 }
 
 /** The local target of forward() options; a bad address or proto is NAME_INVALID. */
-function localTarget(options: Pick<ForwardOptions, 'addr' | 'proto'>): LocalTarget {
+export function localTarget(options: Pick<ForwardOptions, 'addr' | 'proto'>): LocalTarget {
   if (options.proto !== undefined && !isOriginProto(options.proto)) {
     throw new SvcError(ErrorCode.NAME_INVALID, `invalid proto "${String(options.proto)}": expected http1 or h2`);
   }
@@ -161,7 +172,7 @@ function localTarget(options: Pick<ForwardOptions, 'addr' | 'proto'>): LocalTarg
 }
 
 /** The host header option as given; one that is neither `rewrite` nor a host is NAME_INVALID. */
-function checkedHostHeader(value: string | undefined): string | undefined {
+export function checkedHostHeader(value: string | undefined): string | undefined {
   const problem = value === undefined ? undefined : hostHeaderProblem(value);
   if (problem !== undefined) throw new SvcError(ErrorCode.NAME_INVALID, problem);
   return value;
@@ -213,7 +224,8 @@ function dialOptions(options: Pick<ForwardOptions, 'token' | 'serverUrl' | 'ca' 
   return dial;
 }
 
-async function bindOn(
+/** Binds one tunnel on the edge's first session; a refusal closes the session when it carries nothing else. */
+export async function bindOn(
   edge: OpenEdge,
   target: LocalTarget,
   options: Pick<ForwardOptions, 'subdomain' | 'domain' | 'hostHeader' | 'inspect'>,

@@ -4,6 +4,7 @@
 // The error catalog, so a program catches forward()'s typed errors with this package alone.
 export { BindMessages, ErrorCode, Messages, SvcError, isErrorCode, type ErrorCodeValue } from '@svcrouter/protocol';
 export { forward, forwardMany, DEFAULT_SERVER_URL, START_ATTEMPTS, type ForwardOptions } from './forward.js';
+export { TunnelGroup, type GroupOptions, type GroupTunnelOptions } from './tunnel-group.js';
 export { Tunnel, type TunnelEvents } from './tunnel.js';
 export { AgentSession } from './agent-session.js';
 export type { BindRequest, Bound } from './session-tunnel.js';

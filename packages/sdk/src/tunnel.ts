@@ -89,11 +89,25 @@ export class Tunnel extends EventEmitter<TunnelEvents> implements SessionTunnel,
     return servers;
   }
 
-  /** @internal Holds the tunnel through `session` too, under the hostname bound already. */
-  attachStandby(session: AgentSession): void {
+  /**
+   * @internal Holds the tunnel through `session` too, under the hostname bound already. A tunnel
+   * added to a running agent (`bindNow`) is bound on a connected second session at once; otherwise
+   * the session binds it when it next connects.
+   */
+  attachStandby(session: AgentSession, bindNow = false): void {
     const link = new StandbyLink(this);
     this.standby = { session, link, everUp: false };
     session.adopt(link);
+    if (!bindNow || !session.isConnected) return;
+    session.bind(this.bindRequest, link).then(
+      (bound) => link.onRebound(bound),
+      (error: unknown) => {
+        // A connection lost mid-bind rebinds everything it carries once back.
+        if (error instanceof Error && (error as SvcError).code === ErrorCode.SESSION_CLOSED) return;
+        void session.release(link);
+        link.onEnded(error as SvcError);
+      },
+    );
   }
 
   /** @internal */

@@ -1,6 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ReplayError, type InspectedRequest, type Inspector } from '@svcrouter/sdk';
 import { z } from 'zod';
+import { apiError, readBody, type Send } from './http-json.js';
+import { handleTunnelsApi, type TunnelControlSlot } from './tunnels-api.js';
 
 /** Largest replay body accepted, bytes: edited bodies are typed by people, not uploads. */
 const MAX_REPLAY_REQUEST_BYTES = 4 * 1024 * 1024;
@@ -21,14 +23,22 @@ const ReplayEditsSchema = z.strictObject({
   body: z.string().optional(),
 });
 
-/** A JSON answer with the inspector's security headers. */
-export type Send = (response: ServerResponse, status: number, body: unknown) => void;
-
-/** The JSON API: requests, one request, replay, tunnels, and the live event stream for the UI. */
-export async function handleApi(inspector: Inspector, request: IncomingMessage, response: ServerResponse, send: Send): Promise<void> {
+/**
+ * The JSON API: requests, one request, replay, tunnels, and the live event stream for the UI.
+ * With `tunnels` (the agent's), /api/tunnels lists, starts and stops the agent's tunnels;
+ * without (an inspector on its own), it lists the inspected ones.
+ */
+export async function handleApi(
+  inspector: Inspector,
+  request: IncomingMessage,
+  response: ServerResponse,
+  send: Send,
+  tunnels?: TunnelControlSlot,
+): Promise<void> {
   const url = new URL(request.url ?? '/', 'http://inspector');
   const parts = url.pathname.split('/').filter(Boolean); // ['api', …]
   const method = request.method ?? 'GET';
+  if (tunnels && parts[1] === 'tunnels') return handleTunnelsApi(tunnels, parts, request, response, send);
   if (method === 'GET' && parts.length === 2 && parts[1] === 'requests') return send(response, 200, { requests: inspector.list() });
   if (method === 'GET' && parts.length === 2 && parts[1] === 'tunnels') {
     return send(response, 200, {
@@ -48,7 +58,7 @@ export async function handleApi(inspector: Inspector, request: IncomingMessage, 
 }
 
 async function replay(inspector: Inspector, id: string, request: IncomingMessage, response: ServerResponse, send: Send): Promise<void> {
-  const text = await readBody(request);
+  const text = await readBody(request, MAX_REPLAY_REQUEST_BYTES);
   if (text === undefined)
     return send(response, 413, apiError('too_large', `a replay request is at most ${MAX_REPLAY_REQUEST_BYTES} bytes`));
   let json: unknown = {};
@@ -89,21 +99,4 @@ function followEvents(inspector: Inspector, request: IncomingMessage, response: 
     clearInterval(keepalive);
     inspector.off('request', onRequest);
   });
-}
-
-/** The request body as text, or undefined past MAX_REPLAY_REQUEST_BYTES. */
-async function readBody(request: IncomingMessage): Promise<string | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_REPLAY_REQUEST_BYTES) return undefined;
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-/** The error body of every refusal: `{ error: { code, message } }`, as the REST API answers. */
-export function apiError(code: string, message: string): { error: { code: string; message: string } } {
-  return { error: { code, message } };
 }

@@ -23,8 +23,9 @@ export function isLoopbackHost(host: string): boolean {
  * - Host must name the inspector itself (`127.0.0.1:<port>`, `localhost:<port>`, `[::1]:<port>`):
  *   a page on another site that points its own name at 127.0.0.1 (DNS rebinding) sends its own
  *   name as Host, and gets nothing.
- * - A state-changing call (replay) needs an Origin of the inspector, or none (curl, scripts): a
- *   page elsewhere cannot make the browser replay requests.
+ * - A state-changing call (replay, starting or stopping a tunnel) needs an Origin of the inspector,
+ *   or none (curl, scripts): a page elsewhere cannot make the browser replay requests or open
+ *   tunnels.
  */
 export function refusal(request: IncomingMessage, port: number): string | undefined {
   const allowed = [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`];

@@ -1,9 +1,11 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Inspector } from '@svcrouter/sdk';
-import { apiError, handleApi, type Send } from './api.js';
+import { handleApi } from './api.js';
+import { apiError, type Send } from './http-json.js';
 import { isLoopbackHost, refusal, SECURITY_HEADERS } from './guard.js';
 import { readUiFile } from './ui-files.js';
+import type { TunnelControlSlot } from './tunnels-api.js';
 
 /** Ports tried from the asked one on, one after the other, before any free port. */
 const PORT_ATTEMPTS = 20;
@@ -36,14 +38,14 @@ export function parseInspectAddr(addr: string): { host: string; port: number } |
  * next free port when the asked one is in use. Rejects for an address that is not loopback:
  * captured traffic holds cookies and tokens, and must never be reachable from the network.
  */
-export async function startInspectorServer(inspector: Inspector, addr: string): Promise<InspectorServer> {
+export async function startInspectorServer(inspector: Inspector, addr: string, tunnels?: TunnelControlSlot): Promise<InspectorServer> {
   const parsed = parseInspectAddr(addr);
   if (!parsed) throw new Error(`invalid --inspect-addr "${addr}": expected host:port`);
   if (!isLoopbackHost(parsed.host))
     throw new Error(`--inspect-addr must be a loopback address (127.0.0.1, localhost or ::1), not ${parsed.host}`);
   let port = 0;
   const server = http.createServer((request, response) => {
-    void serve(inspector, port, request, response).catch(() => {
+    void serve(inspector, port, request, response, tunnels).catch(() => {
       if (!response.headersSent) send(response, 500, apiError('internal', 'the inspector failed on this request'));
       else response.destroy();
     });
@@ -61,11 +63,17 @@ export async function startInspectorServer(inspector: Inspector, addr: string): 
   };
 }
 
-async function serve(inspector: Inspector, port: number, request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
+async function serve(
+  inspector: Inspector,
+  port: number,
+  request: http.IncomingMessage,
+  response: http.ServerResponse,
+  tunnels: TunnelControlSlot | undefined,
+): Promise<void> {
   const refused = refusal(request, port);
   if (refused) return send(response, 403, apiError('forbidden', refused));
   const path = new URL(request.url ?? '/', 'http://inspector').pathname;
-  if (path.startsWith('/api/')) return handleApi(inspector, request, response, send);
+  if (path.startsWith('/api/')) return handleApi(inspector, request, response, send, tunnels);
   const asset = UI_FILES[path];
   if (!asset || (request.method !== 'GET' && request.method !== 'HEAD')) return send(response, 404, apiError('not_found', 'not found'));
   const body = await readUiFile(asset.file);

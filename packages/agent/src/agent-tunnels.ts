@@ -1,0 +1,199 @@
+import { ErrorCode, SvcError, type ErrorCodeValue } from '@svcrouter/protocol';
+import { parseLocalTarget, type GroupTunnelOptions, type Inspector, type LocalTarget, type Tunnel, type TunnelGroup } from '@svcrouter/sdk';
+import { notListeningWarning } from './failure.js';
+import { probeLocal } from './local-probe.js';
+import type { Output, TunnelView } from './output.js';
+import { TunnelControlError, type ApiTunnel, type NewTunnel, type TunnelControl } from './inspector/tunnels-api.js';
+
+/** The agent API's name of the tunnel `svc http` starts (ngrok's agent calls it the same). */
+export const COMMAND_LINE_TUNNEL = 'command_line';
+
+/** How a refused bind answers on the agent API: status and the code's lower-case name. */
+const BIND_STATUS: Partial<Record<ErrorCodeValue, number>> = {
+  [ErrorCode.NAME_INVALID]: 400,
+  [ErrorCode.NAME_RESERVED]: 400,
+  [ErrorCode.DOMAIN_NOT_VERIFIED]: 400,
+  [ErrorCode.TUNNEL_LIMIT]: 403,
+  [ErrorCode.NAME_TAKEN]: 409,
+  [ErrorCode.BANDWIDTH_LIMIT]: 429,
+  [ErrorCode.SESSION_CLOSED]: 503,
+  [ErrorCode.EDGE_UNREACHABLE]: 503,
+  [ErrorCode.TOKEN_INVALID]: 503,
+};
+
+/** What the agent API shows of a tunnel's settings (run-tunnels' TunnelSpec has these and more). */
+interface TunnelSpec {
+  target: LocalTarget;
+  subdomain?: string;
+  domain?: string;
+  hostHeader?: string;
+  inspector?: Inspector;
+}
+
+/** One live tunnel of the agent. */
+interface Entry {
+  name: string;
+  spec: TunnelSpec;
+  tunnel: Tunnel;
+  view: TunnelView;
+  /** Stopped through the agent API: its end leaves the agent running. */
+  removed: boolean;
+}
+
+/**
+ * The running agent's tunnels by name, over one TunnelGroup: the ones it started with and those
+ * the agent API adds and removes. Long-lived state, hence a class. The agent runs until
+ * `stopped` resolves: on stop(), or when its last tunnel ends by anything but the agent API
+ * (a release by the server, a failure), as an agent without the API always did.
+ */
+export class AgentTunnels implements TunnelControl {
+  private readonly entries = new Map<string, Entry>();
+  /** Names being added, so two POSTs of one name cannot both bind. */
+  private readonly adding = new Set<string>();
+  private readonly errors: Array<SvcError | undefined> = [];
+  private stopping = false;
+  private resolveStopped!: () => void;
+  /** Resolves when the agent should exit; errors() then says how its tunnels ended. */
+  readonly stopped = new Promise<void>((resolve) => (this.resolveStopped = resolve));
+
+  constructor(
+    private readonly group: TunnelGroup,
+    private readonly output: Output,
+    private readonly inspector: Inspector | undefined,
+  ) {}
+
+  /** Tracks a tunnel the agent started with, under `name`; `view` is what the output shows. */
+  track(name: string, spec: TunnelSpec, tunnel: Tunnel, view: TunnelView): void {
+    const entry: Entry = { name, spec, tunnel, view, removed: false };
+    this.entries.set(name, entry);
+    tunnel.once('end', (error) => this.ended(entry, error));
+    const output = this.output;
+    // The tunnels share one session: its losses are reported once, by the oldest live tunnel.
+    const reportsSession = (): boolean => this.entries.values().next().value === entry;
+    tunnel.on('request', (log) => output.request(view, log));
+    // One line per episode of lost connection, however many dials it takes, and one when back.
+    tunnel.on('reconnecting', ({ attempt, reason, planned }) => {
+      if (attempt === 1 && reportsSession()) output.reconnecting(view, reason, planned);
+    });
+    // Several edge URLs: one node lost while the other serves is news, not an outage.
+    tunnel.on('failover', ({ lost, reason }) => {
+      if (reportsSession()) output.failover(lost, reason);
+    });
+    tunnel.on('restored', ({ server }) => {
+      if (reportsSession()) output.restored(server);
+    });
+    tunnel.on('reconnected', (url) => {
+      view.url = url;
+      output.reconnected(view);
+    });
+  }
+
+  /** Every live tunnel, oldest first. */
+  get tunnels(): Tunnel[] {
+    return [...this.entries.values()].map((entry) => entry.tunnel);
+  }
+
+  /** Round trip to the edge, ms. */
+  get rttMs(): number | undefined {
+    return this.group.rttMs;
+  }
+
+  /** How the tunnels that ended did, in order (undefined: closed cleanly). */
+  get endings(): ReadonlyArray<SvcError | undefined> {
+    return this.errors;
+  }
+
+  list(): ApiTunnel[] {
+    return [...this.entries.values()].map(apiTunnel);
+  }
+
+  async add(body: NewTunnel): Promise<ApiTunnel> {
+    if (this.stopping) throw new TunnelControlError(503, 'stopping', 'the agent is stopping');
+    if (this.entries.has(body.name) || this.adding.has(body.name)) {
+      throw new TunnelControlError(409, 'name_in_use', `this agent already runs a tunnel named "${body.name}"`);
+    }
+    // The schema checked the address already.
+    const spec: TunnelSpec = { target: parseLocalTarget(body.addr, body.proto) as LocalTarget };
+    if (body.subdomain !== undefined) spec.subdomain = body.subdomain;
+    if (body.domain !== undefined) spec.domain = body.domain;
+    if (body.hostHeader !== undefined) spec.hostHeader = body.hostHeader;
+    if (body.inspect !== false) spec.inspector = this.inspector;
+    this.adding.add(body.name);
+    let tunnel: Tunnel;
+    try {
+      tunnel = await this.group.add(groupTunnelOptions(spec));
+    } catch (error) {
+      throw refusedBind(error);
+    } finally {
+      this.adding.delete(body.name);
+    }
+    if (this.stopping) {
+      await tunnel.close();
+      throw new TunnelControlError(503, 'stopping', 'the agent is stopping');
+    }
+    const view: TunnelView = { name: body.name, url: tunnel.url, local: spec.target.origin };
+    this.track(body.name, spec, tunnel, view);
+    this.output.added(view);
+    void probeLocal(spec.target).then((code) => {
+      if (code !== undefined) this.output.warning(notListeningWarning(spec.target.origin, code));
+    });
+    return apiTunnel(this.entries.get(body.name)!);
+  }
+
+  async remove(name: string): Promise<ApiTunnel | undefined> {
+    const entry = this.entries.get(name);
+    if (!entry) return undefined;
+    entry.removed = true;
+    await this.group.remove(entry.tunnel);
+    return apiTunnel(entry);
+  }
+
+  /** Closes every tunnel; `stopped` resolves once they are off the edge. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    const closing = [...this.entries.values()].map((entry) => entry.tunnel.close());
+    if (closing.length === 0) this.resolveStopped();
+    await Promise.all(closing);
+  }
+
+  private ended(entry: Entry, error: SvcError | undefined): void {
+    if (this.entries.get(entry.name) === entry) this.entries.delete(entry.name);
+    if (entry.removed && !this.stopping) {
+      this.output.removed(entry.view);
+      return;
+    }
+    this.errors.push(error);
+    if (this.entries.size === 0) this.resolveStopped();
+  }
+}
+
+/** What the SDK binds for a tunnel spec. */
+export function groupTunnelOptions(spec: TunnelSpec): GroupTunnelOptions {
+  return {
+    addr: spec.target.origin,
+    proto: spec.target.proto,
+    subdomain: spec.subdomain,
+    domain: spec.domain,
+    hostHeader: spec.hostHeader,
+    inspect: spec.inspector,
+  };
+}
+
+function apiTunnel(entry: Entry): ApiTunnel {
+  return {
+    name: entry.name,
+    url: entry.tunnel.url,
+    proto: entry.spec.target.proto,
+    local: entry.spec.target.origin,
+    hostHeader: entry.spec.hostHeader ?? null,
+    inspect: entry.spec.inspector !== undefined,
+  };
+}
+
+/** A refused bind as the agent API answers it. */
+function refusedBind(error: unknown): TunnelControlError {
+  if (!(error instanceof SvcError)) return new TunnelControlError(502, 'bind_failed', `cannot start the tunnel: ${String(error)}`);
+  const status = BIND_STATUS[error.code] ?? 502;
+  const message = error.code === ErrorCode.SESSION_CLOSED ? `${error.message}; the agent is reconnecting, try again` : error.message;
+  return new TunnelControlError(status, error.code.toLowerCase(), message);
+}
