@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
 import { test } from 'node:test';
+import { requestEvent } from './output-json.js';
 import { terminalOutput } from './output.js';
 
 /** A stdout that records each write(2) the agent would make. */
@@ -57,4 +58,25 @@ test('flush() writes held lines at once and cancels the pending write', async ()
   output.flush();
   await new Promise((resolve) => setImmediate(resolve));
   assert.equal(out.writes.length, 1, 'nothing written twice, no empty write');
+});
+
+test('a JSON request event is what JSON.stringify writes for the same fields', () => {
+  const view = { name: '', url: 'https://a "quoted" example', local: 'http://localhost:3000' };
+  for (const [nowMs, path, durationMs] of [
+    [Date.UTC(2026, 11, 5, 9, 30, 1, 7), '/a?b="c"&d=\u00e9\n', 1.26],
+    [Date.UTC(2026, 11, 5, 9, 30, 1, 57), '/', 0],
+    [Date.UTC(2026, 11, 5, 9, 30, 2, 999), '/x', 1234.56],
+  ] as const) {
+    const log = { method: 'GET', path, status: 200, durationMs };
+    const expected = JSON.stringify({
+      event: 'request',
+      time: new Date(nowMs).toISOString(),
+      tunnel: view.url,
+      method: log.method,
+      path: log.path,
+      status: log.status,
+      durationMs: Math.round(log.durationMs * 10) / 10,
+    });
+    assert.equal(requestEvent(view, log, nowMs), `${expected}\n`);
+  }
 });

@@ -45,10 +45,16 @@ export interface ExchangeTap {
   done(log: RequestLog): void;
 }
 
-/** Collects a body up to `limit` bytes, copying only what it keeps. */
+/**
+ * Collects a body up to `limit` bytes. A piece is kept by reference when the memory it pins
+ * (its whole backing buffer: chunks are fresh socket reads, never reused) stays within the
+ * limit with the others kept; otherwise only the kept bytes are copied. A small response is
+ * then kept for free, and no capture holds more than `limit` bytes of memory per body.
+ */
 export class BodyCollector {
   private readonly chunks: Buffer[] = [];
   private kept = 0;
+  private pinned = 0;
   size = 0;
 
   constructor(private readonly limit: number) {}
@@ -57,14 +63,17 @@ export class BodyCollector {
     this.size += chunk.length;
     const room = this.limit - this.kept;
     if (room <= 0) return;
-    // A copy: the protocol may reuse the buffer it handed over once this call returns.
-    const piece = Buffer.from(chunk.subarray(0, room));
+    let piece = room < chunk.length ? chunk.subarray(0, room) : chunk;
+    const backing = piece.buffer.byteLength;
+    if (this.pinned + backing <= this.limit) this.pinned += backing;
+    else piece = Buffer.from(piece);
     this.chunks.push(piece);
     this.kept += piece.length;
   }
 
   result(): CapturedBody {
-    return { size: this.size, truncated: this.size > this.kept, base64: Buffer.concat(this.chunks).toString('base64') };
+    const bytes = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
+    return { size: this.size, truncated: this.size > this.kept, base64: bytes.toString('base64') };
   }
 }
 
@@ -75,35 +84,46 @@ export function headerTuples(pairs: readonly string[]): Array<[string, string]> 
   return tuples;
 }
 
+/** Where a finished capture goes (the inspector's store); one per inspector, not per request. */
+export interface CaptureSink {
+  stored(exchange: CapturedExchange): void;
+}
+
 /**
- * One exchange as it passes: flat copies only (header arrays, the first body bytes, a clock
- * reading), because this runs on every request of an inspected tunnel. Tuples, base64 and
- * dates are built by record(), when someone reads the capture, once.
+ * One exchange as it passes. This runs on every request of an inspected tunnel and each one is
+ * kept for the next maxRequests requests, long enough to outlive the young generation of the
+ * heap, so it holds references, not copies: the request head as the edge sent it (copied only
+ * when `copyHeaders` says the host rewrite will edit it in place), the response header array,
+ * and the body pieces (BodyCollector). Ids, tuples, base64 and dates are built by record(),
+ * when someone reads the capture, once.
  */
 export class CapturedExchange implements ExchangeTap {
-  id = '';
+  /** Its place in the inspector (the digits of its id); 0 until stored. */
+  seq = 0;
   private readonly startedAt = Date.now();
-  private readonly method: string;
-  private readonly path: string;
   private readonly requestHeaders: string[];
   /** Created with the first body byte: most requests have no body to keep. */
   private requestKept: BodyCollector | undefined;
   private responseKept: BodyCollector | undefined;
   private responseHeaders: string[] | undefined;
-  private log: RequestLog | undefined;
+  private status = -1;
+  private durationMs = 0;
   private built: InspectedRequest | undefined;
 
   constructor(
-    head: RequestHead,
-    readonly tunnel: string,
+    private readonly head: RequestHead,
+    /** The tunnel it came through (its `url` is read when the record is built). */
+    readonly tunnel: { readonly url: string },
     private readonly maxBodyBytes: number,
-    private readonly onDone: (exchange: CapturedExchange) => void,
+    private readonly sink: CaptureSink,
+    copyHeaders: boolean,
     readonly replayOf?: string,
   ) {
-    this.method = head.m;
-    this.path = head.p;
-    // A copy: the host rewrite edits the head in place after capture starts.
-    this.requestHeaders = head.h.slice();
+    this.requestHeaders = copyHeaders ? head.h.slice() : head.h;
+  }
+
+  get id(): string {
+    return `req_${this.seq}`;
   }
 
   requestBody(chunk: Buffer): void {
@@ -111,7 +131,8 @@ export class CapturedExchange implements ExchangeTap {
   }
 
   response(_status: number, headers: string[]): void {
-    this.responseHeaders = headers.slice();
+    // Not copied: the exchange hands the array on as it is and never edits it after this.
+    this.responseHeaders = headers;
   }
 
   responseBody(chunk: Buffer): void {
@@ -119,23 +140,23 @@ export class CapturedExchange implements ExchangeTap {
   }
 
   done(log: RequestLog): void {
-    if (this.log !== undefined) return;
-    this.log = log;
-    this.onDone(this);
+    if (this.status !== -1) return;
+    this.status = log.status;
+    this.durationMs = log.durationMs;
+    this.sink.stored(this);
   }
 
   /** The capture as the API shows it, built on first read. */
   record(): InspectedRequest {
     if (this.built) return this.built;
-    const log = this.log!;
     const record: InspectedRequest = {
       id: this.id,
-      tunnel: this.tunnel,
+      tunnel: this.tunnel.url,
       startedAt: new Date(this.startedAt).toISOString(),
-      method: this.method,
-      path: this.path,
-      status: log.status,
-      durationMs: Math.round(log.durationMs * 10) / 10,
+      method: this.head.m,
+      path: this.head.p,
+      status: this.status,
+      durationMs: Math.round(this.durationMs * 10) / 10,
       request: { headers: headerTuples(this.requestHeaders), body: bodyOf(this.requestKept) },
     };
     if (this.replayOf !== undefined) record.replayOf = this.replayOf;

@@ -24,7 +24,8 @@ const NOT_IN_H2 = new Set(['connection', 'keep-alive', 'proxy-connection', 'tran
 export function isGrpcRequest(head: RequestHead): boolean {
   const h = head.h;
   for (let i = 0; i < h.length; i += 2) {
-    if (h[i]!.toLowerCase() !== 'content-type') continue;
+    // By length first: this runs on every request, and lower-casing each name allocates.
+    if (h[i]!.length !== 12 || h[i]!.toLowerCase() !== 'content-type') continue;
     const type = h[i + 1]!.toLowerCase();
     return type === 'application/grpc' || type.startsWith('application/grpc+') || type.startsWith('application/grpc;');
   }

@@ -25,10 +25,10 @@ test('the Host pair is replaced in place, whatever its case, and added when miss
 
 test('a Location on the local origin becomes the visitor origin; others stay', () => {
   const rewrite = hostRewrite('rewrite', target)!;
-  const origin = publicOrigin(head(['x-forwarded-proto', 'https', 'x-forwarded-host', 'a.example']));
-  assert.equal(origin, 'https://a.example');
+  const visitor = head(['X-Forwarded-Proto', 'https', 'x-forwarded-host', 'a.example']);
+  assert.equal(publicOrigin(visitor), 'https://a.example');
   const headers = ['Location', 'http://localhost:5173/next?x=1', 'location', 'http://localhost:51730/', 'x', 'http://localhost:5173/'];
-  rewriteLocation(headers, rewrite, origin);
+  rewriteLocation(headers, rewrite, visitor);
   assert.deepEqual(headers, [
     'Location',
     'https://a.example/next?x=1',
@@ -37,6 +37,9 @@ test('a Location on the local origin becomes the visitor origin; others stay', (
     'x',
     'http://localhost:5173/',
   ]);
+  const unknown = ['Location', 'http://localhost:5173/'];
+  rewriteLocation(unknown, rewrite, head(['accept', '*/*']));
+  assert.deepEqual(unknown, ['Location', 'http://localhost:5173/'], 'no visitor origin: left alone');
 });
 
 test('a host header option is rewrite or a host with an optional port; anything else is refused by name', () => {

@@ -54,9 +54,10 @@ export function publicOrigin(head: RequestHead): string | undefined {
   let host: string | undefined;
   const pairs = head.h;
   for (let i = 0; i + 1 < pairs.length; i += 2) {
-    const name = pairs[i]!.toLowerCase();
-    if (name === 'x-forwarded-proto') proto = pairs[i + 1];
-    else if (name === 'x-forwarded-host') host = pairs[i + 1];
+    const name = pairs[i]!;
+    // By length first: most names are neither, and lower-casing each one allocates.
+    if (name.length === 17 && name.toLowerCase() === 'x-forwarded-proto') proto = pairs[i + 1];
+    else if (name.length === 16 && name.toLowerCase() === 'x-forwarded-host') host = pairs[i + 1];
   }
   return proto && host ? `${proto}://${host}` : undefined;
 }
@@ -64,16 +65,18 @@ export function publicOrigin(head: RequestHead): string | undefined {
 /**
  * Rewrites, in place, a response `Location` that points at the local service so it points at
  * the public URL instead: the browser must never be sent to `localhost:5173`, which is the
- * visitor's own machine. Relative and foreign Locations are left alone.
+ * visitor's own machine. Relative and foreign Locations are left alone. The visitor's origin
+ * is read from `head` only when there is a Location to rewrite (most responses have none).
  */
-export function rewriteLocation(headers: string[], rewrite: HostRewrite, visitorOrigin: string | undefined): void {
-  if (visitorOrigin === undefined) return;
+export function rewriteLocation(headers: string[], rewrite: HostRewrite, head: RequestHead): void {
+  let visitorOrigin: string | null | undefined = null;
   for (let i = 0; i + 1 < headers.length; i += 2) {
-    if (headers[i]!.toLowerCase() !== 'location') continue;
+    if (headers[i]!.length !== 8 || headers[i]!.toLowerCase() !== 'location') continue;
     const value = headers[i + 1]!;
     for (const local of rewrite.localOrigins) {
       if (value === local || value.startsWith(`${local}/`) || value.startsWith(`${local}?`)) {
-        headers[i + 1] = visitorOrigin + value.slice(local.length);
+        if (visitorOrigin === null) visitorOrigin = publicOrigin(head);
+        if (visitorOrigin !== undefined) headers[i + 1] = visitorOrigin + value.slice(local.length);
         break;
       }
     }

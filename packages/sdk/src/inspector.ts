@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { RequestHead } from '@svcrouter/protocol';
-import { CapturedExchange, type ExchangeTap, type InspectedRequest } from './capture.js';
+import { CapturedExchange, type CaptureSink, type ExchangeTap, type InspectedRequest } from './capture.js';
 import { hostRewrite, applyHostRewrite } from './host-header.js';
 import type { LocalTarget } from './local-target.js';
 import { sendReplay } from './replay.js';
@@ -53,18 +53,20 @@ export interface InspectorEvents {
   request: [record: InspectedRequest];
 }
 
+/** A captured exchange and the tunnel a replay of it goes to. */
+type Entry = CapturedExchange & { readonly tunnel: InspectedTunnel };
+
 /**
  * Captures the requests of one or more tunnels, bounded, and replays them against the local
  * service. Long-lived state shared by the tunnels that use it, hence a class. Capture runs
- * beside the forwarding: it copies at most maxBodyBytes of each body and records on completion.
+ * beside the forwarding: it keeps references to at most maxBodyBytes of each body and records
+ * on completion, in a ring of maxRequests slots (a request's number picks its slot).
  */
-export class Inspector extends EventEmitter<InspectorEvents> {
+export class Inspector extends EventEmitter<InspectorEvents> implements CaptureSink {
   readonly maxBodyBytes: number;
   readonly maxRequests: number;
-  /** Oldest first; list() reverses. */
-  private readonly entries: CapturedExchange[] = [];
-  /** By sequence number (the digits of `req_<n>`), with the tunnel a replay goes to. */
-  private readonly bySeq = new Map<number, { entry: CapturedExchange; tunnel: InspectedTunnel }>();
+  /** Request n (its id `req_<n>`) sits at slot n % maxRequests until request n + maxRequests replaces it. */
+  private readonly ring: Array<Entry | undefined>;
   private readonly tunnels = new Map<string, InspectedTunnel>();
   private nextSeq = 1;
   /** Stored this loop turn, not yet emitted (only while someone listens). */
@@ -74,18 +76,20 @@ export class Inspector extends EventEmitter<InspectorEvents> {
     super();
     this.maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     this.maxRequests = options.maxRequests ?? DEFAULT_MAX_REQUESTS;
+    this.ring = new Array<Entry | undefined>(this.maxRequests).fill(undefined);
   }
 
   /** Captured requests, newest first. */
   list(): InspectedRequest[] {
     const records: InspectedRequest[] = [];
-    for (let i = this.entries.length - 1; i >= 0; i--) records.push(this.entries[i]!.record());
+    const oldest = Math.max(1, this.nextSeq - this.maxRequests);
+    for (let seq = this.nextSeq - 1; seq >= oldest; seq--) records.push(this.ring[seq % this.maxRequests]!.record());
     return records;
   }
 
   /** One captured request, or undefined. */
   get(id: string): InspectedRequest | undefined {
-    return this.find(id)?.entry.record();
+    return this.find(id)?.record();
   }
 
   /** The tunnels capturing into this inspector. */
@@ -101,7 +105,7 @@ export class Inspector extends EventEmitter<InspectorEvents> {
   async replay(id: string, edits: ReplayEdits = {}): Promise<InspectedRequest> {
     const found = this.find(id);
     if (!found) throw new ReplayError('NOT_FOUND', `no captured request ${id}`);
-    const record = found.entry.record();
+    const record = found.record();
     const tunnel = found.tunnel;
     if (edits.body === undefined && record.request.body.truncated) {
       throw new ReplayError('BODY_TRUNCATED', `the captured body was cut at ${this.maxBodyBytes} bytes; send the body to replay with`);
@@ -122,9 +126,11 @@ export class Inspector extends EventEmitter<InspectorEvents> {
     return finished;
   }
 
-  /** @internal The capture hook of one tunnel's forwarding; it reads `tunnel.url` per request. */
+  /** @internal The capture hook of one tunnel's forwarding; it reads `tunnel.url` when a record is built. */
   tap(tunnel: InspectedTunnel): (head: RequestHead) => ExchangeTap {
-    return (head) => this.tapFor(tunnel, head, undefined, undefined);
+    // The host rewrite edits the head in place after capture starts: only then is it copied.
+    const copyHeaders = hostRewrite(tunnel.hostHeader, tunnel.target) !== undefined;
+    return (head) => new CapturedExchange(head, tunnel, this.maxBodyBytes, this, copyHeaders);
   }
 
   /** @internal The tunnel is live: list it. */
@@ -137,41 +143,34 @@ export class Inspector extends EventEmitter<InspectorEvents> {
     if (this.tunnels.get(tunnel.url) === tunnel) this.tunnels.delete(tunnel.url);
   }
 
-  private find(id: string): { entry: CapturedExchange; tunnel: InspectedTunnel } | undefined {
+  private find(id: string): Entry | undefined {
     const match = /^req_(\d{1,15})$/.exec(id);
-    return match ? this.bySeq.get(Number(match[1])) : undefined;
+    if (!match) return undefined;
+    const seq = Number(match[1]);
+    const entry = this.ring[seq % this.maxRequests];
+    return entry?.seq === seq ? entry : undefined;
   }
 
-  private tapFor(
-    tunnel: InspectedTunnel,
-    head: RequestHead,
-    replayOf: string | undefined,
-    onStored: ((record: InspectedRequest) => void) | undefined,
-  ): ExchangeTap {
-    return new CapturedExchange(
-      head,
-      tunnel.url,
-      this.maxBodyBytes,
-      (entry) => {
-        this.store(entry, tunnel);
-        onStored?.(entry.record());
+  private tapFor(tunnel: InspectedTunnel, head: RequestHead, replayOf: string, onStored: (record: InspectedRequest) => void): ExchangeTap {
+    const sink: CaptureSink = {
+      stored: (entry) => {
+        this.stored(entry);
+        onStored(entry.record());
       },
-      replayOf,
-    );
+    };
+    return new CapturedExchange(head, tunnel, this.maxBodyBytes, sink, false, replayOf);
   }
 
   /**
-   * Keeps the capture at once (list() and get() see it). While someone listens, it is announced
-   * in the check phase with the others of the same loop turn, so listeners (the inspector's live
-   * stream serializes each record) run after the request's own work, not inside it.
+   * @internal Keeps a finished capture at once (list() and get() see it). While someone
+   * listens, it is announced in the check phase with the others of the same loop turn, so
+   * listeners (the inspector's live stream serializes each record) run after the request's own
+   * work, not inside it.
    */
-  private store(entry: CapturedExchange, tunnel: InspectedTunnel): void {
+  stored(entry: CapturedExchange): void {
     const seq = this.nextSeq++;
-    entry.id = `req_${seq}`;
-    this.entries.push(entry);
-    this.bySeq.set(seq, { entry, tunnel });
-    if (this.entries.length > this.maxRequests) this.bySeq.delete(seq - this.maxRequests);
-    if (this.entries.length > this.maxRequests) this.entries.shift();
+    entry.seq = seq;
+    this.ring[seq % this.maxRequests] = entry as Entry;
     if (this.listenerCount('request') === 0) return;
     this.announcing.push(entry);
     if (this.announcing.length === 1) setImmediate(() => this.announce());

@@ -49,6 +49,8 @@ export class OriginExchange implements ConnectionUser, ResponseHandler, Callback
   private bodyEnd = false;
   private uploadPaused = false;
   private downloadPaused = false;
+  /** The callback of body writes (bodyWriteDone), made for the first body byte. */
+  private afterBodyWrite: ((error: Error | null | undefined) => void) | undefined;
   /** The response's checked trailer fields (a chunked response's trailer section); usually none. */
   private responseTrailers: string[] | undefined;
 
@@ -98,9 +100,9 @@ export class OriginExchange implements ConnectionUser, ResponseHandler, Callback
     if (this.finished || connection === undefined) return;
     this.tap?.requestBody(chunk);
     this.bytesSent += chunk.length;
-    const ok = this.framing!.chunked
-      ? writeChunk(connection.socket, chunk, this.afterBodyWrite)
-      : connection.socket.write(chunk, this.afterBodyWrite);
+    // Made with the first body byte: most requests have no body, and this runs for each one.
+    const done = (this.afterBodyWrite ??= (error) => this.bodyWriteDone(error));
+    const ok = this.framing!.chunked ? writeChunk(connection.socket, chunk, done) : connection.socket.write(chunk, done);
     if (!ok) {
       this.uploadPaused = true;
       this.stream.pause();
@@ -125,14 +127,14 @@ export class OriginExchange implements ConnectionUser, ResponseHandler, Callback
    * destroy the socket (right after this callback), so it is read now, and it completes the
    * exchange instead of a failure.
    */
-  private readonly afterBodyWrite = (error: Error | null | undefined): void => {
+  private bodyWriteDone(error: Error | null | undefined): void {
     const connection = this.connection;
     if (!error || this.finished || connection === undefined) return;
     for (const piece of readUndelivered(connection.socket)) {
       if (this.connection !== connection) return;
       this.onOriginData(piece);
     }
-  };
+  }
 
   // ---- origin connection (ConnectionUser) ----
 

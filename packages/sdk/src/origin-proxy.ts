@@ -4,7 +4,7 @@ import type { Socket } from 'node:net';
 import { ResetCode, streamDuplex, type CallbackStream, type RequestHead, type ResponseHead, type StreamDuplex } from '@svcrouter/protocol';
 import { isOriginForm } from './h1-request.js';
 import type { ExchangeTap } from './capture.js';
-import { applyHostRewrite, publicOrigin, rewriteLocation, type HostRewrite } from './host-header.js';
+import { applyHostRewrite, rewriteLocation, type HostRewrite } from './host-header.js';
 import type { LocalTarget } from './local-target.js';
 import { OriginExchange, resetCodeFor, type RequestLog } from './origin-exchange.js';
 import { OriginPool, originAddress, type OriginAddress } from './origin-pool.js';
@@ -81,9 +81,8 @@ export class OriginProxy {
 
   /** Sends the rewritten Host; returns the edit that points local redirects back at the visitor's URL. */
   private rewriteHost(head: RequestHead, rewrite: HostRewrite): (headers: string[]) => void {
-    const visitorOrigin = publicOrigin(head);
     applyHostRewrite(head, rewrite);
-    return (headers) => rewriteLocation(headers, rewrite, visitorOrigin);
+    return (headers) => rewriteLocation(headers, rewrite, head);
   }
 
   private handleUpgrade(
