@@ -40,18 +40,20 @@ const PENDING_CYCLES = new Set([]);
 /** Server folders and the server folders they must not import. */
 const SERVER_FOLDER_RULES = {
   // What a DNS hostname is: a leaf every folder may use.
-  hostname: ['store', 'auth', 'edge', 'api', 'certs', 'domains', 'usage', 'inspector', 'metrics', 'cli', 'dashboard', 'cluster'],
-  store: ['edge', 'api', 'certs', 'domains', 'usage', 'inspector', 'metrics', 'auth', 'cli', 'cluster'],
-  auth: ['edge', 'api', 'certs', 'domains', 'usage', 'inspector', 'metrics', 'cli', 'cluster'],
-  certs: ['edge', 'api', 'domains', 'usage', 'inspector', 'metrics', 'cli', 'cluster'],
-  domains: ['edge', 'api', 'usage', 'inspector', 'metrics', 'cli', 'cluster'],
-  usage: ['edge', 'api', 'certs', 'domains', 'inspector', 'cli', 'cluster'],
-  inspector: ['edge', 'api', 'certs', 'domains', 'usage', 'cli', 'cluster'],
-  metrics: ['edge', 'api', 'certs', 'domains', 'usage', 'inspector', 'store', 'cli', 'cluster'],
+  hostname: ['store', 'auth', 'edge', 'api', 'certs', 'domains', 'usage', 'inspector', 'metrics', 'cli', 'dashboard', 'cluster', 'policy'],
+  store: ['edge', 'api', 'certs', 'domains', 'usage', 'inspector', 'metrics', 'auth', 'cli', 'cluster', 'policy'],
+  auth: ['edge', 'api', 'certs', 'domains', 'usage', 'inspector', 'metrics', 'cli', 'cluster', 'policy'],
+  certs: ['edge', 'api', 'domains', 'usage', 'inspector', 'metrics', 'cli', 'cluster', 'policy'],
+  domains: ['edge', 'api', 'usage', 'inspector', 'metrics', 'cli', 'cluster', 'policy'],
+  usage: ['edge', 'api', 'certs', 'domains', 'inspector', 'cli', 'cluster', 'policy'],
+  inspector: ['edge', 'api', 'certs', 'domains', 'usage', 'cli', 'cluster', 'policy'],
+  metrics: ['edge', 'api', 'certs', 'domains', 'usage', 'inspector', 'store', 'cli', 'cluster', 'policy'],
   edge: ['api', 'cli', 'domains', 'usage', 'inspector', 'cluster'],
-  api: ['edge', 'cli', 'cluster'],
+  api: ['edge', 'cli', 'cluster', 'policy'],
   // Static files only: it knows a folder, not the store, the API or the edge.
-  dashboard: ['store', 'auth', 'edge', 'api', 'certs', 'domains', 'usage', 'inspector', 'metrics', 'cli', 'cluster'],
+  dashboard: ['store', 'auth', 'edge', 'api', 'certs', 'domains', 'usage', 'inspector', 'metrics', 'cli', 'cluster', 'policy'],
+  // A tunnel's policy on the request path (access rules): a leaf the edge and the cluster's relay use.
+  policy: ['store', 'auth', 'edge', 'api', 'certs', 'domains', 'usage', 'inspector', 'metrics', 'cli', 'dashboard', 'cluster', 'hostname'],
   // Several edge nodes: it drives the edge and the store, and is driven by server.ts only.
   cluster: ['api', 'cli', 'domains', 'usage', 'inspector', 'metrics', 'certs', 'auth', 'dashboard'],
 };

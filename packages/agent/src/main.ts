@@ -17,6 +17,9 @@ const { code, output } = await runCli(
     hostHeader: env.SVC_HOST_HEADER,
     server: env.SVC_SERVER,
     caFile: env.SVC_CA_FILE,
+    basicAuth: env.SVC_BASIC_AUTH,
+    cidrAllow: env.SVC_CIDR_ALLOW,
+    cidrDeny: env.SVC_CIDR_DENY,
   },
   (command) => {
     const display = 'display' in command ? command.display : undefined;

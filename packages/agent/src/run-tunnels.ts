@@ -1,5 +1,5 @@
 import { ErrorCode, type SvcError } from '@svcrouter/protocol';
-import { forwardMany, parseServerUrls, type Inspector, type LocalTarget, type Tunnel } from '@svcrouter/sdk';
+import { forwardMany, parseServerUrls, type AccessOptions, type Inspector, type LocalTarget, type Tunnel } from '@svcrouter/sdk';
 import { explainFailure, notListeningWarning } from './failure.js';
 import { probeLocal } from './local-probe.js';
 import type { Output, ScreenStatus, TunnelView } from './output.js';
@@ -16,6 +16,8 @@ export interface TunnelSpec {
   subdomain?: string;
   domain?: string;
   hostHeader?: string;
+  /** Access rules checked at the edge (basic auth, IP rules); empty: none. */
+  access?: AccessOptions;
   /** Captures this tunnel's requests; undefined when inspection is off for it. */
   inspector?: Inspector;
 }
@@ -55,6 +57,7 @@ export async function runTunnels(specs: TunnelSpec[], session: SessionSpec, outp
       domain: spec.domain,
       hostHeader: spec.hostHeader,
       inspect: spec.inspector,
+      ...spec.access,
     })),
   );
   const started = await Promise.race([

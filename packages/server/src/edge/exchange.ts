@@ -202,6 +202,7 @@ export class EdgeExchange implements Exchange, CallbackStreamHandler {
       body,
       absolute: this.absolute,
       forwardExpect,
+      dropAuthorization: binding.access?.consumesAuthorization === true,
     });
     let stream: S;
     try {
