@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { hostname as osHostname } from 'node:os';
 import { resolve } from 'node:path';
+import { cidrProblem } from '@svcrouter/protocol';
 import { z } from 'zod';
 import { parseEdgeTarget, type EdgeTarget } from './domains/index.js';
 import { hasDnsLabels } from './hostname/index.js';
@@ -58,6 +59,11 @@ export interface ServerConfig {
   readonly publicHttpsPort: number | undefined;
   /** SVC_HEARTBEAT_MS. Default 2000: interval of edge-agent heartbeats. */
   readonly heartbeatMs: number;
+  /**
+   * SVC_TRUSTED_PROXIES. Default none. Comma-separated CIDRs (or addresses) of load balancers
+   * whose connections may start with a PROXY protocol v1 or v2 header naming the visitor.
+   */
+  readonly trustedProxies: readonly string[];
   /** SVC_LOG_LEVEL. Default `info`; one of fatal, error, warn, info, debug, trace, silent. */
   readonly logLevel: LogLevel;
   /** SVC_NODE_ID. Default the OS hostname. Names this edge node in the shared tunnel table; unique per node. */
@@ -196,6 +202,17 @@ const nodeUrl: Check<string> = (raw) => {
     : expected('http://host:port, the address other nodes reach this node at, e.g. http://10.0.0.5:8090');
 };
 
+const cidrList: Check<readonly string[]> = (raw) => {
+  const entries = raw
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  const bad = entries.find((entry) => cidrProblem(entry) !== undefined);
+  return bad === undefined && entries.length > 0
+    ? ok(Object.freeze(entries))
+    : expected('comma-separated CIDRs or addresses such as 10.0.0.0/8,2001:db8::/32');
+};
+
 const clusterSecret: Check<string> = (raw) =>
   raw.length >= MIN_CLUSTER_SECRET && !/\s/.test(raw) ? ok(raw) : expected(`at least ${MIN_CLUSTER_SECRET} characters without spaces`);
 
@@ -297,6 +314,7 @@ const ENV_SCHEMA = z.object({
   SVC_UNREADY_MS: envVar(DEFAULTS.unreadyMs, integer(0, 600_000)),
   SVC_NODE_URL: envVar<string | undefined>(undefined, nodeUrl),
   SVC_CLUSTER_SECRET: envVar<string | undefined>(undefined, clusterSecret),
+  SVC_TRUSTED_PROXIES: envVar<readonly string[]>(Object.freeze([]), cidrList),
 });
 
 /**
@@ -343,6 +361,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd: string 
     plans: e.SVC_PLANS,
     publicHttpsPort: e.SVC_PUBLIC_HTTPS_PORT,
     heartbeatMs: e.SVC_HEARTBEAT_MS,
+    trustedProxies: e.SVC_TRUSTED_PROXIES,
     logLevel: e.SVC_LOG_LEVEL,
     nodeId: e.SVC_NODE_ID ?? osHostname(),
     inspectorRetentionDays: e.SVC_INSPECTOR_RETENTION_DAYS,
