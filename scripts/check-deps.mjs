@@ -62,17 +62,19 @@ const SERVER_FOLDER_RULES = {
   // Prometheus registry and gauges; its sources are handed in as functions.
   metrics: ['hostname'],
   // The data path. Domains, usage and the inspector reach it as functions from server.ts.
-  edge: ['hostname', 'store', 'auth', 'certs', 'metrics'],
+  edge: ['hostname', 'store', 'auth', 'certs', 'metrics', 'policy'],
   // The REST API; the edge and the cluster reach it as functions from server.ts.
   api: ['hostname', 'store', 'auth', 'certs', 'domains', 'usage', 'inspector', 'metrics', 'webhooks'],
   // Static files only: it knows a folder, not the store, the API or the edge.
   dashboard: [],
   // Several edge nodes: it drives the edge and the store, and is driven by server.ts and cli only.
-  cluster: ['hostname', 'store', 'edge'],
+  cluster: ['hostname', 'store', 'edge', 'policy'],
   // The svc-server subcommands besides start.
   cli: ['hostname', 'store', 'auth', 'certs', 'cluster'],
   // Signed webhooks: the store's outbox, signing and delivery; its sources report to it through server.ts.
   webhooks: ['hostname', 'store'],
+  // A tunnel's policy on the request path (access rules): a leaf the edge and the cluster's relay use.
+  policy: [],
 };
 /** Server folders of test code only (checked as tests: never imported by what ships). */
 const SERVER_TEST_FOLDERS = new Set(['test-support']);

@@ -15,6 +15,7 @@ import { cpuSeconds, REPO_ROOT } from './proc.js';
 import { buildRows, machineInfo, markdown, type Results } from './report.js';
 import { startSystem } from './system.js';
 import { smallGet, smallGetSpec, tunnelLoad } from './w-small-get.js';
+import { accessRules } from './w-access.js';
 import { sse } from './w-sse.js';
 import { download, transfer, upload } from './w-transfer.js';
 import { manyTunnels } from './w-tunnels.js';
@@ -41,6 +42,8 @@ async function runAll(options: BenchOptions, generator: LoadGenerator): Promise<
     const smallGetResult = await smallGet(system, generator, sizes, log);
     log('W1 with the agent session over TLS');
     const tls = await tlsSession(system, generator, sizes, log);
+    log('W1 through tunnels with access rules');
+    const access = await accessRules(system, generator, sizes, log);
     log('W1 with one live request-stream subscriber');
     const stream = await streamSubscriber(system, generator, sizes, log);
     log('bulk transfer');
@@ -62,6 +65,7 @@ async function runAll(options: BenchOptions, generator: LoadGenerator): Promise<
       results: {
         smallGet: smallGetResult,
         tls,
+        access,
         streamSubscriber: stream,
         download,
         upload,

@@ -20,6 +20,8 @@ export interface LoadSpec {
   host: string;
   connections: number;
   durationS: number;
+  /** Extra request headers (an Authorization for a tunnel behind basic auth). */
+  headers?: Record<string, string>;
 }
 
 export type LoadGenerator = 'wrk' | 'node';
@@ -61,6 +63,7 @@ export function execWrk(spec: LoadSpec, extra: readonly string[] = []): Promise<
     ...extra,
     '-H',
     `Host: ${spec.host}`,
+    ...Object.entries(spec.headers ?? {}).flatMap(([name, value]) => ['-H', `${name}: ${value}`]),
     `http://127.0.0.1:${spec.port}${spec.path}`,
   ];
   return new Promise((resolve, reject) => {
@@ -110,18 +113,21 @@ async function runNodeLoad(spec: LoadSpec): Promise<LoadResult> {
   const once = (): Promise<void> =>
     new Promise((resolve) => {
       const t0 = performance.now();
-      const req = http.get({ host: '127.0.0.1', port: spec.port, path: spec.path, headers: { host: spec.host }, agent }, (res) => {
-        res.on('data', () => undefined);
-        res.on('end', () => {
-          if ((res.statusCode ?? 0) >= 400) errors++;
-          latencies.push(performance.now() - t0);
-          resolve();
-        });
-        res.on('error', () => {
-          errors++;
-          resolve();
-        });
-      });
+      const req = http.get(
+        { host: '127.0.0.1', port: spec.port, path: spec.path, headers: { ...spec.headers, host: spec.host }, agent },
+        (res) => {
+          res.on('data', () => undefined);
+          res.on('end', () => {
+            if ((res.statusCode ?? 0) >= 400) errors++;
+            latencies.push(performance.now() - t0);
+            resolve();
+          });
+          res.on('error', () => {
+            errors++;
+            resolve();
+          });
+        },
+      );
       req.setTimeout(2000, () => req.destroy(new Error('timeout')));
       req.on('error', () => {
         errors++;

@@ -9,6 +9,7 @@ import type { SseResult } from './w-sse.js';
 import type { StreamSubscriberResult } from './w-stream-subscriber.js';
 import type { H2SmallGetResult, H2UploadResult } from './w-h2.js';
 import type { TlsSessionResult } from './w-tls.js';
+import type { AccessResult } from './w-access.js';
 import type { TransferResult } from './w-transfer.js';
 import type { TunnelsResult } from './w-tunnels.js';
 import type { WebSocketResult } from './w-websocket.js';
@@ -40,6 +41,7 @@ export interface MachineInfo {
 export interface Results {
   smallGet: SmallGetResult;
   tls: TlsSessionResult;
+  access: AccessResult;
   streamSubscriber: StreamSubscriberResult;
   download: TransferResult;
   upload: TransferResult;
@@ -97,6 +99,7 @@ export function buildRows(r: Results, sizes: Sizes): Row[] {
     { id: 'cpu_us_per_req_kernel', metric: '… of which in the kernel (system calls), edge + agent, µs', direct: null, tunnel: w1.cpuUsPerRequest.kernel, ratio: null, goal: '—', met: null },
     { id: 'tls_w1_rps', metric: 'Small GET with the agent session over TLS, req/s', direct: null, tunnel: r.tls.rps.tls, ratio: r.tls.rps.ratio, ratioText: `${r.tls.rps.ratio.toFixed(2)}× plain session`, goal: '—', met: null },
     { id: 'tls_cpu_us_per_req', metric: '… CPU per request, edge + agent, µs (plain session in the same pairs)', direct: r.tls.cpuUsPerRequest.plain, tunnel: r.tls.cpuUsPerRequest.tls, ratio: null, ratioText: `+${(r.tls.cpuUsPerRequest.tls - r.tls.cpuUsPerRequest.plain).toFixed(1)} µs`, goal: '—', met: null },
+    ...accessRows(r),
     {
       id: 'stream_w1_rps', metric: 'Small GET with one live request-stream subscriber attached, req/s', direct: null, tunnel: r.streamSubscriber.rps.with,
       ratio: r.streamSubscriber.rps.ratio, ratioText: `${r.streamSubscriber.rps.ratio.toFixed(2)}× without`, goal: '≥ 0.95 × without, no record missed', met: r.streamSubscriber.rps.ratio >= 0.95 && r.streamSubscriber.dropped === 0,
@@ -135,6 +138,25 @@ export function buildRows(r: Results, sizes: Sizes): Row[] {
     { id: 'tunnels_responding', metric: `Tunnels of those ${n} answering 200`, direct: null, tunnel: r.tunnels.responding, ratio: null, goal: `all ${n}`, met: r.tunnels.responding === n },
     { id: 'bind_latency_ms', metric: 'Bind latency, forward() to live, median, ms', direct: null, tunnel: r.tunnels.bindLatencyMs, ratio: null, goal: '—', met: null },
     { id: 'first_response_ms', metric: 'forward() to first 200 through the edge, median, ms', direct: null, tunnel: r.tunnels.firstResponseMs, ratio: null, goal: '—', met: null },
+  ];
+}
+
+/** The access-rule rows: W1 with basic auth on, and with an IP allow list, each against the tunnel without rules in the same pairs. */
+function accessRows(r: Results): Row[] {
+  const row = (id: string, metric: string, result: AccessResult['basicAuth']): Row[] => {
+    const extra = result.cpuUsPerRequest.rule - result.cpuUsPerRequest.plain;
+    // prettier-ignore
+    return [
+      { id: `${id}_w1_rps`, metric, direct: null, tunnel: result.rps.rule, ratio: result.rps.ratio, ratioText: `${result.rps.ratio.toFixed(2)}× no rules`, goal: '—', met: null },
+      {
+        id: `${id}_cpu_us_per_req`, metric: '… CPU per request, edge + agent, µs (no rules in the same pairs)', direct: result.cpuUsPerRequest.plain, tunnel: result.cpuUsPerRequest.rule,
+        ratio: null, ratioText: `${extra >= 0 ? '+' : ''}${extra.toFixed(1)} µs`, goal: '≤ +3 µs', met: extra <= 3,
+      },
+    ];
+  };
+  return [
+    ...row('basic_auth', 'Small GET with basic auth on (every request signed in), req/s', r.access.basicAuth),
+    ...row('cidr_allow', 'Small GET with an IP allow list, req/s', r.access.cidrAllow),
   ];
 }
 

@@ -27,7 +27,8 @@ export interface BenchSystem {
   httpsPort: number;
   devCaFile: string;
   /** Starts one more `svc http` for the same origin on `subdomain`, over TLS to the edge or not. */
-  startAgent(subdomain: string, tls: boolean): Promise<Proc>;
+  /** Starts another agent on the origin under `subdomain`; `args` are extra `svc http` flags (access rules…). */
+  startAgent(subdomain: string, tls: boolean, args?: string[]): Promise<Proc>;
   /** Memory of the edge process after a forced GC (through the preloaded probe). */
   edgeMemory(): Promise<MemorySample>;
   /** Any other command of the edge's preloaded probe (edge-probe.ts). */
@@ -108,11 +109,11 @@ export async function startSystem(options: SystemOptions = {}): Promise<BenchSys
     const serverUrl = `http://localhost:${httpPort}`;
     const call = ipcClient(server.child);
 
-    const startAgent = async (subdomain: string, tls: boolean, nodeArgs: string[] = []): Promise<Proc> => {
+    const startAgent = async (subdomain: string, tls: boolean, nodeArgs: string[] = [], args: string[] = []): Promise<Proc> => {
       const env: Record<string, string> = tls
         ? { SVC_SERVER: `https://localhost:${httpsPort}`, SVC_CA_FILE: devCaFile }
         : { SVC_SERVER: serverUrl };
-      const proc = spawnNode(AGENT_BIN, ['http', `127.0.0.1:${originPort}`], {
+      const proc = spawnNode(AGENT_BIN, ['http', `127.0.0.1:${originPort}`, ...args], {
         label: tls ? `agent-tls-${subdomain}` : `agent-${subdomain}`,
         nodeArgs,
         env: { ...env, SVC_TOKEN: token, SVC_SUBDOMAIN: subdomain },
@@ -135,7 +136,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<BenchSys
       agent,
       httpsPort,
       devCaFile,
-      startAgent: (subdomain, tls) => startAgent(subdomain, tls),
+      startAgent: (subdomain, tls, args) => startAgent(subdomain, tls, [], args),
       edgeMemory: () => call('mem') as Promise<MemorySample>,
       edgeProbe: call,
       async close() {

@@ -133,9 +133,19 @@ describe('config file', () => {
     assert.equal(result.code, 1);
     assert.deepEqual(result.stderr.split('\n'), [
       `${bad}:1:9 server: expected an http:// or https:// URL`,
-      `${bad}:5:5 tunnels.web.hostheader: unknown key (expected one of: addr, proto, subdomain, domain, hostHeader, inspect)`,
+      `${bad}:5:5 tunnels.web.hostheader: unknown key (expected one of: addr, proto, subdomain, domain, hostHeader, inspect, basicAuth, cidrAllow, cidrDeny)`,
       `${bad}:6:8 tunnels.api.addr: required`,
     ]);
+    // Access rules: each bad entry at its own position, and never the password it holds.
+    const rules = path.join(temp.dir, 'rules.yml');
+    await writeFile(rules, 'tunnels:\n  admin:\n    addr: 3000\n    basicAuth: ["alice:tiny-pw"]\n    cidrDeny: [::1, 10.0.0.0/99]\n');
+    const checked = await runAgent(['config', 'check', '--config', rules], {});
+    assert.equal(checked.code, 1);
+    assert.deepEqual(checked.stderr.split('\n'), [
+      `${rules}:4:17 tunnels.admin.basicAuth.0: the password of "alice" must have 8 to 128 characters`,
+      `${rules}:5:21 tunnels.admin.cidrDeny.1: "10.0.0.0/99": the prefix length must be 0 to 32`,
+    ]);
+    assert.ok(!checked.stderr.includes('tiny-pw'));
     const missing = await runAgent(['config', 'check', '--config', path.join(temp.dir, 'absent.yml')], {});
     assert.deepEqual([missing.code, missing.stderr], [1, `${path.join(temp.dir, 'absent.yml')}:1:1 cannot read the file (ENOENT)`]);
   });

@@ -102,7 +102,8 @@ if (requireChromium('dashboard journey', ['pebble-challtestsrv'], 'pebble')) {
     it('4-5. an agent started with that token appears on Tunnels without a reload', async () => {
       await openPage(page, 'Tunnels');
       await markDocument(page);
-      agent = await startAgent(server, { token, target: origin.port });
+      // Its rules let every loopback visitor in, and show on the row.
+      agent = await startAgent(server, { token, target: origin.port, args: ['--cidr-allow', '127.0.0.0/8'] });
       const row = rowWith(page, agent.hostname);
       await row.waitFor();
       await assertNotReloaded(page);
@@ -110,6 +111,7 @@ if (requireChromium('dashboard journey', ['pebble-challtestsrv'], 'pebble')) {
       assert.match(text, /online/);
       assert.match(text, new RegExp(String(origin.port)), 'local target as the agent reports it');
       assert.match(text, /127\.0\.0\.1/, 'agent IP');
+      assert.match(text, /allow 127\.0\.0\.0\/8/, 'access rules');
       assert.equal(await row.getByRole('link', { name: agent.url }).getAttribute('href'), agent.url);
       await captureViewports(page, 'tunnels');
     });

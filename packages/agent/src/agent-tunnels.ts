@@ -117,6 +117,7 @@ export class AgentTunnels implements TunnelControl {
     if (body.subdomain !== undefined) spec.subdomain = body.subdomain;
     if (body.domain !== undefined) spec.domain = body.domain;
     if (body.hostHeader !== undefined) spec.hostHeader = body.hostHeader;
+    spec.access = { basicAuth: body.basicAuth, cidrAllow: body.cidrAllow, cidrDeny: body.cidrDeny };
     if (body.inspect !== false) spec.inspector = this.inspector;
     this.adding.add(body.name);
     let tunnel: Tunnel;
@@ -176,6 +177,7 @@ export function groupTunnelOptions(spec: TunnelSpec): GroupTunnelOptions {
     domain: spec.domain,
     hostHeader: spec.hostHeader,
     inspect: spec.inspector,
+    ...spec.access,
   };
 }
 

@@ -43,3 +43,33 @@ test('svc doctor: 100 MiB by default, --transfer-size in bytes or KiB/MiB/GiB, a
   );
   assert.equal(parseCommand(['doctor', 'extra']), 'svc doctor takes no arguments');
 });
+
+test('--basic-auth, --cidr-allow and --cidr-deny repeat; a bad one is refused naming its flag, never the password', () => {
+  const ok = parseCommand([
+    'http',
+    '3000',
+    '--basic-auth',
+    'alice:correct-horse',
+    '--basic-auth',
+    'bob:battery-staple',
+    '--cidr-allow',
+    '10.0.0.0/8',
+    '--cidr-deny',
+    '::1',
+  ]);
+  assert.ok(typeof ok !== 'string' && ok.kind === 'http');
+  assert.deepEqual(ok.tunnel.basicAuth, ['alice:correct-horse', 'bob:battery-staple']);
+  assert.deepEqual(ok.tunnel.cidrAllow, ['10.0.0.0/8']);
+  assert.deepEqual(ok.tunnel.cidrDeny, ['::1']);
+  assert.equal(
+    parseCommand(['http', '3000', '--basic-auth', 'alice:short7']),
+    '--basic-auth: the password of "alice" must have 8 to 128 characters',
+  );
+  assert.equal(parseCommand(['http', '3000', '--basic-auth', 'nocolon']), '--basic-auth: expected user:password');
+  assert.equal(
+    parseCommand(['http', '3000', '--cidr-deny', '10.0.0.0/99']),
+    '--cidr-deny: "10.0.0.0/99": the prefix length must be 0 to 32',
+  );
+  const eleven = Array.from({ length: 11 }, (_, i) => ['--basic-auth', `user${i}:long-enough`]).flat();
+  assert.equal(parseCommand(['http', '3000', ...eleven]), '--basic-auth: at most 10 user:password pairs');
+});

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { hostHeaderProblem } from '@svcrouter/sdk';
+import { accessProblem, hostHeaderProblem } from '@svcrouter/sdk';
 import { DEFAULT_TRANSFER_BYTES } from './doctor/index.js';
 
 /** How the agent shows what happens: a live screen, plain lines, or JSON lines. */
@@ -26,6 +26,12 @@ export interface TunnelFlags {
   hostHeader?: string;
   /** `--proto http1|h2`: the HTTP version spoken to the local service. */
   proto?: 'http1' | 'h2';
+  /** `--basic-auth user:password`, repeatable. */
+  basicAuth?: string[];
+  /** `--cidr-allow`, repeatable. */
+  cidrAllow?: string[];
+  /** `--cidr-deny`, repeatable. */
+  cidrDeny?: string[];
 }
 
 /** What the command line asks for. */
@@ -50,6 +56,9 @@ Options:
   --domain <host>             bind on a verified custom domain (default SVC_DOMAIN)
   --host-header <rewrite|v>   Host sent to the local service: rewrite = the local target's host
   --proto <http1|h2>          HTTP version to the local service (default http1); h2 for gRPC
+  --basic-auth <user:pass>    visitors must sign in (repeatable, at most 10; default SVC_BASIC_AUTH)
+  --cidr-allow <cidr>         only these addresses may visit (repeatable; default SVC_CIDR_ALLOW)
+  --cidr-deny <cidr>          these addresses get 403 (repeatable; default SVC_CIDR_DENY)
   --log stdout                plain lines, even on a terminal
   --log-format <text|json>    json: one JSON object per event on stdout
   --inspect=false             turn the local inspector off
@@ -65,6 +74,9 @@ Environment (overrides the config file):
   SVC_DOMAIN       bind on a verified custom domain
   SVC_HOST_HEADER  Host sent to the local service, as --host-header
   SVC_SERVER       edge URL (default http://localhost:8080)
+  SVC_BASIC_AUTH   user:password pairs, comma-separated (keeps passwords out of ps and history)
+  SVC_CIDR_ALLOW   CIDRs allowed, comma-separated
+  SVC_CIDR_DENY    CIDRs denied, comma-separated
   SVC_CA_FILE      PEM file of an extra CA to trust for an https edge`;
 
 const OPTIONS = {
@@ -72,6 +84,9 @@ const OPTIONS = {
   domain: { type: 'string' },
   'host-header': { type: 'string' },
   proto: { type: 'string' },
+  'basic-auth': { type: 'string', multiple: true },
+  'cidr-allow': { type: 'string', multiple: true },
+  'cidr-deny': { type: 'string', multiple: true },
   log: { type: 'string' },
   'log-format': { type: 'string' },
   inspect: { type: 'string' },
@@ -114,6 +129,11 @@ export function parseCommand(argv: string[]): Command | string {
         if (values.proto !== 'http1' && values.proto !== 'h2') return `--proto takes "http1" or "h2", not "${values.proto}"`;
         tunnel.proto = values.proto;
       }
+      if (values['basic-auth'] !== undefined) tunnel.basicAuth = values['basic-auth'];
+      if (values['cidr-allow'] !== undefined) tunnel.cidrAllow = values['cidr-allow'];
+      if (values['cidr-deny'] !== undefined) tunnel.cidrDeny = values['cidr-deny'];
+      const problem = accessProblem(tunnel);
+      if (problem !== undefined) return `--${flagOf(problem)}: ${problem.slice(problem.indexOf(':') + 2)}`;
       return { kind: 'http', target: rest[0]!, tunnel, display, inspect };
     }
     case 'start':
@@ -146,6 +166,12 @@ export function parseSize(text: string): number | undefined {
   if (!match) return undefined;
   const bytes = Number(match[1]) * SIZE_UNITS[match[2] ?? '']!;
   return bytes <= MAX_TRANSFER_BYTES ? bytes : undefined;
+}
+
+/** The flag a rule's problem (`basicAuth: …`) is about. */
+function flagOf(problem: string): string {
+  const key = problem.slice(0, problem.indexOf(':'));
+  return key === 'basicAuth' ? 'basic-auth' : key === 'cidrAllow' ? 'cidr-allow' : 'cidr-deny';
 }
 
 function displayFlags(log: string | undefined, format: string | undefined): DisplayFlags | string {

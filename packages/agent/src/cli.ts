@@ -1,5 +1,14 @@
 import { ErrorCode, Messages, SVC_VERSION, SvcError } from '@svcrouter/protocol';
-import { DEFAULT_SERVER_URL, hostHeaderProblem, parseLocalTarget, parseServerUrls, type LocalTarget } from '@svcrouter/sdk';
+import {
+  DEFAULT_SERVER_URL,
+  accessProblem,
+  hostHeaderProblem,
+  parseLocalTarget,
+  parseServerUrls,
+  splitList,
+  type AccessOptions,
+  type LocalTarget,
+} from '@svcrouter/sdk';
 import { parseCommand, USAGE, type Command, type InspectFlags } from './args.js';
 import { startInspection } from './inspection.js';
 import { doctor } from './doctor-command.js';
@@ -25,6 +34,11 @@ export interface AgentEnv {
   server: string | undefined;
   /** SVC_CA_FILE: path of an extra CA (PEM) to trust for an https edge with a dev certificate. */
   caFile: string | undefined;
+  /** SVC_BASIC_AUTH: comma-separated `user:password` pairs (as --basic-auth). */
+  basicAuth?: string | undefined;
+  /** SVC_CIDR_ALLOW / SVC_CIDR_DENY: comma-separated CIDRs (as --cidr-allow / --cidr-deny). */
+  cidrAllow?: string | undefined;
+  cidrDeny?: string | undefined;
 }
 
 /** How the composition root builds the output once the command says which mode it wants. */
@@ -76,6 +90,12 @@ async function runCommand(command: Command, env: AgentEnv, output: Output, hooks
       if (hostHeader !== undefined) spec.hostHeader = hostHeader;
       spec.subdomain ??= env.subdomain || undefined;
       spec.domain ??= env.domain || undefined;
+      const access = accessRules(command.tunnel, env);
+      if (typeof access === 'string') {
+        output.error(access);
+        return 2;
+      }
+      spec.access = access;
       return runInspected([spec], session, command.inspect, undefined, output, hooks);
     }
     case 'doctor':
@@ -101,7 +121,12 @@ async function runCommand(command: Command, env: AgentEnv, output: Output, hooks
         output.error(envHostHeader.problem);
         return 2;
       }
-      const specs = tunnelSpecs(loaded.config, command.names, { ...env, hostHeader: envHostHeader });
+      const envAccess = accessRules({}, env);
+      if (typeof envAccess === 'string') {
+        output.error(envAccess);
+        return 2;
+      }
+      const specs = tunnelSpecs(loaded.config, command.names, { ...env, hostHeader: envHostHeader }, envAccess);
       if (typeof specs === 'string') {
         output.error(specs);
         return 2;
@@ -128,7 +153,7 @@ function checkedEnvHostHeader(env: AgentEnv): string | undefined | { problem: st
  * SVC_DOMAIN and SVC_HOST_HEADER override the file only when one tunnel starts: two tunnels
  * cannot share a name, and each has its own local target.
  */
-function tunnelSpecs(config: ConfigFile, names: string[], env: AgentEnv): TunnelSpec[] | string {
+function tunnelSpecs(config: ConfigFile, names: string[], env: AgentEnv, envAccess: AccessOptions): TunnelSpec[] | string {
   const known = Object.keys(config.tunnels);
   const unknown = names.filter((name) => !known.includes(name));
   if (unknown.length > 0) return `no tunnel named ${unknown.join(', ')} in the config file (it has: ${known.join(', ')})`;
@@ -143,8 +168,41 @@ function tunnelSpecs(config: ConfigFile, names: string[], env: AgentEnv): Tunnel
     if (domain !== undefined) spec.domain = domain;
     const hostHeader = picked.length === 1 ? env.hostHeader || tunnel.hostHeader : tunnel.hostHeader;
     if (hostHeader !== undefined) spec.hostHeader = hostHeader;
+    // Rules set in the environment apply to every tunnel started, each key replacing the file's.
+    spec.access = {
+      basicAuth: envAccess.basicAuth ?? tunnel.basicAuth,
+      cidrAllow: envAccess.cidrAllow ?? tunnel.cidrAllow,
+      cidrDeny: envAccess.cidrDeny ?? tunnel.cidrDeny,
+    };
     return spec;
   });
+}
+
+/**
+ * A tunnel's access rules: each flag given wins, else its SVC_* variable (comma-separated).
+ * A bad variable is a usage error naming it; the message never holds a password.
+ */
+function accessRules(flags: AccessOptions, env: AgentEnv): AccessOptions | string {
+  const fromEnv: AccessOptions = {};
+  const pairs = splitList(env.basicAuth);
+  if (pairs.length > 0) fromEnv.basicAuth = pairs;
+  const allow = splitList(env.cidrAllow);
+  if (allow.length > 0) fromEnv.cidrAllow = allow;
+  const deny = splitList(env.cidrDeny);
+  if (deny.length > 0) fromEnv.cidrDeny = deny;
+  const problem = accessProblem(fromEnv);
+  if (problem !== undefined) {
+    const name = problem.startsWith('basicAuth') ? 'SVC_BASIC_AUTH' : problem.startsWith('cidrAllow') ? 'SVC_CIDR_ALLOW' : 'SVC_CIDR_DENY';
+    return `${name}: ${problem.slice(problem.indexOf(':') + 2)}`;
+  }
+  const rules: AccessOptions = {};
+  const basicAuth = flags.basicAuth ?? fromEnv.basicAuth;
+  if (basicAuth !== undefined) rules.basicAuth = basicAuth;
+  const cidrAllow = flags.cidrAllow ?? fromEnv.cidrAllow;
+  if (cidrAllow !== undefined) rules.cidrAllow = cidrAllow;
+  const cidrDeny = flags.cidrDeny ?? fromEnv.cidrDeny;
+  if (cidrDeny !== undefined) rules.cidrDeny = cidrDeny;
+  return rules;
 }
 
 /** Starts the local inspector (unless off), then the tunnels; `inspected` defaults to all of them. */

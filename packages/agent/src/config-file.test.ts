@@ -52,7 +52,7 @@ test('an unknown key is reported at its own line and column, with the keys allow
     line: 4,
     column: 5,
     key: 'tunnels.web.hostheader',
-    message: 'unknown key (expected one of: addr, proto, subdomain, domain, hostHeader, inspect)',
+    message: 'unknown key (expected one of: addr, proto, subdomain, domain, hostHeader, inspect, basicAuth, cidrAllow, cidrDeny)',
   });
 });
 
@@ -104,4 +104,26 @@ test('a hostHeader that is neither rewrite nor a host is reported at its value',
     problems('tunnels:\n  web:\n    addr: 5173\n    hostHeader: "localhost:5173/app"\n').map((p) => [p.line, p.column, p.key, p.message]),
     [[4, 17, 'tunnels.web.hostHeader', 'expected "rewrite" or a host name, optionally with :port']],
   );
+});
+
+test('access rules are checked at their value: file:line:column key: message, never echoing a password', () => {
+  const text =
+    'tunnels:\n  admin:\n    addr: 3000\n    basicAuth:\n      - "alice:correct-horse"\n      - "bob:short"\n    cidrAllow: [10.0.0.0/8, 10.0.0.0/33]\n';
+  const found = problems(text);
+  assert.deepEqual(
+    found.map((p) => [p.line, p.column, p.key, p.message]),
+    [
+      [6, 9, 'tunnels.admin.basicAuth.1', 'the password of "bob" must have 8 to 128 characters'],
+      [7, 29, 'tunnels.admin.cidrAllow.1', '"10.0.0.0/33": the prefix length must be 0 to 32'],
+    ],
+  );
+  assert.ok(!formatProblems('svc.yml', found).includes('short'));
+  assert.match(formatProblems('svc.yml', found), /^svc\.yml:6:9 tunnels\.admin\.basicAuth\.1: /);
+});
+
+test('valid access rules load as given', () => {
+  const result = parseConfig('tunnels:\n  admin:\n    addr: 3000\n    basicAuth: ["alice:correct-horse"]\n    cidrDeny: ["::1"]\n');
+  assert.ok(result.ok);
+  assert.deepEqual(result.config.tunnels.admin!.basicAuth, ['alice:correct-horse']);
+  assert.deepEqual(result.config.tunnels.admin!.cidrDeny, ['::1']);
 });

@@ -1,3 +1,4 @@
+import { MAX_BASIC_AUTH_USERS, MAX_CIDRS, cidrProblem, parseBasicAuthPair } from '@svcrouter/protocol';
 import { hostHeaderProblem, parseLocalTarget } from '@svcrouter/sdk';
 import { z } from 'zod';
 
@@ -11,6 +12,19 @@ const localTarget = z.union([z.string(), z.number()]).superRefine((value, contex
   const parsed = parseLocalTarget(value);
   if (typeof parsed === 'string') context.addIssue({ code: 'custom', message: parsed });
 });
+
+/** A `user:password` pair; the message names the user at most, never the password. */
+const basicAuthPair = z.string().superRefine((value, context) => {
+  const parsed = parseBasicAuthPair(value);
+  if (typeof parsed === 'string') context.addIssue({ code: 'custom', message: parsed });
+});
+
+const cidr = z.string().superRefine((value, context) => {
+  const problem = cidrProblem(value);
+  if (problem !== undefined) context.addIssue({ code: 'custom', message: problem });
+});
+
+const cidrList = z.array(cidr).min(1, 'expected at least one CIDR').max(MAX_CIDRS, `at most ${MAX_CIDRS} entries`);
 
 /** The local inspector's settings, shared by the agent's tunnels. */
 export const InspectorSchema = z.strictObject({
@@ -49,6 +63,16 @@ export const TunnelConfigSchema = z.strictObject({
     .optional(),
   /** Capture this tunnel's traffic in the inspector (default true). */
   inspect: z.boolean().optional(),
+  /** `user:password` pairs visitors must sign in with (default none); SVC_BASIC_AUTH overrides it. */
+  basicAuth: z
+    .array(basicAuthPair)
+    .min(1, 'expected at least one user:password pair')
+    .max(MAX_BASIC_AUTH_USERS, `at most ${MAX_BASIC_AUTH_USERS} user:password pairs`)
+    .optional(),
+  /** Only these CIDRs may reach the tunnel (default everyone); SVC_CIDR_ALLOW overrides it. */
+  cidrAllow: cidrList.optional(),
+  /** These CIDRs get 403 (default none); deny wins over allow. SVC_CIDR_DENY overrides it. */
+  cidrDeny: cidrList.optional(),
 });
 
 /** A tunnel's name: the key in a config file, and how the agent API names it. */

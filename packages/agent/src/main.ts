@@ -22,6 +22,9 @@ void runCli(
     hostHeader: env.SVC_HOST_HEADER,
     server: env.SVC_SERVER,
     caFile: env.SVC_CA_FILE,
+    basicAuth: env.SVC_BASIC_AUTH,
+    cidrAllow: env.SVC_CIDR_ALLOW,
+    cidrDeny: env.SVC_CIDR_DENY,
   },
   (command) => {
     const display = 'display' in command ? command.display : undefined;

@@ -1,5 +1,5 @@
 import { ErrorCode } from '@svcrouter/protocol';
-import { parseServerUrls, TunnelGroup, type Inspector, type LocalTarget } from '@svcrouter/sdk';
+import { parseServerUrls, TunnelGroup, type AccessOptions, type Inspector, type LocalTarget } from '@svcrouter/sdk';
 import { AgentTunnels, COMMAND_LINE_TUNNEL, groupTunnelOptions } from './agent-tunnels.js';
 import { explainFailure, notListeningWarning } from './failure.js';
 import { probeLocal } from './local-probe.js';
@@ -17,6 +17,8 @@ export interface TunnelSpec {
   subdomain?: string;
   domain?: string;
   hostHeader?: string;
+  /** Access rules checked at the edge (basic auth, IP rules); empty: none. */
+  access?: AccessOptions;
   /** Captures this tunnel's requests; undefined when inspection is off for it. */
   inspector?: Inspector;
 }

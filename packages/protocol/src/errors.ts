@@ -14,6 +14,8 @@ export const ErrorCode = {
   NAME_INVALID: 'NAME_INVALID',
   NAME_RESERVED: 'NAME_RESERVED',
   DOMAIN_NOT_VERIFIED: 'DOMAIN_NOT_VERIFIED',
+  /** A bind's policy is malformed, or would drop the rules of the tunnel it takes over. */
+  POLICY_INVALID: 'POLICY_INVALID',
   /** The agent could not open a session with the edge (refused, DNS, timeout, not an edge). */
   EDGE_UNREACHABLE: 'EDGE_UNREACHABLE',
   TUNNEL_RELEASED: 'TUNNEL_RELEASED',
@@ -59,6 +61,13 @@ export const BindMessages = {
   sameNode: (hostname: string) =>
     `${hostname} is already served by this agent through this edge node; give SVC_SERVER URLs of different nodes`,
   sessionClosed: 'the agent disconnected during the bind',
+  /** The bind's policy failed the edge's check (`problem` is `key: message`). */
+  policyInvalid: (problem: string) => `invalid access rules: ${problem}`,
+  /** A bind without rules tried to take over a tunnel that has them. */
+  policyRequired: (hostname: string) =>
+    `${hostname} is protected by access rules; bind it with rules, or release it first (DELETE /v1/tunnels/:id)`,
+  /** The edge is too old to enforce rules, so the tunnel is not bound without them. */
+  policyUnsupported: 'this edge does not enforce access rules (upgrade svc-server); the tunnel was not bound',
   noFreeName: 'could not find a free random name; try again',
 } as const;
 

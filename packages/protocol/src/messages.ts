@@ -1,4 +1,5 @@
 import type { ErrorCodeValue } from './errors.js';
+import type { TunnelPolicy } from './policy.js';
 
 /**
  * Control messages (JSON, stream 0) and stream metadata. One type per direction, each
@@ -10,8 +11,18 @@ export type AgentMessage =
   /**
    * Ask for a public hostname; `subdomain`/`domain` pin it, `hostname` reclaims one after a reconnect.
    * `group` names the agent process: its sessions to other edge nodes may hold the same hostname.
+   * `policy` holds the tunnel's rules (access…), sent only to an edge that lists Feature.POLICY.
    */
-  | { type: 'bind'; requestId: number; subdomain?: string; domain?: string; hostname?: string; local: string; group?: string }
+  | {
+      type: 'bind';
+      requestId: number;
+      subdomain?: string;
+      domain?: string;
+      hostname?: string;
+      local: string;
+      group?: string;
+      policy?: TunnelPolicy;
+    }
   /** Release a tunnel bound on this session (clean exit). */
   | { type: 'unbind'; tunnelId: string };
 

@@ -2,8 +2,10 @@ import { EventEmitter, once } from 'node:events';
 import type { Socket } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import {
+  BindMessages,
   ErrorCode,
   FEATURE_TRAILERS,
+  Feature,
   HEARTBEAT_INTERVAL_MS,
   HEARTBEAT_MISSES,
   Mux,
@@ -59,6 +61,8 @@ export class AgentSession extends EventEmitter {
   /** Backoff step of the next reconnect; reset only by a connection that proved stable. */
   private backoffStep = 0;
   private connectedAt = 0;
+  /** Optional features the edge listed on its 101 (Feature values). */
+  private edgeFeatures: ReadonlySet<string> = new Set();
   private goawayReason: string | undefined;
   /** The edge's 'leaving' sentence on the current connection: its loss is a planned restart. */
   private leavingReason: string | undefined;
@@ -130,6 +134,7 @@ export class AgentSession extends EventEmitter {
     });
     this.mux = mux;
     this.socket = socket;
+    this.edgeFeatures = features;
     this.connectedAt = Date.now();
     this.goawayReason = undefined;
     this.leavingReason = undefined;
@@ -198,6 +203,10 @@ export class AgentSession extends EventEmitter {
   private sendBind(request: BindRequest, tunnel: SessionTunnel, adding: boolean): Promise<Bound> {
     const mux = this.mux;
     if (!mux || mux.isClosed) return Promise.reject(new SvcError(ErrorCode.SESSION_CLOSED, 'not connected to the edge'));
+    // An edge that would ignore the rules never gets the tunnel: it would serve it unprotected.
+    if (request.policy !== undefined && !this.edgeFeatures.has(Feature.POLICY)) {
+      return Promise.reject(new SvcError(ErrorCode.POLICY_INVALID, BindMessages.policyUnsupported));
+    }
     const requestId = this.nextRequestId++;
     return new Promise((resolve, reject) => {
       this.pendingBinds.set(requestId, { resolve, reject, tunnel, adding });

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import { ErrorCode, MAX_ASKED_HEARTBEAT_MS, Messages, MIN_ASKED_HEARTBEAT_MS, SvcError } from '@svcrouter/protocol';
+import { ErrorCode, MAX_ASKED_HEARTBEAT_MS, Messages, MIN_ASKED_HEARTBEAT_MS, SvcError, type TunnelPolicy } from '@svcrouter/protocol';
+import { accessProblem, buildPolicy, type AccessOptions } from './access.js';
 import { AgentSession } from './agent-session.js';
 import type { BindRequest } from './session-tunnel.js';
 import { reconnectDelay } from './backoff.js';
@@ -15,8 +16,8 @@ import { Tunnel } from './tunnel.js';
 
 export { DEFAULT_SERVER_URL };
 
-/** Options of forward(). */
-export interface ForwardOptions {
+/** Options of forward(); the access rules (`basicAuth`, `cidrAllow`, `cidrDeny`) are checked at the edge. */
+export interface ForwardOptions extends AccessOptions {
   /** Local service: a port, `host:port`, an http(s) URL or `h2c://host:port`. */
   addr: string | number;
   /**
@@ -74,17 +75,19 @@ export const START_ATTEMPTS = 4;
  * Rejects with SvcError, whose `code` says what failed and whose message is the sentence to show:
  * TOKEN_INVALID (`invalid or missing svcRouter token`), TUNNEL_LIMIT (`Tunnel limit reached`),
  * BANDWIDTH_LIMIT (`Bandwidth limit reached`), NAME_TAKEN, NAME_INVALID, NAME_RESERVED,
- * DOMAIN_NOT_VERIFIED, EDGE_UNREACHABLE.
+ * DOMAIN_NOT_VERIFIED, EDGE_UNREACHABLE, POLICY_INVALID (bad access rules, or an edge too old to enforce them).
  */
 export async function forward(options: ForwardOptions): Promise<Tunnel> {
   const target = localTarget(options);
   const hostHeader = checkedHostHeader(options.hostHeader ?? envDefault('SVC_HOST_HEADER'));
+  const policy = await buildPolicy(options);
   const edge = await openEdge(options);
   const tunnel = await bindOn(edge, target, {
     subdomain: options.subdomain ?? envDefault('SVC_SUBDOMAIN'),
     domain: options.domain ?? envDefault('SVC_DOMAIN'),
     hostHeader,
     inspect: options.inspect,
+    policy,
   });
   holdOnSecondNode(edge, [tunnel]);
   return tunnel;
@@ -96,7 +99,7 @@ export async function forward(options: ForwardOptions): Promise<Tunnel> {
  */
 export async function forwardMany(
   common: Omit<ForwardOptions, 'addr' | 'subdomain' | 'domain'>,
-  tunnels: Array<Pick<ForwardOptions, 'addr' | 'proto' | 'subdomain' | 'domain' | 'hostHeader' | 'inspect'>>,
+  tunnels: Array<Pick<ForwardOptions, 'addr' | 'proto' | 'subdomain' | 'domain' | 'hostHeader' | 'inspect' | keyof AccessOptions>>,
 ): Promise<Tunnel[]> {
   return (await openMany(common, tunnels)).tunnels;
 }
@@ -107,15 +110,20 @@ export async function forwardMany(
  */
 export async function openMany(
   common: Omit<ForwardOptions, 'addr' | 'subdomain' | 'domain'>,
-  tunnels: Array<Pick<ForwardOptions, 'addr' | 'proto' | 'subdomain' | 'domain' | 'hostHeader' | 'inspect'>>,
+  tunnels: Array<Pick<ForwardOptions, 'addr' | 'proto' | 'subdomain' | 'domain' | 'hostHeader' | 'inspect' | keyof AccessOptions>>,
 ): Promise<{ edge: OpenEdge; tunnels: Tunnel[]; standby: AgentSession | undefined }> {
-  // Every address is checked before dialling, so a typo never leaves half the tunnels bound.
+  // Every address and rule is checked before dialling, so a typo never leaves half the tunnels bound.
   const targets = tunnels.map(localTarget);
-  for (const spec of tunnels) checkedHostHeader(spec.hostHeader);
+  for (const spec of tunnels) {
+    checkedHostHeader(spec.hostHeader);
+    const problem = accessProblem(spec);
+    if (problem !== undefined) throw new SvcError(ErrorCode.POLICY_INVALID, problem);
+  }
+  const policies = await Promise.all(tunnels.map((spec) => buildPolicy(spec)));
   const edge = await openEdge(common);
   const result: Tunnel[] = [];
   try {
-    for (const [index, spec] of tunnels.entries()) result.push(await bindOn(edge, targets[index]!, spec));
+    for (const [index, spec] of tunnels.entries()) result.push(await bindOn(edge, targets[index]!, { ...spec, policy: policies[index] }));
   } catch (error) {
     // All or nothing: a refused bind releases the tunnels bound before it.
     await Promise.all(result.map((tunnel) => tunnel.close()));
@@ -228,10 +236,11 @@ function dialOptions(options: Pick<ForwardOptions, 'token' | 'serverUrl' | 'ca' 
 export async function bindOn(
   edge: OpenEdge,
   target: LocalTarget,
-  options: Pick<ForwardOptions, 'subdomain' | 'domain' | 'hostHeader' | 'inspect'>,
+  options: Pick<ForwardOptions, 'subdomain' | 'domain' | 'hostHeader' | 'inspect'> & { policy: TunnelPolicy | undefined },
 ): Promise<Tunnel> {
   const { session } = edge;
   const request: BindRequest = { local: target.hostPort };
+  if (options.policy !== undefined) request.policy = options.policy;
   if (edge.group !== undefined) request.group = edge.group;
   if (options.subdomain !== undefined) request.subdomain = options.subdomain;
   if (options.domain !== undefined) request.domain = options.domain;

@@ -1,4 +1,4 @@
-import type { CallbackStream, SvcError } from '@svcrouter/protocol';
+import type { CallbackStream, SvcError, TunnelPolicy } from '@svcrouter/protocol';
 
 // The contract between an agent session and the tunnels it carries: what a bind asks for and
 // gets, and what the session calls on each tunnel as its connection comes and goes.
@@ -13,6 +13,8 @@ export interface BindRequest {
   local: string;
   /** The agent process, when it holds the hostname through sessions to several edge nodes. */
   group?: string;
+  /** The tunnel's rules (passwords hashed), sent with every bind and rebind; absent: none. */
+  policy?: TunnelPolicy;
 }
 
 /** A successful bind. */

@@ -30,6 +30,7 @@ describe('loadConfig defaults', () => {
       heartbeatMs: 5000,
       maxSessions: 20_000,
       maxAccountSessions: 1000,
+      trustedProxies: [],
       logLevel: 'info',
       nodeId: hostname(),
       inspectorRetentionDays: 3,
@@ -56,6 +57,24 @@ describe('loadConfig defaults', () => {
 
   it('treats empty variables as unset', () => {
     assert.deepEqual(loadConfig({ SVC_HTTP_PORT: '', SVC_DATABASE_URL: '', SVC_PLANS: '' }, CWD), config);
+  });
+});
+
+describe('SVC_TRUSTED_PROXIES', () => {
+  it('takes comma-separated CIDRs and addresses of both families', () => {
+    assert.deepEqual(loadConfig({ SVC_TRUSTED_PROXIES: '10.0.0.0/8, 127.0.0.1,::1' }, CWD).trustedProxies, [
+      '10.0.0.0/8',
+      '127.0.0.1',
+      '::1',
+    ]);
+  });
+
+  it('refuses anything else, naming the variable', () => {
+    assert.throws(
+      () => loadConfig({ SVC_TRUSTED_PROXIES: '10.0.0.0/33' }, CWD),
+      /invalid SVC_TRUSTED_PROXIES: expected comma-separated CIDRs/,
+    );
+    assert.throws(() => loadConfig({ SVC_TRUSTED_PROXIES: 'lb.internal' }, CWD), /invalid SVC_TRUSTED_PROXIES/);
   });
 });
 

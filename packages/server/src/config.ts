@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { hostname as osHostname } from 'node:os';
 import { resolve } from 'node:path';
+import { cidrProblem } from '@svcrouter/protocol';
 import { z } from 'zod';
 import { parseEdgeTarget, type EdgeTarget } from './domains/index.js';
 import { hasDnsLabels } from './hostname/index.js';
@@ -62,6 +63,11 @@ export interface ServerConfig {
   readonly maxSessions: number;
   /** SVC_MAX_ACCOUNT_SESSIONS. Default 1000: agent sessions one account may hold on this node; more get 429. */
   readonly maxAccountSessions: number;
+  /**
+   * SVC_TRUSTED_PROXIES. Default none. Comma-separated CIDRs (or addresses) of load balancers
+   * whose connections may start with a PROXY protocol v1 or v2 header naming the visitor.
+   */
+  readonly trustedProxies: readonly string[];
   /** SVC_LOG_LEVEL. Default `info`; one of fatal, error, warn, info, debug, trace, silent. */
   readonly logLevel: LogLevel;
   /** SVC_NODE_ID. Default the OS hostname. Names this edge node in the shared tunnel table; unique per node. */
@@ -221,6 +227,17 @@ const nodeUrl: Check<string> = (raw) => {
     : expected('http://host:port, the address other nodes reach this node at, e.g. http://10.0.0.5:8090');
 };
 
+const cidrList: Check<readonly string[]> = (raw) => {
+  const entries = raw
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  const bad = entries.find((entry) => cidrProblem(entry) !== undefined);
+  return bad === undefined && entries.length > 0
+    ? ok(Object.freeze(entries))
+    : expected('comma-separated CIDRs or addresses such as 10.0.0.0/8,2001:db8::/32');
+};
+
 const clusterSecret: Check<string> = (raw) =>
   raw.length >= MIN_CLUSTER_SECRET && !/\s/.test(raw) ? ok(raw) : expected(`at least ${MIN_CLUSTER_SECRET} characters without spaces`);
 
@@ -339,6 +356,7 @@ const ENV_SCHEMA = z.object({
   SVC_WEBHOOK_ALLOW_PRIVATE: envVar<'true' | 'false'>('false', oneOf(['true', 'false'] as const)),
   SVC_WEBHOOK_RETRY_MS: envVar(DEFAULTS.webhookRetryMs, msList),
   SVC_WEBHOOK_KEY: envVar<string | undefined>(undefined, clusterSecret),
+  SVC_TRUSTED_PROXIES: envVar<readonly string[]>(Object.freeze([]), cidrList),
 });
 
 /**
@@ -387,6 +405,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd: string 
     heartbeatMs: e.SVC_HEARTBEAT_MS,
     maxSessions: e.SVC_MAX_SESSIONS,
     maxAccountSessions: e.SVC_MAX_ACCOUNT_SESSIONS,
+    trustedProxies: e.SVC_TRUSTED_PROXIES,
     logLevel: e.SVC_LOG_LEVEL,
     nodeId: e.SVC_NODE_ID ?? osHostname(),
     inspectorRetentionDays: e.SVC_INSPECTOR_RETENTION_DAYS,

@@ -249,6 +249,7 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
     httpsPort: config.httpsPort,
     SNICallback: sni.SNICallback,
     defaultCertificate: await sni.defaultCertificate(),
+    trustedProxies: config.trustedProxies,
   });
   if (config.publicHttpsPort === undefined) publicHttpsPort = listeners.httpsPort;
   log.info({ httpPort: listeners.httpPort, httpsPort: listeners.httpsPort, sharedDomain: config.sharedDomain }, 'edge listening');

@@ -29,7 +29,7 @@ export function TunnelsPage(): JSX.Element {
       ) : (
         <div class="table-wrap">
           <table class="cards" role="table">
-            <TableHead columns={['URL', 'Local target', 'Status', 'Started', 'Agent', 'Agent IP']} withActions />
+            <TableHead columns={['URL', 'Local target', 'Status', 'Access', 'Started', 'Agent', 'Agent IP']} withActions />
             <tbody role="rowgroup">
               {sorted.map((tunnel) => (
                 <TunnelRow key={tunnel.id} tunnel={tunnel} onStopped={tunnels.reload} />
@@ -56,6 +56,9 @@ function TunnelRow({ tunnel, onStopped }: { tunnel: Tunnel; onStopped: () => Pro
       </td>
       <td role="cell" data-label="Status">
         <span class={`badge ${tunnel.status}`}>{tunnel.status}</span>
+      </td>
+      <td role="cell" data-label="Access">
+        <AccessRules access={tunnel.access} />
       </td>
       <td role="cell" data-label="Started">
         {formatTime(tunnel.createdAt)}
@@ -84,4 +87,14 @@ function TunnelRow({ tunnel, onStopped }: { tunnel: Tunnel; onStopped: () => Pro
       </td>
     </tr>
   );
+}
+
+/** A tunnel's access rules in a few words: who may sign in, which addresses pass; "public" without rules. */
+function AccessRules({ access }: { access: Tunnel['access'] }): JSX.Element {
+  const parts: string[] = [];
+  if (access.basicAuth.length > 0) parts.push(`basic auth: ${access.basicAuth.join(', ')}`);
+  if (access.cidrAllow.length > 0) parts.push(`allow ${access.cidrAllow.join(', ')}`);
+  if (access.cidrDeny.length > 0) parts.push(`deny ${access.cidrDeny.join(', ')}`);
+  if (parts.length === 0) return <span class="muted">public</span>;
+  return <span>{parts.join(' · ')}</span>;
 }

@@ -245,6 +245,15 @@ export interface components {
       local: string;
       agentVersion: string;
       agentIp: string;
+      /** @description the tunnel's access rules, without secrets */
+      access: {
+        /** @description user names that may sign in (passwords are never shown) */
+        basicAuth: string[];
+        /** @description only these addresses may visit; empty: all */
+        cidrAllow: string[];
+        /** @description these addresses get 403 */
+        cidrDeny: string[];
+      };
       /**
        * Format: date-time
        * @description ISO 8601 UTC timestamp

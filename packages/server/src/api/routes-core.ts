@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { accessSummary, type AccessSummary, type TunnelPolicy } from '@svcrouter/protocol';
 import type { Tunnel, TunnelRepo } from '../store/index.js';
 import { defineRoute } from './define-route.js';
 import { notFound } from './errors.js';
@@ -27,9 +28,20 @@ export function tunnelView(tunnel: Tunnel, deps: Pick<CoreRouteDeps, 'publicUrl'
     local: tunnel.localAddr,
     agentVersion: tunnel.agentVersion,
     agentIp: tunnel.agentIp,
+    access: accessOf(tunnel),
     createdAt: new Date(tunnel.createdAt).toISOString(),
     updatedAt: new Date(tunnel.updatedAt).toISOString(),
   };
+}
+
+/** A tunnel's access rules as the API shows them: user names and CIDRs, never a password hash. */
+function accessOf(tunnel: Tunnel): AccessSummary {
+  if (tunnel.policy === undefined) return accessSummary(undefined);
+  try {
+    return accessSummary(JSON.parse(tunnel.policy) as TunnelPolicy);
+  } catch {
+    return accessSummary(undefined);
+  }
 }
 
 /** GET /v1/me, GET /v1/tunnels, DELETE /v1/tunnels/:id. */

@@ -96,6 +96,13 @@ export const Tunnel = named(
     local: z.string().describe("the agent's local address"),
     agentVersion: z.string(),
     agentIp: z.string(),
+    access: z
+      .strictObject({
+        basicAuth: z.array(z.string()).describe('user names that may sign in (passwords are never shown)'),
+        cidrAllow: z.array(z.string()).describe('only these addresses may visit; empty: all'),
+        cidrDeny: z.array(z.string()).describe('these addresses get 403'),
+      })
+      .describe("the tunnel's access rules, without secrets"),
     createdAt: timestamp,
     updatedAt: timestamp,
   }),

@@ -9,7 +9,8 @@ import {
 } from '@svcrouter/protocol';
 import { normalizeHost } from '../edge/index.js';
 import type { Binding } from '../edge/index.js';
-import { offlinePage } from '../edge/pages.js';
+import { deniedPage, offlinePage, type EdgePage } from '../edge/pages.js';
+import { authorizationOf, type AccessCheck } from '../policy/index.js';
 
 /**
  * On the node holding a tunnel's agent: carries one stream a peer node opened (a visitor's
@@ -29,6 +30,24 @@ export function relayToAgent(stream: CallbackStream, bindingOf: (tunnelId: strin
   }
   const binding = bindingOf(head.t);
   if (!binding || binding.session.isClosed) return answerOffline(peer, head);
+  // The tunnel's access rules are applied here, on the node holding its agent, for requests that
+  // entered anywhere: the peer appended the visitor's own address to X-Forwarded-For.
+  const access = binding.access;
+  if (access === undefined) return openToAgent(peer, head, binding);
+  const verdict = access.check(visitorOf(head.h), access.consumesAuthorization ? authorizationOf(head.h) : undefined);
+  if (verdict === undefined) return openToAgent(peer, head, binding, access);
+  if (typeof verdict === 'number') return answerPage(peer, deniedPage(verdict));
+  void verdict.then((denial) => {
+    if (peer.destroyed) return;
+    if (denial !== undefined) answerPage(peer, deniedPage(denial));
+    else if (binding.session.isClosed) answerOffline(peer, head);
+    else openToAgent(peer, head, binding, access);
+  });
+}
+
+/** Opens the agent's stream for a peer's request and pipes the two together. */
+function openToAgent(peer: StreamDuplex, head: RequestHead, binding: Binding, access?: AccessCheck): void {
+  if (access?.consumesAuthorization) head = { ...head, h: withoutAuthorization(head.h) };
   // OPEN carries END exactly when the peer has no body to send: no body flag, no upgrade.
   const end = head.b !== 1 && head.u !== 1;
   let agent: StreamDuplex;
@@ -59,13 +78,33 @@ function pipeWithTrailers(from: StreamDuplex, to: StreamDuplex): void {
 
 /** The page the holder shows when the tunnel left it between the peer's lookup and the stream. */
 function answerOffline(peer: StreamDuplex, head: RequestHead): void {
-  const host = hostOf(head.h);
-  const page = offlinePage(host);
+  answerPage(peer, offlinePage(hostOf(head.h)));
+}
+
+/** Answers the peer's request with one of the edge's pages. */
+function answerPage(peer: StreamDuplex, page: EdgePage): void {
   const headers = Object.entries(page.headers).flat();
   peer.sendHeaders({ s: page.status, h: headers });
   peer.end(page.body);
   // Whatever the peer still sends (a body) is read and dropped.
   peer.resume();
+}
+
+/** The visitor's address: the last X-Forwarded-For entry, the one the peer appended. */
+function visitorOf(headers: readonly string[]): string {
+  let forwardedFor = '';
+  for (let i = 0; i < headers.length; i += 2) {
+    if (headers[i]!.toLowerCase() === 'x-forwarded-for') forwardedFor = headers[i + 1]!;
+  }
+  const comma = forwardedFor.lastIndexOf(',');
+  return (comma < 0 ? forwardedFor : forwardedFor.slice(comma + 1)).trim();
+}
+
+/** Header pairs without Authorization (the edge consumed it). */
+function withoutAuthorization(headers: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < headers.length; i += 2) if (headers[i]!.toLowerCase() !== 'authorization') out.push(headers[i]!, headers[i + 1]!);
+  return out;
 }
 
 function hostOf(headers: readonly string[]): string {

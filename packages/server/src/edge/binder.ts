@@ -1,7 +1,8 @@
 import { randomInt } from 'node:crypto';
 import type { Logger } from 'pino';
-import { BindMessages, ErrorCode, Messages, SvcError, type AgentMessage } from '@svcrouter/protocol';
-import { StoreConflictError, type Account, type Plan, type PlanLimits, type Store, type Tunnel } from '../store/index.js';
+import { BindMessages, ErrorCode, Messages, SvcError, hasRules, policyProblem, type AgentMessage } from '@svcrouter/protocol';
+import { PolicyConflictError, StoreConflictError, type Account, type Plan, type PlanLimits, type Store, type Tunnel } from '../store/index.js';
+import { compilePolicy } from '../policy/index.js';
 import type { EdgeSession, UnbindReason } from './edge-session.js';
 import { isDnsLabel } from '../hostname/index.js';
 import { RESERVED_LABELS } from './host.js';
@@ -153,6 +154,11 @@ export class Binder {
 
   private async bindNow(session: EdgeSession, request: Extract<AgentMessage, { type: 'bind' }>): Promise<Binding> {
     const { store } = this.deps;
+    // The agent is not trusted: its rules are checked here as the agent checked them.
+    if (request.policy !== undefined) {
+      const problem = policyProblem(request.policy);
+      if (problem !== undefined) throw new SvcError(ErrorCode.POLICY_INVALID, BindMessages.policyInvalid(problem));
+    }
     const account = await store.accounts.byId(session.accountId);
     if (!account) throw new SvcError(ErrorCode.TOKEN_INVALID, Messages.TOKEN_INVALID);
     if (this.deps.isOverBandwidth?.(account.id)) throw new SvcError(ErrorCode.BANDWIDTH_LIMIT, Messages.BANDWIDTH_LIMIT);
@@ -184,6 +190,12 @@ export class Binder {
       throw new SvcError(ErrorCode.NAME_TAKEN, BindMessages.sameNode(hostname));
     }
 
+    const policy = hasRules(request.policy) ? request.policy : undefined;
+    // A tunnel with rules is never replaced by a bind without them (on other nodes, the store says so).
+    if (holder && holder.access !== undefined && policy === undefined) {
+      throw new SvcError(ErrorCode.POLICY_INVALID, BindMessages.policyRequired(hostname));
+    }
+
     // The same account taking its name back (a reconnect, or a second `svc` with the same
     // SVC_SUBDOMAIN) evicts the stale binding, so it does not count against the limit.
     const limit = this.deps.limitsFor(account.plan).tunnels;
@@ -195,6 +207,7 @@ export class Binder {
       agentVersion: session.agentVersion,
       agentIp: session.agentIp,
       nodeId: this.deps.nodeId,
+      ...(policy !== undefined ? { policy: JSON.stringify(policy) } : {}),
     };
     let tunnel;
     try {
@@ -210,6 +223,7 @@ export class Binder {
         tunnel = await store.tunnels.upsertOnline(input);
       }
     } catch (error) {
+      if (error instanceof PolicyConflictError) throw new SvcError(ErrorCode.POLICY_INVALID, BindMessages.policyRequired(hostname));
       if (error instanceof StoreConflictError) throw nameTaken(hostname);
       throw error;
     }
@@ -225,6 +239,8 @@ export class Binder {
       boundAt: Date.now(),
       ...(group !== undefined ? { group } : {}),
     };
+    const access = compilePolicy(policy);
+    if (access !== undefined) binding.access = access;
     // From here to the end is synchronous: the router, the session and the store agree.
     if (session.isClosed) {
       // The agent left while the row was being written: record it offline (the write queues

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { ErrorCode, type Mux, SvcError, type AgentMessage, type EdgeMessage, type ErrorCodeValue } from '@svcrouter/protocol';
+import type { AccessCheck } from '../policy/index.js';
 
 /** A live binding: a public hostname served by one tunnel on one agent session. */
 export interface Binding {
@@ -18,6 +19,11 @@ export interface Binding {
   boundAt?: number;
   /** The agent's session on this node, or the link to the node that holds it (cluster/). */
   session: BindingSession;
+  /**
+   * The tunnel's access rules, checked before a request goes to the agent; absent: none (or, for
+   * a binding that carries requests to another node, checked on the node holding the agent).
+   */
+  access?: AccessCheck;
 }
 
 /** What a binding's requests travel over: the streams of an agent session, or of a peer link. */

@@ -14,7 +14,8 @@ import type { LeanRequest } from './lean/request-head.js';
 import type { LeanHandler, VisitorConnection } from './lean/visitor-connection.js';
 import { expectsContinue } from './interim.js';
 import { headerListBytes, MAX_HEADER_BYTES } from './limits.js';
-import { badRequestPage, bandwidthPage, headTooLargePage, offlinePage, rawResponse, type EdgePage } from './pages.js';
+import { badRequestPage, bandwidthPage, deniedPage, headTooLargePage, offlinePage, rawResponse, type EdgePage } from './pages.js';
+import { authorizationOf } from '../policy/index.js';
 import { EdgeExchange, type ByteMeter, type ExchangeDeps, type ExchangeObserver } from './exchange.js';
 import type { Fleet, LiveBinding } from './fleet.js';
 import { hasRequestBody } from './forwarding.js';
@@ -136,6 +137,7 @@ export class Edge implements LeanHandler, Fleet {
     // A held request's body is not read: Node stops reading the visitor once its buffer is full.
     const leave = this.dispatch(
       exchange,
+      req.rawHeaders,
       heldRequestBytes(req),
       () => visitor.forward(),
       () => res.off('close', gone),
@@ -166,7 +168,7 @@ export class Edge implements LeanHandler, Fleet {
       this.exchanges,
     );
     const visitor = new LeanVisitor(exchange, connection, request);
-    const leave = this.dispatch(exchange, headerListBytes(request.rawHeaders), () => visitor.forward());
+    const leave = this.dispatch(exchange, request.rawHeaders, headerListBytes(request.rawHeaders), () => visitor.forward());
     if (leave) connection.adopt({ onVisitorDrain: () => undefined, onVisitorGone: leave });
     return true;
   }
@@ -221,6 +223,7 @@ export class Edge implements LeanHandler, Fleet {
     const bytes = headerListBytes(req.rawHeaders) + head.length;
     const leave = this.dispatch(
       exchange,
+      req.rawHeaders,
       bytes,
       () => visitor.forward(),
       () => socket.off('close', gone),
@@ -414,19 +417,61 @@ export class Edge implements LeanHandler, Fleet {
    * request leaves the queue either way. Answers what to call when the visitor leaves while
    * held, or undefined when the request was not held.
    */
-  private dispatch(exchange: EdgeExchange, bytes: number, forward: () => void, settled?: () => void): (() => void) | undefined {
-    if (this.tunnelFor(exchange)) {
-      forward();
-      return undefined;
-    }
+  private dispatch(
+    exchange: EdgeExchange,
+    rawHeaders: readonly string[],
+    bytes: number,
+    forward: () => void,
+    settled?: () => void,
+  ): (() => void) | undefined {
+    if (this.tunnelFor(exchange)) return this.admit(exchange, rawHeaders, forward, settled);
     const proceed = (live: boolean): void => {
       settled?.();
-      if (live) forward();
+      if (live) this.admit(exchange, rawHeaders, forward, undefined);
       else exchange.refuse(this.refusal(exchange));
     };
     const leave = this.hold(exchange, bytes, proceed);
     if (!leave) proceed(false);
     return leave;
+  }
+
+  /**
+   * Applies the tunnel's access rules (when it has any) before anything goes to the agent: a
+   * denied request gets its 401, 403 or 429 page and is recorded as any other. Credentials seen
+   * for the first time are checked off the event loop: the answer then comes later, and what is
+   * returned is what to call if the visitor leaves meanwhile (`settled` runs once it came).
+   */
+  private admit(
+    exchange: EdgeExchange,
+    rawHeaders: readonly string[],
+    forward: () => void,
+    settled: (() => void) | undefined,
+  ): (() => void) | undefined {
+    const access = exchange.binding!.access;
+    if (access === undefined) {
+      forward();
+      return undefined;
+    }
+    const verdict = access.check(exchange.ip, access.consumesAuthorization ? authorizationOf(rawHeaders) : undefined);
+    if (verdict === undefined) {
+      forward();
+      return undefined;
+    }
+    if (typeof verdict === 'number') {
+      exchange.refuse(deniedPage(verdict));
+      return undefined;
+    }
+    let gone = false;
+    void verdict.then((denial) => {
+      if (gone) return;
+      settled?.();
+      if (denial === undefined) forward();
+      else exchange.refuse(deniedPage(denial));
+    });
+    return () => {
+      gone = true;
+      exchange.finish();
+    };
   }
 }
 

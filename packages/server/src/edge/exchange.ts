@@ -220,6 +220,7 @@ export class EdgeExchange implements Exchange, CallbackStreamHandler {
       body,
       absolute: this.absolute,
       forwardExpect,
+      dropAuthorization: binding.access?.consumesAuthorization === true,
     });
     let stream: S;
     try {

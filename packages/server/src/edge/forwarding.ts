@@ -36,6 +36,8 @@ export interface Forwarding {
   absolute: AbsoluteTarget | undefined;
   /** Pass `Expect` on: the agent relays the origin's 100 Continue (or its refusal) itself. */
   forwardExpect?: boolean;
+  /** The edge checked the visitor's credentials (basic auth): its Authorization header stays here. */
+  dropAuthorization?: boolean;
 }
 
 /**
@@ -45,7 +47,7 @@ export interface Forwarding {
  * path.
  */
 export function requestHead(req: HeadSource, forwarding: Forwarding): RequestHead {
-  const { kind, absolute, forwardExpect = false } = forwarding;
+  const { kind, absolute, forwardExpect = false, dropAuthorization = false } = forwarding;
   const upgrade = kind === 'upgrade';
   const raw = req.rawHeaders;
   const out: string[] = [];
@@ -81,6 +83,7 @@ export function requestHead(req: HeadSource, forwarding: Forwarding): RequestHea
     }
     if (HOP_BY_HOP.has(lower) || EDGE_SET.has(lower) || named?.has(lower)) continue;
     if (lower === 'expect' && !forwardExpect) continue;
+    if (dropAuthorization && lower === 'authorization') continue;
     if (lower.startsWith(INTERNAL_HEADER_PREFIX)) continue;
     if (lower === 'x-forwarded-for') {
       forwardedFor = forwardedFor ? `${forwardedFor}, ${value}` : value;

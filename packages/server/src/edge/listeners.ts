@@ -6,6 +6,8 @@ import { IdTable } from '@svcrouter/protocol';
 import type { Edge } from './edge.js';
 import { VisitorConnection } from './lean/visitor-connection.js';
 import { EndedSocketReaper } from './ended-socket-reaper.js';
+import { IpRules } from '../policy/index.js';
+import { inheritRemoteAddress, readProxyHeader } from './proxy-protocol.js';
 import {
   DEFAULT_LISTENER_TIMEOUTS,
   H2_CONNECTION_WINDOW,
@@ -45,6 +47,8 @@ export interface ListenOptions {
   defaultCertificate: { certPem: string; keyPem: string };
   /** Overrides of DEFAULT_LISTENER_TIMEOUTS (limits.ts). */
   timeouts?: Partial<ListenerTimeouts>;
+  /** SVC_TRUSTED_PROXIES: CIDRs whose connections may start with a PROXY protocol header. */
+  trustedProxies?: readonly string[];
 }
 
 /**
@@ -68,7 +72,17 @@ export async function startListeners(edge: Edge, options: ListenOptions): Promis
     });
   // Not allowHalfOpen: a visitor's FIN closes the connection and cancels a request in flight, as
   // Node's HTTP server does by default (httpAllowHalfOpen false) and as proxies treat a client abort.
-  const plain = net.createServer({ noDelay: true, highWaterMark: VISITOR_HIGH_WATER }, (socket) => lean(socket, false));
+  // Connections from a trusted balancer may start with a PROXY header naming the visitor; others
+  // are never read for one (a header from them fails as HTTP or TLS and closes the connection).
+  const trusted = options.trustedProxies?.length ? new IpRules(options.trustedProxies, undefined) : undefined;
+  const fromTrusted = (socket: Socket): boolean => trusted !== undefined && trusted.admits(socket.remoteAddress ?? '');
+  const plain = net.createServer({ noDelay: true, highWaterMark: VISITOR_HIGH_WATER }, (socket) => {
+    if (!fromTrusted(socket)) return void lean(socket, false);
+    readProxyHeader(socket, (proxied) => {
+      lean(proxied, false);
+      proxied.resume();
+    });
+  });
   const secure2 = http2.createServer({
     maxSessionMemory: 64,
     // Heads above MAX_HEADER_BYTES must arrive whole to be answered 431 (Edge.handleRequest)
@@ -107,7 +121,18 @@ export async function startListeners(edge: Edge, options: ListenOptions): Promis
     const id = sockets.add(socket);
     socket.once('close', () => sockets.delete(id));
   };
+  // With trusted balancers a plain TCP listener takes the HTTPS port, reads their PROXY headers,
+  // and hands each connection to the TLS server (which then never listens itself).
+  const front =
+    trusted === undefined
+      ? undefined
+      : net.createServer({ noDelay: true }, (socket) => {
+          if (!fromTrusted(socket)) return void tlsServer.emit('connection', socket);
+          readProxyHeader(socket, (proxied) => tlsServer.emit('connection', proxied));
+        });
+  const secureEntry: net.Server = front ?? tlsServer;
   tlsServer.on('secureConnection', (socket: tls.TLSSocket) => {
+    if (front !== undefined) inheritRemoteAddress(socket);
     // The TLS socket is the one ended and written to; the TCP socket under it is tracked too.
     track(socket);
     if (socket.alpnProtocol === 'h2') secure2.emit('connection', socket);
@@ -117,21 +142,21 @@ export async function startListeners(edge: Edge, options: ListenOptions): Promis
   tlsServer.on('tlsClientError', (_error, socket) => socket.destroy());
 
   await listen(plain, options.host, options.httpPort);
-  await listen(tlsServer, options.host, options.httpsPort);
-  for (const server of [plain, tlsServer] as net.Server[]) server.on('connection', track);
+  await listen(secureEntry, options.host, options.httpsPort);
+  for (const server of [plain, secureEntry]) server.on('connection', track);
   const reaper = new EndedSocketReaper(sockets, timeouts.endGraceMs);
   // One close per listener: a second server.close() fails with ERR_SERVER_NOT_RUNNING.
   let closing: Array<Promise<void>> | undefined;
   return {
     httpPort: (plain.address() as AddressInfo).port,
-    httpsPort: (tlsServer.address() as AddressInfo).port,
+    httpsPort: (secureEntry.address() as AddressInfo).port,
     servers: { plain, tls: tlsServer },
     stopAccepting() {
-      closing ??= [plain, tlsServer].map((server) => new Promise<void>((resolve) => server.close(() => resolve())));
+      closing ??= [plain, secureEntry].map((server) => new Promise<void>((resolve) => server.close(() => resolve())));
     },
     async close() {
       reaper.stop();
-      closing ??= [plain, tlsServer].map((server) => new Promise<void>((resolve) => server.close(() => resolve())));
+      closing ??= [plain, secureEntry].map((server) => new Promise<void>((resolve) => server.close(() => resolve())));
       for (const socket of sockets.snapshot()) socket.destroy();
       secure1.closeAllConnections();
       http1.closeAllConnections();

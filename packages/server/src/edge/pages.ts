@@ -65,6 +65,22 @@ export function headTooLargePage(limitBytes: number): EdgePage {
   return page(431, 'Request Header Fields Too Large', `The request head is larger than ${limitBytes / 1024} KiB.`);
 }
 
+/** The realm visitors' browsers show in their sign-in prompt. */
+export const BASIC_AUTH_REALM = 'svcRouter';
+
+/** The page for a request a tunnel's access rules refused: 401 (credentials), 403 (address), 429 (failed too often). */
+export function deniedPage(status: 401 | 403 | 429): EdgePage {
+  if (status === 403) return page(403, 'Access denied', 'Your address is not allowed to reach this tunnel.');
+  if (status === 429) {
+    const limited = page(429, 'Too many failed sign-ins', 'Too many wrong credentials came from your address. Try again in a minute.');
+    limited.headers['retry-after'] = '60';
+    return limited;
+  }
+  const unauthorized = page(401, 'Authentication required', 'This tunnel asks for a user name and password.');
+  unauthorized.headers['www-authenticate'] = `Basic realm="${BASIC_AUTH_REALM}"`;
+  return unauthorized;
+}
+
 /** One of the edge's own pages as a whole HTTP/1.1 response that keeps the connection usable. */
 export function pageResponse(page: EdgePage, requestMethod: string, keepAlive: boolean): string {
   let text = `HTTP/1.1 ${page.status} ${STATUS_CODES[page.status] ?? 'Error'}\r\n`;

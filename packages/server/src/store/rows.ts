@@ -47,5 +47,6 @@ export function tunnelFromRow(row: Selectable<TunnelsTable>): Tunnel {
     nodeId: row.node_id,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    policy: row.policy ?? undefined,
   };
 }

@@ -40,6 +40,8 @@ export interface TunnelsTable {
   node_id: string;
   created_at: number;
   updated_at: number;
+  /** The tunnel's policy as JSON (passwords hashed); null: no rules (migration 011). */
+  policy: string | null;
 }
 
 /** domains: custom domains; a host may be pending on several accounts, verified on at most one. */

@@ -8,6 +8,14 @@ export class StoreConflictError extends Error {
   }
 }
 
+/** Thrown when a bind without rules would take over a live tunnel of the same account that has rules. */
+export class PolicyConflictError extends StoreConflictError {
+  constructor(hostname: string) {
+    super(`hostname ${hostname} is online with access rules; a bind without rules may not replace it`);
+    this.name = 'PolicyConflictError';
+  }
+}
+
 // better-sqlite3 reports SQLITE_CONSTRAINT_UNIQUE / _PRIMARYKEY; pg reports SQLSTATE 23505.
 const UNIQUE_CODES = new Set(['SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY', '23505']);
 

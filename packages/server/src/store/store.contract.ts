@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { Store, TunnelBinding } from './store.js';
-import { StoreConflictError } from './store-conflict-error.js';
+import { PolicyConflictError, StoreConflictError } from './store-conflict-error.js';
 import { runAcmeSharedContract } from './acme-shared.contract.js';
 import { runWebhooksContract } from './webhooks.contract.js';
 import { runClusterContract } from './cluster.contract.js';
@@ -220,6 +220,21 @@ export function runStoreContract(name: string, open: (now: () => number) => Prom
         const held = await store.tunnels.upsertOnline(binding(a.id));
         await assert.rejects(store.tunnels.upsertOnline(binding(b.id, { hostname: held.hostname })), StoreConflictError);
         assert.deepEqual(await store.tunnels.byHostname(held.hostname), held);
+      });
+
+      it('a bind without rules never replaces an online tunnel with rules; with rules, or once offline, it may', async () => {
+        const a = await newAccount();
+        const policy = JSON.stringify({ cidrAllow: ['10.0.0.0/8'] });
+        const held = await store.tunnels.upsertOnline(binding(a.id, { policy }));
+        assert.equal(held.policy, policy);
+        await assert.rejects(store.tunnels.upsertOnline(binding(a.id, { hostname: held.hostname })), PolicyConflictError);
+        assert.equal((await store.tunnels.byHostname(held.hostname))?.policy, policy);
+        const other = JSON.stringify({ cidrDeny: ['::1'] });
+        assert.equal((await store.tunnels.upsertOnline(binding(a.id, { hostname: held.hostname, policy: other }))).policy, other);
+        await store.tunnels.setOffline(held.id);
+        const bare = await store.tunnels.upsertOnline(binding(a.id, { hostname: held.hostname }));
+        assert.equal(bare.id, held.id);
+        assert.equal(bare.policy, undefined);
       });
 
       it('hostnames are case-insensitive', async () => {

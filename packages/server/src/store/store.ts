@@ -66,6 +66,8 @@ export interface Tunnel {
   nodeId: string;
   createdAt: number;
   updatedAt: number;
+  /** The policy of its last bind as JSON (passwords hashed); undefined: no rules. */
+  policy?: string;
 }
 
 export interface NewAccount {
@@ -89,6 +91,8 @@ export interface TunnelBinding {
   agentVersion: string;
   agentIp: string;
   nodeId: string;
+  /** The bind's policy as JSON; undefined: no rules, which may not replace a live tunnel that has some (PolicyConflictError). */
+  policy?: string;
 }
 
 export interface AccountRepo {

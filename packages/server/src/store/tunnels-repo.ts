@@ -3,7 +3,7 @@ import { newId } from './ids.js';
 import { tunnelFromRow } from './rows.js';
 import type { Database } from './schema.js';
 import type { Tunnel, TunnelBinding, TunnelRepo } from './store.js';
-import { isUniqueViolation, StoreConflictError } from './store-conflict-error.js';
+import { isUniqueViolation, PolicyConflictError, StoreConflictError } from './store-conflict-error.js';
 
 // upsertOnline retries when it loses a race for a hostname (a concurrent
 // insert or takeover between its statements). Each retry re-reads the truth,
@@ -33,16 +33,18 @@ export function createTunnelRepo(db: Kysely<Database>, now: () => number): Tunne
         agent_ip: input.agentIp,
         node_id: input.nodeId,
         updated_at: at,
+        policy: input.policy ?? null,
       };
-      // 1. The account already has this hostname: keep its id so API links stay valid.
-      const reused = await db
-        .updateTable('tunnels')
-        .set(fields)
-        .where('hostname', '=', hostname)
-        .where('account_id', '=', input.accountId)
-        .returningAll()
-        .executeTakeFirst();
+      // 1. The account already has this hostname: keep its id so API links stay valid. A bind
+      // without rules never replaces a live tunnel that has some (on whichever node it is).
+      let reuse = db.updateTable('tunnels').set(fields).where('hostname', '=', hostname).where('account_id', '=', input.accountId);
+      if (input.policy === undefined) reuse = reuse.where((eb) => eb.or([eb('status', '<>', 'online'), eb('policy', 'is', null)]));
+      const reused = await reuse.returningAll().executeTakeFirst();
       if (reused) return tunnelFromRow(reused);
+      if (input.policy === undefined) {
+        const mine = await byHostname(hostname);
+        if (mine && mine.accountId === input.accountId) throw new PolicyConflictError(hostname);
+      }
 
       // 2. Another account left the name offline: it is free to take.
       await db

@@ -1,0 +1,165 @@
+import { randomBytes, scrypt } from 'node:crypto';
+import { isIP } from 'node:net';
+
+/*
+ * A tunnel's policy: the rules the edge applies to every visitor request before it reaches the
+ * agent. It travels with the bind (an optional `policy` on the bind message), is checked by
+ * `policyProblem` on both sides, and is stored with the tunnel so every edge node applies it.
+ * Access rules come first; later rules join this one object.
+ */
+
+/** One basic-auth user: the name in clear, the password only as a salted scrypt hash (PASSWORD_HASH_PREFIX…). */
+export interface BasicAuthUser {
+  user: string;
+  hash: string;
+}
+
+/** A tunnel's policy as it travels in the bind message and is stored. Every field is optional; none at all: no rules. */
+export interface TunnelPolicy {
+  /** Visitors must send one of these users with its password (HTTP Basic). */
+  basicAuth?: BasicAuthUser[];
+  /** CIDRs (or single addresses) allowed; with a list, every other address is denied. */
+  cidrAllow?: string[];
+  /** CIDRs (or single addresses) denied; deny wins over allow. */
+  cidrDeny?: string[];
+}
+
+/** What `GET /v1/tunnels` shows of a policy: no secrets. */
+export interface AccessSummary {
+  basicAuth: string[];
+  cidrAllow: string[];
+  cidrDeny: string[];
+}
+
+/** Most basic-auth users per tunnel. */
+export const MAX_BASIC_AUTH_USERS = 10;
+/** Password length bounds, in characters. */
+export const MIN_PASSWORD_LENGTH = 8;
+export const MAX_PASSWORD_LENGTH = 128;
+/** Longest user name, in characters. */
+export const MAX_USER_LENGTH = 64;
+/** Most entries in each of cidrAllow and cidrDeny. */
+export const MAX_CIDRS = 100;
+
+/**
+ * scrypt parameters, fixed in the hash's prefix: an edge accepts only these, so a bind cannot
+ * make it spend unbounded memory or time per check (16 MiB, some tens of ms per hash).
+ */
+const SCRYPT_N = 16384;
+const SCRYPT_R = 8;
+const SCRYPT_P = 1;
+const KEY_BYTES = 32;
+const SALT_BYTES = 16;
+/** Prefix of every password hash: the algorithm and its parameters. */
+export const PASSWORD_HASH_PREFIX = `scrypt$${SCRYPT_N}$${SCRYPT_R}$${SCRYPT_P}$`;
+const HASH_SHAPE = /^scrypt\$16384\$8\$1\$([A-Za-z0-9_-]{22})\$([A-Za-z0-9_-]{43})$/;
+
+/** Hashes a password with a fresh salt, in the format a policy carries. */
+export async function hashPassword(password: string): Promise<string> {
+  const salt = randomBytes(SALT_BYTES);
+  const key = await scryptKey(Buffer.from(password, 'utf8'), salt);
+  return `${PASSWORD_HASH_PREFIX}${salt.toString('base64url')}$${key.toString('base64url')}`;
+}
+
+/** The salt and key of a well-formed hash, or undefined. */
+export function parsePasswordHash(hash: string): { salt: Buffer; key: Buffer } | undefined {
+  const match = HASH_SHAPE.exec(hash);
+  if (!match) return undefined;
+  return { salt: Buffer.from(match[1]!, 'base64url'), key: Buffer.from(match[2]!, 'base64url') };
+}
+
+/** scrypt of a password under a salt with the fixed parameters (off the event loop). */
+export function scryptKey(password: Buffer, salt: Buffer): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    scrypt(password, salt, KEY_BYTES, { N: SCRYPT_N, r: SCRYPT_R, p: SCRYPT_P }, (error, key) => (error ? reject(error) : resolve(key)));
+  });
+}
+
+/** Splits a `user:password` pair as typed by a person; answers the problem as a sentence. */
+export function parseBasicAuthPair(pair: string): { user: string; password: string } | string {
+  const colon = pair.indexOf(':');
+  if (colon < 0) return 'expected user:password';
+  const user = pair.slice(0, colon);
+  const password = pair.slice(colon + 1);
+  const userProblem = basicAuthUserProblem(user);
+  if (userProblem) return userProblem;
+  const length = [...password].length;
+  if (length < MIN_PASSWORD_LENGTH || length > MAX_PASSWORD_LENGTH) {
+    return `the password of "${user}" must have ${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters`;
+  }
+  return { user, password };
+}
+
+function basicAuthUserProblem(user: string): string | undefined {
+  if (user.length === 0) return 'a user name is required before the colon';
+  if ([...user].length > MAX_USER_LENGTH || /[\x00-\x1f\x7f:]/.test(user)) {
+    return `invalid user name: 1 to ${MAX_USER_LENGTH} characters, no colon or control characters`;
+  }
+  return undefined;
+}
+
+/** Why a CIDR (or a single address) is not one, or undefined when it is. */
+export function cidrProblem(value: string): string | undefined {
+  if (typeof value !== 'string') return 'expected a CIDR such as 203.0.113.0/24 or 2001:db8::/32';
+  const slash = value.indexOf('/');
+  const address = slash < 0 ? value : value.slice(0, slash);
+  const family = isIP(address);
+  if (family === 0) return `"${value}" is not an IPv4 or IPv6 address or CIDR`;
+  if (slash < 0) return undefined;
+  const prefix = value.slice(slash + 1);
+  const max = family === 4 ? 32 : 128;
+  if (!/^\d{1,3}$/.test(prefix) || Number(prefix) > max) return `"${value}": the prefix length must be 0 to ${max}`;
+  return undefined;
+}
+
+/**
+ * Why a value received as a policy is not a valid one, as `key: message`, or undefined. Both the
+ * agent (before sending) and the edge (on every bind, since the agent is not trusted) ask.
+ */
+export function policyProblem(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'policy: expected an object';
+  const policy = value as Record<string, unknown>;
+  for (const key of Object.keys(policy)) {
+    if (key !== 'basicAuth' && key !== 'cidrAllow' && key !== 'cidrDeny') return `policy: unknown rule "${key}"`;
+  }
+  if (policy.basicAuth !== undefined) {
+    const users = policy.basicAuth;
+    if (!Array.isArray(users) || users.length === 0) return 'basicAuth: expected a non-empty list of users';
+    if (users.length > MAX_BASIC_AUTH_USERS) return `basicAuth: at most ${MAX_BASIC_AUTH_USERS} users`;
+    const seen = new Set<string>();
+    for (const entry of users as unknown[]) {
+      const { user, hash } = (entry ?? {}) as Partial<BasicAuthUser>;
+      if (typeof user !== 'string' || typeof hash !== 'string') return 'basicAuth: each entry is {user, hash}';
+      const problem = basicAuthUserProblem(user);
+      if (problem) return `basicAuth: ${problem}`;
+      if (seen.has(user)) return `basicAuth: user "${user}" is given twice`;
+      seen.add(user);
+      if (!parsePasswordHash(hash)) return `basicAuth: the password of "${user}" is not a ${PASSWORD_HASH_PREFIX}… hash`;
+    }
+  }
+  for (const key of ['cidrAllow', 'cidrDeny'] as const) {
+    const list = policy[key];
+    if (list === undefined) continue;
+    if (!Array.isArray(list) || list.length === 0) return `${key}: expected a non-empty list of CIDRs`;
+    if (list.length > MAX_CIDRS) return `${key}: at most ${MAX_CIDRS} entries`;
+    for (const cidr of list as unknown[]) {
+      const problem = cidrProblem(cidr as string);
+      if (problem) return `${key}: ${problem}`;
+    }
+  }
+  return undefined;
+}
+
+/** Whether a policy has any rule at all (an empty object is the same as none). */
+export function hasRules(policy: TunnelPolicy | undefined): policy is TunnelPolicy {
+  return policy !== undefined && (policy.basicAuth !== undefined || policy.cidrAllow !== undefined || policy.cidrDeny !== undefined);
+}
+
+/** A policy's rules without secrets: user names, CIDRs. */
+export function accessSummary(policy: TunnelPolicy | undefined): AccessSummary {
+  return {
+    basicAuth: policy?.basicAuth?.map((entry) => entry.user) ?? [],
+    cidrAllow: [...(policy?.cidrAllow ?? [])],
+    cidrDeny: [...(policy?.cidrDeny ?? [])],
+  };
+}

@@ -1,0 +1,85 @@
+import {
+  ErrorCode,
+  MAX_BASIC_AUTH_USERS,
+  SvcError,
+  cidrProblem,
+  hashPassword,
+  parseBasicAuthPair,
+  policyProblem,
+  type TunnelPolicy,
+} from '@svcrouter/protocol';
+
+/** A tunnel's access rules as a caller gives them (forward(), the agent's flags and config file). */
+export interface AccessOptions {
+  /** `user:password` pairs (at most 10; passwords of 8 to 128 characters): visitors must sign in with one. */
+  basicAuth?: string | readonly string[];
+  /** CIDRs or addresses allowed; with a list, every other address gets 403. */
+  cidrAllow?: string | readonly string[];
+  /** CIDRs or addresses denied (403); deny wins over allow. */
+  cidrDeny?: string | readonly string[];
+}
+
+/**
+ * Why the access options are not valid, as `key: message`, or undefined. Checked before anything
+ * is dialled or hashed, so a typo fails at once.
+ */
+export function accessProblem(options: AccessOptions): string | undefined {
+  const pairs = list(options.basicAuth);
+  if (pairs.length > MAX_BASIC_AUTH_USERS) return `basicAuth: at most ${MAX_BASIC_AUTH_USERS} user:password pairs`;
+  const users = new Set<string>();
+  for (const pair of pairs) {
+    const parsed = parseBasicAuthPair(pair);
+    if (typeof parsed === 'string') return `basicAuth: ${parsed}`;
+    if (users.has(parsed.user)) return `basicAuth: user "${parsed.user}" is given twice`;
+    users.add(parsed.user);
+  }
+  for (const key of ['cidrAllow', 'cidrDeny'] as const) {
+    for (const cidr of list(options[key])) {
+      const problem = cidrProblem(cidr);
+      if (problem) return `${key}: ${problem}`;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The policy a bind carries for these options (passwords hashed with scrypt and a fresh salt, so
+ * they never leave this process in clear), or undefined when there are no rules. Throws
+ * SvcError POLICY_INVALID for bad options.
+ */
+export async function buildPolicy(options: AccessOptions): Promise<TunnelPolicy | undefined> {
+  const problem = accessProblem(options);
+  if (problem !== undefined) throw new SvcError(ErrorCode.POLICY_INVALID, problem);
+  const policy: TunnelPolicy = {};
+  const pairs = list(options.basicAuth);
+  if (pairs.length > 0) {
+    policy.basicAuth = await Promise.all(
+      pairs.map(async (pair) => {
+        const { user, password } = parseBasicAuthPair(pair) as { user: string; password: string };
+        return { user, hash: await hashPassword(password) };
+      }),
+    );
+  }
+  const allow = list(options.cidrAllow);
+  if (allow.length > 0) policy.cidrAllow = allow;
+  const deny = list(options.cidrDeny);
+  if (deny.length > 0) policy.cidrDeny = deny;
+  if (Object.keys(policy).length === 0) return undefined;
+  const invalid = policyProblem(policy);
+  if (invalid !== undefined) throw new SvcError(ErrorCode.POLICY_INVALID, invalid);
+  return policy;
+}
+
+/** Splits a comma-separated variable (SVC_BASIC_AUTH, SVC_CIDR_ALLOW…) into its entries; empty: none. */
+export function splitList(value: string | undefined): string[] {
+  if (value === undefined) return [];
+  return value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+}
+
+function list(value: string | readonly string[] | undefined): string[] {
+  if (value === undefined) return [];
+  return typeof value === 'string' ? [value] : [...value];
+}
