@@ -17,6 +17,8 @@ export const ErrorCode = {
   TUNNEL_RELEASED: 'TUNNEL_RELEASED',
   SESSION_CLOSED: 'SESSION_CLOSED',
   PROTOCOL: 'PROTOCOL',
+  /** A TCP tunnel could not get a port: the range is used up, or the edge has none. */
+  TCP_PORT_UNAVAILABLE: 'TCP_PORT_UNAVAILABLE',
   INTERNAL: 'INTERNAL',
 } as const;
 export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -34,6 +36,7 @@ export const Messages = {
   TUNNEL_LIMIT: 'Tunnel limit reached',
   BANDWIDTH_LIMIT: 'Bandwidth limit reached',
   TUNNEL_OFFLINE: 'This tunnel is offline',
+  TCP_PORT_UNAVAILABLE: 'No TCP port available',
 } as const;
 
 /** The sentences of a refused or ended bind, as the agent prints them. */
@@ -57,6 +60,12 @@ export const BindMessages = {
     `${hostname} is already served by this agent through this edge node; give SVC_SERVER URLs of different nodes`,
   sessionClosed: 'the agent disconnected during the bind',
   noFreeName: 'could not find a free random name; try again',
+  /** `--remote-addr` names a port that is not reserved by this account. */
+  tcpAddressNotYours: (addr: string) => `${addr} is not a TCP address reserved by this account; reserve one with POST /v1/tcp-addresses`,
+  /** `--remote-addr` (or a reconnect) names a port that another account holds right now. */
+  tcpAddressTaken: (addr: string) => `${addr} is in use by another tunnel`,
+  /** `--remote-addr` is not `host:port` or a port. */
+  tcpAddressInvalid: (addr: string) => `invalid TCP address "${addr}": expected host:port or a port`,
 } as const;
 
 /** An expected failure with a stable code and a sentence for humans. */

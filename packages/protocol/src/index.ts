@@ -10,3 +10,4 @@ export * from './headers.js';
 export * from './errors.js';
 export * from './version.js';
 export * from './id-table.js';
+export * from './tcp.js';

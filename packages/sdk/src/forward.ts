@@ -12,6 +12,8 @@ import { Inspector, type InspectOptions } from './inspector.js';
 import { isOriginProto, parseLocalTarget, type LocalTarget, type OriginProto } from './local-target.js';
 import { OriginProxy, type RequestLog } from './origin-proxy.js';
 import { Tunnel } from './tunnel.js';
+import { parseTcpTarget, TcpProxy, type TcpConnectionLog, type TcpTarget } from './tcp-proxy.js';
+import { isProxyProtocolVersion, type ProxyProtocolVersion } from './proxy-protocol.js';
 
 export { DEFAULT_SERVER_URL };
 
@@ -24,7 +26,16 @@ export interface ForwardOptions {
    * connection (prior knowledge for http, ALPN for https), which gRPC needs. An `h2c://`
    * address means `h2`. Trailers pass through either way.
    */
-  proto?: OriginProto;
+  proto?: OriginProto | 'tcp';
+  /**
+   * `proto: 'tcp'`: a reserved TCP address of the account (`host:port`, POST /v1/tcp-addresses) to
+   * bind; default a free port at random, the same one again after a reconnect.
+   */
+  remoteAddr?: string;
+  /** `proto: 'tcp'`: closes a connection idle this long, ms (default 1 h; 0: never). */
+  idleTimeoutMs?: number;
+  /** `proto: 'tcp'`: sends the visitor's address first as a PROXY protocol `v1` or `v2` header (default none). */
+  proxyProtocol?: ProxyProtocolVersion;
   /** Agent token (`svc_…`; default SVC_TOKEN). */
   token?: string;
   /**
@@ -71,6 +82,7 @@ export const START_ATTEMPTS = 4;
  * DOMAIN_NOT_VERIFIED, EDGE_UNREACHABLE.
  */
 export async function forward(options: ForwardOptions): Promise<Tunnel> {
+  if (options.proto === 'tcp') return forwardTcp(options);
   const target = localTarget(options);
   const hostHeader = checkedHostHeader(options.hostHeader ?? envDefault('SVC_HOST_HEADER'));
   const edge = await openEdge(options);
@@ -106,6 +118,52 @@ export async function forwardMany(
   }
   holdOnSecondNode(edge, result);
   return result;
+}
+
+/**
+ * A TCP tunnel: a port on the edge whose connections reach `addr` (`port` or `host:port`) as raw
+ * bytes. Resolves once the port is live; the tunnel's `url` is `tcp://<edge host>:<port>`.
+ */
+async function forwardTcp(options: ForwardOptions): Promise<Tunnel> {
+  const target = parseTcpTarget(options.addr);
+  if (typeof target === 'string') throw new SvcError(ErrorCode.NAME_INVALID, target);
+  if (options.proxyProtocol !== undefined && !isProxyProtocolVersion(options.proxyProtocol)) {
+    throw new SvcError(ErrorCode.NAME_INVALID, `invalid proxy protocol "${String(options.proxyProtocol)}": expected v1 or v2`);
+  }
+  const edge = await openEdge(options);
+  const tunnel = await bindTcpOn(edge, target, options);
+  holdOnSecondNode(edge, [tunnel]);
+  return tunnel;
+}
+
+async function bindTcpOn(
+  edge: OpenEdge,
+  target: TcpTarget,
+  options: Pick<ForwardOptions, 'remoteAddr' | 'idleTimeoutMs' | 'proxyProtocol'>,
+): Promise<Tunnel> {
+  const { session } = edge;
+  const request: BindRequest = { local: target.hostPort, proto: 'tcp' };
+  if (edge.group !== undefined) request.group = edge.group;
+  if (options.remoteAddr !== undefined) request.remoteAddr = options.remoteAddr;
+  let tunnel: Tunnel | undefined;
+  const onLog = (log: TcpConnectionLog): void => {
+    if (tunnel === undefined) return;
+    tunnel.openRequests--;
+    tunnel.emit('connection', log);
+  };
+  const proxy = new TcpProxy(target, onLog, {
+    ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
+    ...(options.proxyProtocol !== undefined ? { proxyProtocol: options.proxyProtocol } : {}),
+  });
+  tunnel = new Tunnel(session, target, proxy, request);
+  try {
+    tunnel.onBound(await session.bind(request, tunnel));
+  } catch (error) {
+    await proxy.close();
+    if (session.tunnelCount === 0) await session.close();
+    throw error;
+  }
+  return tunnel;
 }
 
 /** The first connection of an agent, with what a second one needs when several edge URLs were given. */
@@ -145,6 +203,7 @@ function holdOnSecondNode(edge: OpenEdge, tunnels: Tunnel[]): void {
 /** The local target of forward() options; a bad address or proto is NAME_INVALID. */
 function localTarget(options: Pick<ForwardOptions, 'addr' | 'proto'>): LocalTarget {
   if (options.proto !== undefined && !isOriginProto(options.proto)) {
+    if (options.proto === 'tcp') throw new SvcError(ErrorCode.NAME_INVALID, 'proto "tcp" binds a TCP tunnel: use forward()');
     throw new SvcError(ErrorCode.NAME_INVALID, `invalid proto "${String(options.proto)}": expected http1 or h2`);
   }
   const target = parseLocalTarget(options.addr, options.proto);

@@ -13,6 +13,10 @@ export interface BindRequest {
   local: string;
   /** The agent process, when it holds the hostname through sessions to several edge nodes. */
   group?: string;
+  /** `tcp`: a TCP tunnel (a port on the edge); absent: HTTP. */
+  proto?: 'tcp';
+  /** A TCP tunnel's reserved address to bind (`--remote-addr`). */
+  remoteAddr?: string;
 }
 
 /** A successful bind. */

@@ -176,6 +176,8 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
     apex: api,
     observe,
     isOverBandwidth: (accountId) => usage.isOverQuota(accountId),
+    tcpPorts: config.tcpPorts,
+    tcpHost: config.host,
     meter: (accountId, bytes) => {
       usage.record(accountId, bytes);
       return !usage.shouldCutOff(accountId);
@@ -295,7 +297,8 @@ function inspectorRecord(exchange: Exchange): CapturedRequest {
     path: exchange.path,
     status: exchange.status,
     durationMs,
-    bytes: exchange.bytesOut,
+    // A TCP connection's bytes are both directions' (docs/api.md); a request's, its response body.
+    bytes: exchange.proto === 'tcp' ? exchange.bytesIn + exchange.bytesOut : exchange.bytesOut,
     ip: exchange.ip,
     userAgent: exchange.userAgent,
     proto: exchange.proto,

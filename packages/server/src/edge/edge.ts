@@ -29,6 +29,7 @@ import {
 } from './request-target.js';
 import { acceptSession, clientIp, isSessionUpgrade, type Authenticate } from './session-acceptor.js';
 import { UpgradeVisitor } from './upgrade.js';
+import { TcpTunnels } from './tcp/tcp-tunnels.js';
 
 type VisitorRequest = IncomingMessage | Http2ServerRequest;
 type VisitorResponse = ServerResponse | Http2ServerResponse;
@@ -56,6 +57,10 @@ export interface EdgeDeps extends Omit<BinderDeps, 'router'> {
    * when this node holds none; undefined when no node does (or this node is alone).
    */
   remoteBinding?(host: string): Binding | undefined;
+  /** SVC_TCP_PORTS: the ports of TCP tunnels; absent: TCP tunnels are off. */
+  tcpPorts?: { from: number; to: number } | undefined;
+  /** Interface TCP tunnel ports listen on (SVC_BIND_HOST); default every interface. */
+  tcpHost?: string;
 }
 
 /**
@@ -72,9 +77,25 @@ export class Edge implements LeanHandler {
   private readonly binder: Binder;
   private readonly holds: Holds;
   private readonly exchanges: ExchangeDeps;
+  /** TCP tunnels' ports and listeners; undefined when SVC_TCP_PORTS is off. */
+  readonly tcp: TcpTunnels | undefined;
 
   constructor(private readonly deps: EdgeDeps) {
-    this.binder = new Binder({ ...deps, router: this.router });
+    this.tcp = deps.tcpPorts
+      ? new TcpTunnels({
+          store: deps.store,
+          router: this.router,
+          range: deps.tcpPorts,
+          host: deps.tcpHost ?? '::',
+          sharedDomain: deps.sharedDomain,
+          nodeId: deps.nodeId,
+          graceMs: deps.nameGraceMs ?? 0,
+          log: deps.log,
+          observe: deps.observe ?? (() => undefined),
+          meter: deps.meter,
+        })
+      : undefined;
+    this.binder = new Binder({ ...deps, router: this.router, ...(this.tcp ? { tcp: this.tcp } : {}) });
     this.holds = new Holds({
       holdMs: deps.holdMs ?? 0,
       onError: (error) => deps.log.error({ err: error }, 'a held request failed to start'),
@@ -230,6 +251,7 @@ export class Edge implements LeanHandler {
     if (!binding) return false;
     binding.session.release(tunnelId, ErrorCode.TUNNEL_RELEASED, reason);
     this.router.remove(binding);
+    this.tcp?.unbound(binding, true);
     return true;
   }
 
@@ -257,11 +279,13 @@ export class Edge implements LeanHandler {
     this.holds.close();
     for (const session of this.sessions) session.mux.close('server shutting down');
     await this.binder.idle();
+    await this.tcp?.close();
   }
 
   private unbind(binding: Binding, clean: boolean): void {
     // Off the router at once; the store write is ordered against binds of the same name (Binder).
     this.binder.unbind(binding, clean);
+    this.tcp?.unbound(binding, clean);
     this.deps.log.info({ tunnelId: binding.tunnelId, hostname: binding.hostname, clean }, 'tunnel unbound');
   }
 

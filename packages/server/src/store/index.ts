@@ -37,3 +37,4 @@ export type { DashboardSession, DashboardSessionRepo, NewDashboardSession, NewSi
 export { StoreConflictError } from './store-conflict-error.js';
 export { openStore, isPostgresUrl, SQLITE_FILE, type OpenStoreOptions } from './open-store.js';
 export type { ClusterNode, ClusterRepo, ClusterRoute } from './cluster-records.js';
+export type { TcpAddress, TcpAddressRepo, TcpClaim } from './tcp-address-records.js';

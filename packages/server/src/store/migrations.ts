@@ -2,6 +2,7 @@ import { Migrator, SqliteAdapter, sql, type CreateTableBuilder, type Kysely } fr
 import { DecodedPage, pageFromRecords, type StoredPage } from './requests/request-pages.js';
 import { fromRow, toRow } from './requests/request-rows.js';
 import { CLUSTER_MIGRATIONS } from './migrations-cluster.js';
+import { TCP_MIGRATIONS } from './migrations-tcp.js';
 import type { NamedMigration } from './named-migration.js';
 import type { RequestsTable } from './schema.js';
 
@@ -304,6 +305,7 @@ const MIGRATIONS: readonly NamedMigration[] = [
     },
   },
   ...CLUSTER_MIGRATIONS,
+  ...TCP_MIGRATIONS,
 ];
 
 /** Rows per statement when migrations convert inspector records: 13 parameters each, far below SQLite's limit. */

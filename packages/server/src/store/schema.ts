@@ -202,6 +202,18 @@ export interface ClusterRoutesTable {
   claimed_at: number;
 }
 
+/** tcp_addresses: an edge port held by a TCP tunnel (a lease) or reserved by an account. */
+export interface TcpAddressesTable {
+  port: number;
+  id: string;
+  account_id: string;
+  reserved: number;
+  node_id: string;
+  /** A lease: null while bound; after a lost connection, until when it stays its account's. */
+  held_until: number | null;
+  created_at: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -220,4 +232,5 @@ export interface Database {
   sign_in_links: SignInLinksTable;
   cluster_nodes: ClusterNodesTable;
   cluster_routes: ClusterRoutesTable;
+  tcp_addresses: TcpAddressesTable;
 }

@@ -7,6 +7,7 @@ import type { ClusterRepo } from './cluster-records.js';
 import type { AcmeAccountRepo, AcmeSharedRepo, CertificateRepo, DomainRepo } from './domain-records.js';
 import type { RequestRepo } from './requests/request-records.js';
 import type { DashboardSessionRepo, SignInLinkRepo } from './sign-in-records.js';
+import type { TcpAddressRepo } from './tcp-address-records.js';
 import type { UsageRepo } from './usage-records.js';
 
 /** Plan names, as stored in accounts.plan. */
@@ -21,6 +22,8 @@ export interface PlanLimits {
   domains: number;
   /** Monthly transfer, in bytes. */
   bandwidthBytes: number;
+  /** TCP addresses (ports) the account may reserve; absent counts as none (the config always sets it). */
+  tcpAddresses?: number;
 }
 
 /** Tunnel status values, as stored in tunnels.status. */
@@ -164,6 +167,8 @@ export interface Store {
   signInLinks: SignInLinkRepo;
   /** Nodes sharing the database and where each live hostname is held (several edge nodes). */
   cluster: ClusterRepo;
+  /** Ports of TCP tunnels: running agents' leases and accounts' reservations. */
+  tcpAddresses: TcpAddressRepo;
   /** Waits for inspector batches in flight, then closes the database connection(s); the store is unusable afterwards. */
   close(): Promise<void>;
 }
