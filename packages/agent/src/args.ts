@@ -27,17 +27,29 @@ export interface TunnelFlags {
   proto?: 'http1' | 'h2';
 }
 
+/** Flags of `svc tcp`. */
+export interface TcpFlags {
+  /** `--remote-addr host:port`: a reserved TCP address of the account. */
+  remoteAddr?: string;
+  /** `--idle-timeout 30m`: ms; default 1 h, 0 never. */
+  idleTimeoutMs?: number;
+  /** `--proxy-protocol v1|v2`. */
+  proxyProtocol?: 'v1' | 'v2';
+}
+
 /** What the command line asks for. */
 export type Command =
   | { kind: 'version' }
   | { kind: 'help' }
   | { kind: 'http'; target: string; tunnel: TunnelFlags; display: DisplayFlags; inspect: InspectFlags }
+  | { kind: 'tcp'; target: string; tcp: TcpFlags; display: DisplayFlags }
   | { kind: 'start'; names: string[]; configPath: string; display: DisplayFlags; inspect: InspectFlags }
   | { kind: 'config-check'; configPath: string };
 
 export const USAGE = `Usage:
   svc http <port | host:port | http(s)://host:port | h2c://host:port> [options]
                                                                 expose a local HTTP service
+  svc tcp <port | host:port> [options]                          expose a local TCP service on an edge port
   svc start [names…] --config svc.yml                           start the tunnels of a config file
   svc config check --config svc.yml                             validate a config file
   svc version                                                   print the agent version
@@ -47,6 +59,9 @@ Options:
   --domain <host>             bind on a verified custom domain (default SVC_DOMAIN)
   --host-header <rewrite|v>   Host sent to the local service: rewrite = the local target's host
   --proto <http1|h2>          HTTP version to the local service (default http1); h2 for gRPC
+  --remote-addr <host:port>   tcp: bind a TCP address reserved by the account (POST /v1/tcp-addresses)
+  --idle-timeout <duration>   tcp: close a connection idle this long (default 1h; 30s, 5m, 0 = never)
+  --proxy-protocol <v1|v2>    tcp: send the visitor's address first as a PROXY protocol header
   --log stdout                plain lines, even on a terminal
   --log-format <text|json>    json: one JSON object per event on stdout
   --inspect=false             turn the local inspector off
@@ -66,6 +81,9 @@ const OPTIONS = {
   domain: { type: 'string' },
   'host-header': { type: 'string' },
   proto: { type: 'string' },
+  'remote-addr': { type: 'string' },
+  'idle-timeout': { type: 'string' },
+  'proxy-protocol': { type: 'string' },
   log: { type: 'string' },
   'log-format': { type: 'string' },
   inspect: { type: 'string' },
@@ -108,6 +126,22 @@ export function parseCommand(argv: string[]): Command | string {
       }
       return { kind: 'http', target: rest[0]!, tunnel, display, inspect };
     }
+    case 'tcp': {
+      if (rest.length !== 1) return 'svc tcp takes exactly one local address';
+      const tcp: TcpFlags = {};
+      if (values['remote-addr'] !== undefined) tcp.remoteAddr = values['remote-addr'];
+      if (values['idle-timeout'] !== undefined) {
+        const ms = parseDuration(values['idle-timeout']);
+        if (ms === undefined) return `--idle-timeout takes a duration such as 30s, 5m, 1h or 0, not "${values['idle-timeout']}"`;
+        tcp.idleTimeoutMs = ms;
+      }
+      if (values['proxy-protocol'] !== undefined) {
+        const version = values['proxy-protocol'];
+        if (version !== 'v1' && version !== 'v2') return `--proxy-protocol takes "v1" or "v2", not "${version}"`;
+        tcp.proxyProtocol = version;
+      }
+      return { kind: 'tcp', target: rest[0]!, tcp, display };
+    }
     case 'start':
       if (values.config === undefined) return 'svc start needs --config <file>';
       return { kind: 'start', names: rest, configPath: values.config, display, inspect };
@@ -134,4 +168,13 @@ function inspectFlags(inspect: string | undefined, addr: string | undefined): In
   }
   if (addr !== undefined) flags.addr = addr;
   return flags;
+}
+
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** `30s`, `5m`, `1h`, `250ms` or a bare number of seconds, to ms; undefined when malformed. */
+export function parseDuration(text: string): number | undefined {
+  const match = /^(\d{1,9})(ms|s|m|h)?$/.exec(text.trim());
+  if (!match) return undefined;
+  return Number(match[1]) * DURATION_UNITS[match[2] ?? 's']!;
 }

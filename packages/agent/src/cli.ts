@@ -1,7 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { ErrorCode, Messages, SVC_VERSION, SvcError } from '@svcrouter/protocol';
-import { DEFAULT_SERVER_URL, hostHeaderProblem, parseLocalTarget, parseServerUrls, type LocalTarget } from '@svcrouter/sdk';
-import { parseCommand, USAGE, type Command, type InspectFlags } from './args.js';
+import {
+  DEFAULT_SERVER_URL,
+  hostHeaderProblem,
+  parseLocalTarget,
+  parseServerUrls,
+  parseTcpTarget,
+  type LocalTarget,
+  type TcpTarget,
+} from '@svcrouter/sdk';
+import { parseCommand, USAGE, type Command, type InspectFlags, type TcpFlags } from './args.js';
 import { startInspection } from './inspection.js';
 import { formatProblems, loadConfigFile } from './config-file.js';
 import { TOKEN_SHAPE, type ConfigFile, type InspectorConfig } from './config-schema.js';
@@ -76,6 +84,17 @@ async function runCommand(command: Command, env: AgentEnv, output: Output, hooks
       spec.domain ??= env.domain || undefined;
       return runInspected([spec], session, command.inspect, undefined, output, hooks);
     }
+    case 'tcp': {
+      const target = parseTcpTarget(command.target);
+      if (typeof target === 'string') {
+        output.error(target);
+        return 2;
+      }
+      const session = sessionSpec(env, undefined);
+      if (!('token' in session)) return fail(output, session);
+      // No local inspector: it shows HTTP requests, and a TCP tunnel's connections are lines.
+      return runTunnels([{ name: '', target, tcp: command.tcp }], session, output, hooks);
+    }
     case 'config-check': {
       const loaded = loadConfigFile(command.configPath);
       if (!loaded.ok) {
@@ -131,6 +150,14 @@ function tunnelSpecs(config: ConfigFile, names: string[], env: AgentEnv): Tunnel
   const picked = names.length > 0 ? [...new Set(names)] : known;
   return picked.map((name) => {
     const tunnel = config.tunnels[name]!;
+    if (tunnel.proto === 'tcp') {
+      const tcp: TcpFlags = {};
+      if (tunnel.remoteAddr !== undefined) tcp.remoteAddr = tunnel.remoteAddr;
+      if (tunnel.idleTimeoutMs !== undefined) tcp.idleTimeoutMs = tunnel.idleTimeoutMs;
+      if (tunnel.proxyProtocol !== undefined) tcp.proxyProtocol = tunnel.proxyProtocol;
+      // The schema checked the address already.
+      return { name, target: parseTcpTarget(tunnel.addr) as TcpTarget, tcp };
+    }
     // The schema checked the address already.
     const spec: TunnelSpec = { name, target: parseLocalTarget(tunnel.addr, tunnel.proto) as LocalTarget };
     const subdomain = picked.length === 1 ? env.subdomain || tunnel.subdomain : tunnel.subdomain;

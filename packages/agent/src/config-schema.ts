@@ -1,4 +1,4 @@
-import { hostHeaderProblem, parseLocalTarget } from '@svcrouter/sdk';
+import { hostHeaderProblem, parseLocalTarget, parseTcpTarget } from '@svcrouter/sdk';
 import { z } from 'zod';
 
 /** Only this shape is a token; anything else (quotes, spaces, other prefixes) is refused as-is. */
@@ -7,10 +7,7 @@ export const TOKEN_SHAPE = /^svc_[A-Za-z0-9_-]{43}$/;
 /** Where the inspector listens by default; the next free port is taken when this one is in use. */
 export const DEFAULT_INSPECT_ADDR = '127.0.0.1:4040';
 
-const localTarget = z.union([z.string(), z.number()]).superRefine((value, context) => {
-  const parsed = parseLocalTarget(value);
-  if (typeof parsed === 'string') context.addIssue({ code: 'custom', message: parsed });
-});
+const localTarget = z.union([z.string(), z.number()]);
 
 /** The local inspector's settings, shared by the agent's tunnels. */
 export const InspectorSchema = z.strictObject({
@@ -33,23 +30,38 @@ export const InspectorSchema = z.strictObject({
 });
 
 /** One named tunnel of a config file. */
-export const TunnelConfigSchema = z.strictObject({
-  /** Local service: a port, `host:port`, an http(s) URL or `h2c://host:port`. Required. */
-  addr: localTarget,
-  /** HTTP version spoken to the local service: `http1` (default) or `h2` (HTTP/2, needed for gRPC). */
-  proto: z.enum(['http1', 'h2']).optional(),
-  /** Pinned subdomain (default: a random name each run). */
-  subdomain: z.string().min(1).optional(),
-  /** Verified custom domain to bind on (default: the shared domain). */
-  domain: z.string().min(1).optional(),
-  /** `rewrite` or a value for the Host header sent to the local service (default: the public host). */
-  hostHeader: z
-    .string()
-    .refine((value) => hostHeaderProblem(value) === undefined, { error: 'expected "rewrite" or a host name, optionally with :port' })
-    .optional(),
-  /** Capture this tunnel's traffic in the inspector (default true). */
-  inspect: z.boolean().optional(),
-});
+export const TunnelConfigSchema = z
+  .strictObject({
+    /** Local service: a port, `host:port`, an http(s) URL or `h2c://host:port`. Required. */
+    addr: localTarget,
+    /**
+     * HTTP version spoken to the local service: `http1` (default) or `h2` (HTTP/2, needed for gRPC);
+     * `tcp` makes a TCP tunnel (`addr` is then a port or `host:port`).
+     */
+    proto: z.enum(['http1', 'h2', 'tcp']).optional(),
+    /** `proto: tcp`: a reserved TCP address of the account (`host:port`); default a random port. */
+    remoteAddr: z.string().min(1).optional(),
+    /** `proto: tcp`: ms without a byte either way before a connection closes (default 3600000; 0 never). */
+    idleTimeoutMs: z.number().int().min(0).optional(),
+    /** `proto: tcp`: send the visitor's address first as a PROXY protocol `v1` or `v2` header (default none). */
+    proxyProtocol: z.enum(['v1', 'v2']).optional(),
+    /** Pinned subdomain (default: a random name each run). */
+    subdomain: z.string().min(1).optional(),
+    /** Verified custom domain to bind on (default: the shared domain). */
+    domain: z.string().min(1).optional(),
+    /** `rewrite` or a value for the Host header sent to the local service (default: the public host). */
+    hostHeader: z
+      .string()
+      .refine((value) => hostHeaderProblem(value) === undefined, { error: 'expected "rewrite" or a host name, optionally with :port' })
+      .optional(),
+    /** Capture this tunnel's traffic in the inspector (default true). */
+    inspect: z.boolean().optional(),
+  })
+  .superRefine((tunnel, context) => {
+    // The address is read as the tunnel's kind reads it: a URL for HTTP, host:port for TCP.
+    const parsed = tunnel.proto === 'tcp' ? parseTcpTarget(tunnel.addr) : parseLocalTarget(tunnel.addr);
+    if (typeof parsed === 'string') context.addIssue({ code: 'custom', message: parsed, path: ['addr'] });
+  });
 
 /** A config file (`svc start --config svc.yml`). Every field is optional but tunnels. */
 export const ConfigFileSchema = z.strictObject({

@@ -21,6 +21,10 @@ export function jsonOutput(stdout: NodeJS.WritableStream, stderr: NodeJS.Writabl
       out.hold(
         `${event('request', { tunnel: tunnel.url, method: log.method, path: log.path, status: log.status, durationMs: Math.round(log.durationMs * 10) / 10 })}\n`,
       ),
+    connection: (tunnel, log) =>
+      out.hold(
+        `${event('connection', { tunnel: tunnel.url, visitor: log.visitor, durationMs: Math.round(log.durationMs * 10) / 10, bytesIn: log.bytesIn, bytesOut: log.bytesOut, outcome: log.outcome, ...(log.detail === undefined ? {} : { detail: log.detail }) })}\n`,
+      ),
     reconnecting: (tunnel, reason, planned) => out.line(event('reconnecting', { tunnel: tunnel.url, reason, planned })),
     reconnected: (tunnel) => out.line(event('reconnected', { ...tunnel })),
     failover: (lost, reason) => out.line(event('failover', { lost, reason })),

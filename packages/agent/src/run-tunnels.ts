@@ -1,5 +1,6 @@
 import { ErrorCode, type SvcError } from '@svcrouter/protocol';
-import { forwardMany, parseServerUrls, type Inspector, type LocalTarget, type Tunnel } from '@svcrouter/sdk';
+import { forwardMany, parseServerUrls, type Inspector, type LocalTarget, type TcpTarget, type Tunnel } from '@svcrouter/sdk';
+import type { TcpFlags } from './args.js';
 import { explainFailure, notListeningWarning } from './failure.js';
 import { probeLocal } from './local-probe.js';
 import type { Output, ScreenStatus, TunnelView } from './output.js';
@@ -12,7 +13,10 @@ const STATUS_INTERVAL_MS = 1000;
 export interface TunnelSpec {
   /** Name in the config file; empty for `svc http`. */
   name: string;
-  target: LocalTarget;
+  /** An HTTP tunnel's local URL, or a TCP tunnel's `host:port`. */
+  target: LocalTarget | TcpTarget;
+  /** A TCP tunnel's options (`svc tcp`, `proto: tcp`). */
+  tcp?: TcpFlags;
   subdomain?: string;
   domain?: string;
   hostHeader?: string;
@@ -48,14 +52,18 @@ export async function runTunnels(specs: TunnelSpec[], session: SessionSpec, outp
 
   const starting = forwardMany(
     { token: session.token, serverUrl: session.server, ca: session.ca },
-    specs.map((spec) => ({
-      addr: spec.target.origin,
-      proto: spec.target.proto,
-      subdomain: spec.subdomain,
-      domain: spec.domain,
-      hostHeader: spec.hostHeader,
-      inspect: spec.inspector,
-    })),
+    specs.map((spec) =>
+      'origin' in spec.target
+        ? {
+            addr: spec.target.origin,
+            proto: spec.target.proto,
+            subdomain: spec.subdomain,
+            domain: spec.domain,
+            hostHeader: spec.hostHeader,
+            inspect: spec.inspector,
+          }
+        : { addr: spec.target.hostPort, proto: 'tcp' as const, ...spec.tcp },
+    ),
   );
   const started = await Promise.race([
     starting.then(
@@ -77,11 +85,12 @@ export async function runTunnels(specs: TunnelSpec[], session: SessionSpec, outp
     return 1;
   }
   const tunnels = started.tunnels;
-  const views = tunnels.map((tunnel, index): TunnelView => ({
-    name: specs.length > 1 ? specs[index]!.name : '',
-    url: tunnel.url,
-    local: specs[index]!.target.origin,
-  }));
+  const views = tunnels.map((tunnel, index): TunnelView => {
+    const target = specs[index]!.target;
+    const view: TunnelView = { name: specs.length > 1 ? specs[index]!.name : '', url: tunnel.url, local: localOf(target) };
+    if (!('origin' in target)) view.port = Number(new URL(tunnel.url).port);
+    return view;
+  });
   output.started(views);
   await hooks.onStarted?.(tunnels);
   void warnIfNotListening(specs, output);
@@ -103,6 +112,7 @@ export async function runTunnels(specs: TunnelSpec[], session: SessionSpec, outp
 /** Forwards one tunnel's events to the output. */
 function watch(tunnel: Tunnel, view: TunnelView, output: Output, reportsSession: boolean): void {
   tunnel.on('request', (log) => output.request(view, log));
+  tunnel.on('connection', (log) => output.connection(view, log));
   // One line per episode of lost connection, however many dials it takes, and one when back.
   tunnel.on('reconnecting', ({ attempt, reason, planned }) => {
     if (attempt === 1 && reportsSession) output.reconnecting(view, reason, planned);
@@ -116,6 +126,7 @@ function watch(tunnel: Tunnel, view: TunnelView, output: Output, reportsSession:
   });
   tunnel.on('reconnected', (url) => {
     view.url = url;
+    if (view.port !== undefined) view.port = Number(new URL(url).port);
     output.reconnected(view);
   });
 }
@@ -134,7 +145,13 @@ function followStatus(tunnels: Tunnel[], session: SessionSpec, status: (update: 
 /** Warns (once, at start) about each local target where nothing listens yet. */
 async function warnIfNotListening(specs: TunnelSpec[], output: Output): Promise<void> {
   for (const spec of specs) {
-    const code = await probeLocal(spec.target);
-    if (code !== undefined) output.warning(notListeningWarning(spec.target.origin, code));
+    const target = spec.target;
+    const code = await probeLocal('origin' in target ? target : { host: target.host, port: target.port });
+    if (code !== undefined) output.warning(notListeningWarning(localOf(target), code));
   }
+}
+
+/** What the output shows as a tunnel's local side: the URL, or a TCP tunnel's `host:port`. */
+function localOf(target: LocalTarget | TcpTarget): string {
+  return 'origin' in target ? target.origin : target.hostPort;
 }

@@ -102,15 +102,23 @@ export async function forward(options: ForwardOptions): Promise<Tunnel> {
  */
 export async function forwardMany(
   common: Omit<ForwardOptions, 'addr' | 'subdomain' | 'domain'>,
-  tunnels: Array<Pick<ForwardOptions, 'addr' | 'proto' | 'subdomain' | 'domain' | 'hostHeader' | 'inspect'>>,
+  tunnels: Array<
+    Pick<
+      ForwardOptions,
+      'addr' | 'proto' | 'subdomain' | 'domain' | 'hostHeader' | 'inspect' | 'remoteAddr' | 'idleTimeoutMs' | 'proxyProtocol'
+    >
+  >,
 ): Promise<Tunnel[]> {
   // Every address is checked before dialling, so a typo never leaves half the tunnels bound.
-  const targets = tunnels.map(localTarget);
+  const targets = tunnels.map((spec) => (spec.proto === 'tcp' ? checkedTcpTarget(spec) : localTarget(spec)));
   for (const spec of tunnels) checkedHostHeader(spec.hostHeader);
   const edge = await openEdge(common);
   const result: Tunnel[] = [];
   try {
-    for (const [index, spec] of tunnels.entries()) result.push(await bindOn(edge, targets[index]!, spec));
+    for (const [index, spec] of tunnels.entries()) {
+      const target = targets[index]!;
+      result.push('origin' in target ? await bindOn(edge, target, spec) : await bindTcpOn(edge, target, spec));
+    }
   } catch (error) {
     // All or nothing: a refused bind releases the tunnels bound before it.
     await Promise.all(result.map((tunnel) => tunnel.close()));
@@ -125,15 +133,25 @@ export async function forwardMany(
  * bytes. Resolves once the port is live; the tunnel's `url` is `tcp://<edge host>:<port>`.
  */
 async function forwardTcp(options: ForwardOptions): Promise<Tunnel> {
+  const target = checkedTcpTarget(options);
+  const edge = await openEdge(options);
+  const tunnel = await bindTcpOn(edge, target, options);
+  holdOnSecondNode(edge, [tunnel]);
+  return tunnel;
+}
+
+/** A TCP tunnel's local target and options, checked before dialling; bad ones are NAME_INVALID. */
+function checkedTcpTarget(options: Pick<ForwardOptions, 'addr' | 'proxyProtocol' | 'idleTimeoutMs'>): TcpTarget {
   const target = parseTcpTarget(options.addr);
   if (typeof target === 'string') throw new SvcError(ErrorCode.NAME_INVALID, target);
   if (options.proxyProtocol !== undefined && !isProxyProtocolVersion(options.proxyProtocol)) {
     throw new SvcError(ErrorCode.NAME_INVALID, `invalid proxy protocol "${String(options.proxyProtocol)}": expected v1 or v2`);
   }
-  const edge = await openEdge(options);
-  const tunnel = await bindTcpOn(edge, target, options);
-  holdOnSecondNode(edge, [tunnel]);
-  return tunnel;
+  const idle = options.idleTimeoutMs;
+  if (idle !== undefined && (!Number.isInteger(idle) || idle < 0)) {
+    throw new SvcError(ErrorCode.NAME_INVALID, `invalid idle timeout ${String(idle)}: expected a whole number of ms, 0 for none`);
+  }
+  return target;
 }
 
 async function bindTcpOn(
