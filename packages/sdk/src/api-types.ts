@@ -23,6 +23,8 @@ export type NewKey = Schemas['NewKey'];
 export type Domain = Schemas['Domain'];
 /** A domain with the outcome of a verification check. */
 export type DomainCheck = Schemas['DomainCheck'];
+/** A TCP address reserved by the account (POST /v1/tcp-addresses); `svc tcp --remote-addr <addr>` binds it. */
+export type TcpAddress = Schemas['TcpAddress'];
 /** A dashboard password to set; `currentPassword` once the account has one. */
 export type PasswordChange = Schemas['PasswordChange'];
 

@@ -27,6 +27,7 @@ export type {
   RequestFilters,
   RequestPage,
   RequestStreamEvent,
+  TcpAddress,
   StreamFilters,
   TunnelInfo,
   Usage,

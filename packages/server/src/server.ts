@@ -145,6 +145,7 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
         releaseTunnel: (id, reason) => (cluster ? cluster.releaseTunnel(id, reason) : edge.releaseTunnel(id, reason)),
         isLive: (id) => (cluster ? cluster.isLive(id) : edge.router.byTunnelId(id) !== undefined),
         limitsFor: (plan) => config.plans[plan],
+        tcpPorts: config.tcpPorts,
         liveTunnels: (accountId) => (cluster ? cluster.liveTunnels(accountId) : edge.liveTunnels(accountId)),
         meter: { usedBytes: (accountId) => usage.loadUsedBytes(accountId) },
         dropSessionsOfKey: (keyId, message) =>

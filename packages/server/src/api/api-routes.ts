@@ -5,6 +5,7 @@ import { passwordRoutes, type PasswordRouteDeps } from './routes-password.js';
 import { requestStreamRoutes, type RequestStreamDeps } from './routes-request-stream.js';
 import { requestRoutes, type RequestRouteDeps } from './routes-requests.js';
 import { usageRoutes, type UsageRouteDeps } from './routes-usage.js';
+import { tcpAddressRoutes, type TcpAddressRouteDeps } from './routes-tcp-addresses.js';
 import type { AnyRoute } from './router.js';
 
 /** Everything the control-plane routes need, by feature. */
@@ -16,13 +17,15 @@ export interface ControlPlaneDeps
     Omit<RequestRouteDeps, 'store'>,
     Omit<RequestStreamDeps, 'store'>,
     Omit<DomainRouteDeps, 'store'>,
-    Omit<PasswordRouteDeps, 'store'> {
+    Omit<PasswordRouteDeps, 'store'>,
+    Omit<TcpAddressRouteDeps, 'store'> {
   store: CoreRouteDeps['store'] &
     KeyRouteDeps['store'] &
     UsageRouteDeps['store'] &
     RequestRouteDeps['store'] &
     DomainRouteDeps['store'] &
-    PasswordRouteDeps['store'];
+    PasswordRouteDeps['store'] &
+    TcpAddressRouteDeps['store'];
 }
 
 /**
@@ -38,5 +41,6 @@ export function controlPlaneRoutes(deps: ControlPlaneDeps): AnyRoute[] {
     ...keyRoutes(deps),
     ...domainRoutes(deps),
     ...passwordRoutes(deps),
+    ...tcpAddressRoutes(deps),
   ];
 }
