@@ -8,6 +8,7 @@ import { runClusterContract } from './cluster.contract.js';
 import { runDomainContract } from './domains.contract.js';
 import { runRequestsContract } from './requests.contract.js';
 import { runSignInContract } from './sign-in.contract.js';
+import { runTcpAddressContract } from './tcp-addresses.contract.js';
 import { runUsageContract } from './usage.contract.js';
 
 // One behaviour suite for every Store engine (SQLite, PostgreSQL). The suite
@@ -373,5 +374,9 @@ export function runStoreContract(name: string, open: (now: () => number) => Prom
     );
     runClusterContract(() => store);
     runAcmeSharedContract(() => store);
+    runTcpAddressContract(
+      () => store,
+      () => newAccount(),
+    );
   });
 }
