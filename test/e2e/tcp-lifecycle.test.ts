@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { describe, it } from 'node:test';
-import { forward, Messages, type Tunnel, type TunnelEvents } from '@svcrouter/sdk';
+import { forward, Messages, type TcpConnectionLog, type Tunnel, type TunnelEvents } from '@svcrouter/sdk';
 import { AGENT_BIN, api, spawnNode, startServer, withRestartableServer } from './harness/index.js';
 import { connectTcp, portOf, readAll, startTcpService, tcpPortRange } from './tcp-support.js';
 
@@ -72,6 +72,56 @@ describe('tcp tunnel lifecycle', () => {
       assert.equal(deleted.status, 204, deleted.text);
       await cut;
       await ended;
+      socket.destroy();
+    } finally {
+      await tunnel.close();
+      await echo.close();
+      await server.close();
+    }
+  });
+
+  it('closes open connections when the agent token is revoked', async () => {
+    const server = await startServer({ env: { SVC_TCP_PORTS: await tcpPortRange(100) } });
+    const echo = await startTcpService();
+    const key = (await api(server, 'POST', '/v1/keys', { token: server.token! }, { description: 'tcp' })).body as {
+      id: string;
+      token: string;
+    };
+    const tunnel = await forward({ proto: 'tcp', addr: echo.port, token: key.token, serverUrl: server.url });
+    try {
+      const socket = await connectTcp(portOf(tunnel.url));
+      socket.on('error', () => undefined);
+      socket.write('x');
+      await once(socket, 'data');
+      const cut = new Promise((resolve) => socket.once('end', resolve).once('close', resolve));
+      const ended = once(tunnel, 'end');
+      assert.equal((await api(server, 'DELETE', `/v1/keys/${key.id}`, { token: server.token! })).status, 204);
+      await cut;
+      await ended;
+      socket.destroy();
+    } finally {
+      await tunnel.close();
+      await echo.close();
+      await server.close();
+    }
+  });
+
+  it('closes a connection idle for the idle timeout, and says so', async () => {
+    const server = await startServer({ env: { SVC_TCP_PORTS: await tcpPortRange(100) } });
+    const echo = await startTcpService();
+    const tunnel = await forward({ proto: 'tcp', addr: echo.port, token: server.token!, serverUrl: server.url, idleTimeoutMs: 300 });
+    try {
+      const logged = once(tunnel, 'connection') as Promise<[TcpConnectionLog]>;
+      const socket = await connectTcp(portOf(tunnel.url));
+      socket.on('error', () => undefined);
+      socket.write('once');
+      socket.resume();
+      // Nothing more is sent: the agent closes it, and the visitor sees the end.
+      const cut = new Promise((resolve) => socket.once('end', resolve).once('close', resolve));
+      await cut;
+      const [log] = await logged;
+      assert.equal(log.outcome, 'idle');
+      assert.ok(log.durationMs >= 300);
       socket.destroy();
     } finally {
       await tunnel.close();
