@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { USAGE, parseCommand } from './args.js';
+import { USAGE, parseCommand, parseDuration } from './args.js';
 
 test('--proto h2 and --proto http1 are taken for svc http; anything else is refused with a sentence', () => {
   const h2 = parseCommand(['http', '50051', '--proto', 'h2']);
@@ -29,4 +29,19 @@ test('--host-header takes rewrite or a host with an optional port; anything else
     parseCommand(['http', '5173', '--host-header', ' ']),
     '--host-header: invalid host header " ": expected "rewrite" or a host name, optionally with :port',
   );
+});
+
+test('svc tcp takes one address and its flags; --idle-timeout reads durations', () => {
+  assert.deepEqual(parseCommand(['tcp', '22', '--idle-timeout', '15m', '--proxy-protocol', 'v2', '--remote-addr', 'localhost:20001']), {
+    kind: 'tcp',
+    target: '22',
+    tcp: { idleTimeoutMs: 900_000, proxyProtocol: 'v2', remoteAddr: 'localhost:20001' },
+    display: { logStdout: false, json: false },
+  });
+  assert.equal(parseCommand(['tcp', '22', '--proxy-protocol', 'v3']), '--proxy-protocol takes "v1" or "v2", not "v3"');
+  assert.equal(parseCommand(['tcp']), 'svc tcp takes exactly one local address');
+  assert.equal(parseDuration('0'), 0);
+  assert.equal(parseDuration('250ms'), 250);
+  assert.equal(parseDuration('1h'), 3_600_000);
+  assert.equal(parseDuration('1d'), undefined);
 });
