@@ -194,6 +194,28 @@ describe('tcp tunnel lifecycle', () => {
     }
   });
 
+  it('hints that the local service may not speak PROXY protocol when it closes right after the header', async () => {
+    const server = await startServer({ env: { SVC_TCP_PORTS: await tcpPortRange(100) } });
+    // Like a service without PROXY protocol that rejects the header as garbage: it hangs up at once.
+    const strict = await startTcpService((socket) => socket.once('data', () => socket.destroy()));
+    const tunnel = await forward({ proto: 'tcp', addr: strict.port, token: server.token!, serverUrl: server.url, proxyProtocol: 'v1' });
+    try {
+      const logged = once(tunnel, 'connection') as Promise<[TcpConnectionLog]>;
+      const socket = await connectTcp(portOf(tunnel.url));
+      socket.on('error', () => undefined);
+      socket.resume();
+      // Closed from the other end: the visitor closes its side too, as a real client does.
+      socket.once('end', () => socket.end());
+      const [log] = await logged;
+      assert.match(log.detail ?? '', /may not speak PROXY protocol \(v1\)/);
+      socket.destroy();
+    } finally {
+      await tunnel.close();
+      await strict.close();
+      await server.close();
+    }
+  });
+
   it('carries 64 MiB each way unchanged (sha256), and 1,000 connections at once', async () => {
     const server = await startServer({ env: { SVC_TCP_PORTS: await tcpPortRange(100) } });
     const echo = await startTcpService();

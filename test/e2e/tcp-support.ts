@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import net, { type Server, type Socket } from 'node:net';
-import { freePort } from '@svcrouter/testkit';
+import { randomInt } from 'node:crypto';
 
 /** A local TCP service for tests: echoes, or runs `onSocket`. Listens on port 0. */
 export async function startTcpService(
@@ -41,10 +41,24 @@ export async function readAll(socket: Socket): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-/** `SVC_TCP_PORTS` for a test server: one free port (to exhaust), or a range of `size` from a free one. */
+/**
+ * `SVC_TCP_PORTS` for a test server: `size` ports from a random start below the kernel's
+ * ephemeral range (32768 and up on Linux), where outgoing connections never sit on them. The
+ * first is checked to be free; the edge skips any other that a program holds.
+ */
 export async function tcpPortRange(size = 1): Promise<string> {
-  const from = await freePort();
-  return size === 1 ? `${from}-${from}` : `${from}-${Math.min(65535, from + size - 1)}`;
+  for (;;) {
+    const from = 21_000 + randomInt(11_000 - size);
+    if (await canListen(from)) return `${from}-${from + size - 1}`;
+  }
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '::', () => server.close(() => resolve(true)));
+  });
 }
 
 /** The port of a `tcp://host:port` URL. */

@@ -120,12 +120,19 @@ export class TcpProxy {
         socket.destroy();
       }
     });
-    socket.on('close', () => {
-      this.sockets.delete(socket);
-      log.durationMs = performance.now() - started;
+    // Judged when the local side ends, not when the whole connection closes: the visitor may keep
+    // its own side open for a while after the service hung up.
+    const judgeHeader = (): void => {
       if (proxyHeaderAt > 0 && log.bytesOut === 0 && performance.now() - proxyHeaderAt < PROXY_HINT_MS) {
         log.detail = `the local service closed right after the PROXY protocol header; it may not speak PROXY protocol (${this.options.proxyProtocol})`;
       }
+      proxyHeaderAt = 0;
+    };
+    socket.once('end', judgeHeader);
+    socket.on('close', () => {
+      this.sockets.delete(socket);
+      log.durationMs = performance.now() - started;
+      judgeHeader();
       this.onLog(log);
     });
   }
