@@ -71,7 +71,9 @@ describe('a response cut mid-body looks cut to every visitor', () => {
   }
 
   /** A hostile agent (one that does what a real one must not) answering every stream with its head and FIRST, then holding it. */
-  async function holdingAgent(head: (path: string) => { s: number; h: string[] }): Promise<{ agent: HostileAgent; streams: StreamDuplex[] }> {
+  async function holdingAgent(
+    head: (path: string) => { s: number; h: string[] },
+  ): Promise<{ agent: HostileAgent; streams: StreamDuplex[] }> {
     const streams: StreamDuplex[] = [];
     const agent = await startHostileAgent(server.url, server.token!, (stream, request) => {
       stream.resume();

@@ -1,8 +1,19 @@
 import { ErrorCode, SvcError, type ErrorCodeValue } from '@svcrouter/protocol';
-import { parseLocalTarget, type GroupTunnelOptions, type Inspector, type LocalTarget, type Tunnel, type TunnelGroup } from '@svcrouter/sdk';
+import {
+  parseLocalTarget,
+  parseTcpTarget,
+  type AccessOptions,
+  type GroupTunnelOptions,
+  type Inspector,
+  type LocalTarget,
+  type TcpTarget,
+  type Tunnel,
+  type TunnelGroup,
+} from '@svcrouter/sdk';
 import { notListeningWarning } from './failure.js';
 import { probeLocal } from './local-probe.js';
 import type { Output, TunnelView } from './output.js';
+import type { TcpFlags } from './args.js';
 import { TunnelControlError, type ApiTunnel, type NewTunnel, type TunnelControl } from './inspector/tunnels-api.js';
 
 /** The agent API's name of the tunnel `svc http` starts (ngrok's agent calls it the same). */
@@ -21,12 +32,20 @@ const BIND_STATUS: Partial<Record<ErrorCodeValue, number>> = {
   [ErrorCode.TOKEN_INVALID]: 503,
 };
 
-/** What the agent API shows of a tunnel's settings (run-tunnels' TunnelSpec has these and more). */
-interface TunnelSpec {
-  target: LocalTarget;
+/** One tunnel to start, resolved from the command line or a config file. */
+export interface TunnelSpec {
+  /** Name in the config file; empty for `svc http`. */
+  name: string;
+  /** An HTTP tunnel's local URL, or a TCP tunnel's `host:port`. */
+  target: LocalTarget | TcpTarget;
+  /** A TCP tunnel's options (`svc tcp`, `proto: tcp`). */
+  tcp?: TcpFlags;
   subdomain?: string;
   domain?: string;
   hostHeader?: string;
+  /** Access rules checked at the edge (basic auth, IP rules); empty: none. */
+  access?: AccessOptions;
+  /** Captures this tunnel's requests; undefined when inspection is off for it. */
   inspector?: Inspector;
 }
 
@@ -71,6 +90,7 @@ export class AgentTunnels implements TunnelControl {
     // The tunnels share one session: its losses are reported once, by the oldest live tunnel.
     const reportsSession = (): boolean => this.entries.values().next().value === entry;
     tunnel.on('request', (log) => output.request(view, log));
+    tunnel.on('connection', (log) => output.connection(view, log));
     // One line per episode of lost connection, however many dials it takes, and one when back.
     tunnel.on('reconnecting', ({ attempt, reason, planned }) => {
       if (attempt === 1 && reportsSession()) output.reconnecting(view, reason, planned);
@@ -84,6 +104,7 @@ export class AgentTunnels implements TunnelControl {
     });
     tunnel.on('reconnected', (url) => {
       view.url = url;
+      if (view.port !== undefined) view.port = Number(new URL(url).port);
       output.reconnected(view);
     });
   }
@@ -112,8 +133,11 @@ export class AgentTunnels implements TunnelControl {
     if (this.entries.has(body.name) || this.adding.has(body.name)) {
       throw new TunnelControlError(409, 'name_in_use', `this agent already runs a tunnel named "${body.name}"`);
     }
-    // The schema checked the address already.
-    const spec: TunnelSpec = { target: parseLocalTarget(body.addr, body.proto) as LocalTarget };
+    // The schema checked the address already, and that a TCP tunnel carries no HTTP settings.
+    const spec: TunnelSpec =
+      body.proto === 'tcp'
+        ? { name: body.name, target: parseTcpTarget(String(body.addr)) as TcpTarget, tcp: tcpFlags(body) }
+        : { name: body.name, target: parseLocalTarget(body.addr, body.proto) as LocalTarget };
     if (body.subdomain !== undefined) spec.subdomain = body.subdomain;
     if (body.domain !== undefined) spec.domain = body.domain;
     if (body.hostHeader !== undefined) spec.hostHeader = body.hostHeader;
@@ -132,11 +156,13 @@ export class AgentTunnels implements TunnelControl {
       await tunnel.close();
       throw new TunnelControlError(503, 'stopping', 'the agent is stopping');
     }
-    const view: TunnelView = { name: body.name, url: tunnel.url, local: spec.target.origin };
+    const view: TunnelView = { name: body.name, url: tunnel.url, local: localOf(spec.target) };
+    if (!('origin' in spec.target)) view.port = Number(new URL(tunnel.url).port);
     this.track(body.name, spec, tunnel, view);
     this.output.added(view);
-    void probeLocal(spec.target).then((code) => {
-      if (code !== undefined) this.output.warning(notListeningWarning(spec.target.origin, code));
+    const target = spec.target;
+    void probeLocal('origin' in target ? target : { host: target.host, port: target.port }).then((code) => {
+      if (code !== undefined) this.output.warning(notListeningWarning(localOf(target), code));
     });
     return apiTunnel(this.entries.get(body.name)!);
   }
@@ -170,6 +196,7 @@ export class AgentTunnels implements TunnelControl {
 
 /** What the SDK binds for a tunnel spec. */
 export function groupTunnelOptions(spec: TunnelSpec): GroupTunnelOptions {
+  if (!('origin' in spec.target)) return { addr: spec.target.hostPort, proto: 'tcp', ...spec.tcp };
   return {
     addr: spec.target.origin,
     proto: spec.target.proto,
@@ -181,12 +208,26 @@ export function groupTunnelOptions(spec: TunnelSpec): GroupTunnelOptions {
   };
 }
 
+/** What the output shows as a tunnel's local side: the URL, or a TCP tunnel's `host:port`. */
+export function localOf(target: LocalTarget | TcpTarget): string {
+  return 'origin' in target ? target.origin : target.hostPort;
+}
+
+/** A TCP tunnel's options from the agent API's body (the config file's keys). */
+function tcpFlags(body: NewTunnel): TcpFlags {
+  const flags: TcpFlags = {};
+  if (body.remoteAddr !== undefined) flags.remoteAddr = body.remoteAddr;
+  if (body.idleTimeoutMs !== undefined) flags.idleTimeoutMs = body.idleTimeoutMs;
+  if (body.proxyProtocol !== undefined) flags.proxyProtocol = body.proxyProtocol;
+  return flags;
+}
+
 function apiTunnel(entry: Entry): ApiTunnel {
   return {
     name: entry.name,
     url: entry.tunnel.url,
-    proto: entry.spec.target.proto,
-    local: entry.spec.target.origin,
+    proto: 'origin' in entry.spec.target ? entry.spec.target.proto : 'tcp',
+    local: localOf(entry.spec.target),
     hostHeader: entry.spec.hostHeader ?? null,
     inspect: entry.spec.inspector !== undefined,
   };

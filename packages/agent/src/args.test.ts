@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { USAGE, parseCommand, parseSize } from './args.js';
+import { USAGE, parseCommand, parseDuration, parseSize } from './args.js';
 
 test('--proto h2 and --proto http1 are taken for svc http; anything else is refused with a sentence', () => {
   const h2 = parseCommand(['http', '50051', '--proto', 'h2']);
@@ -72,4 +72,19 @@ test('--basic-auth, --cidr-allow and --cidr-deny repeat; a bad one is refused na
   );
   const eleven = Array.from({ length: 11 }, (_, i) => ['--basic-auth', `user${i}:long-enough`]).flat();
   assert.equal(parseCommand(['http', '3000', ...eleven]), '--basic-auth: at most 10 user:password pairs');
+});
+
+test('svc tcp takes one address and its flags; --idle-timeout reads durations', () => {
+  assert.deepEqual(parseCommand(['tcp', '22', '--idle-timeout', '15m', '--proxy-protocol', 'v2', '--remote-addr', 'localhost:20001']), {
+    kind: 'tcp',
+    target: '22',
+    tcp: { idleTimeoutMs: 900_000, proxyProtocol: 'v2', remoteAddr: 'localhost:20001' },
+    display: { logStdout: false, json: false },
+  });
+  assert.equal(parseCommand(['tcp', '22', '--proxy-protocol', 'v3']), '--proxy-protocol takes "v1" or "v2", not "v3"');
+  assert.equal(parseCommand(['tcp']), 'svc tcp takes exactly one local address');
+  assert.equal(parseDuration('0'), 0);
+  assert.equal(parseDuration('250ms'), 250);
+  assert.equal(parseDuration('1h'), 3_600_000);
+  assert.equal(parseDuration('1d'), undefined);
 });

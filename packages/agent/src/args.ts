@@ -34,11 +34,22 @@ export interface TunnelFlags {
   cidrDeny?: string[];
 }
 
+/** Flags of `svc tcp`. */
+export interface TcpFlags {
+  /** `--remote-addr host:port`: a reserved TCP address of the account. */
+  remoteAddr?: string;
+  /** `--idle-timeout 30m`: ms; default 1 h, 0 never. */
+  idleTimeoutMs?: number;
+  /** `--proxy-protocol v1|v2`. */
+  proxyProtocol?: 'v1' | 'v2';
+}
+
 /** What the command line asks for. */
 export type Command =
   | { kind: 'version' }
   | { kind: 'help' }
   | { kind: 'http'; target: string; tunnel: TunnelFlags; display: DisplayFlags; inspect: InspectFlags }
+  | { kind: 'tcp'; target: string; tcp: TcpFlags; display: DisplayFlags }
   | { kind: 'start'; names: string[]; configPath: string; display: DisplayFlags; inspect: InspectFlags }
   | { kind: 'config-check'; configPath: string }
   | { kind: 'doctor'; json: boolean; transferBytes: number };
@@ -46,6 +57,7 @@ export type Command =
 export const USAGE = `Usage:
   svc http <port | host:port | http(s)://host:port | h2c://host:port> [options]
                                                                 expose a local HTTP service
+  svc tcp <port | host:port> [options]                          expose a local TCP service on an edge port
   svc start [names…] --config svc.yml                           start the tunnels of a config file
   svc config check --config svc.yml                             validate a config file
   svc doctor [--json] [--transfer-size 100MiB]                  check the edge, the token and a tunnel end to end
@@ -59,6 +71,9 @@ Options:
   --basic-auth <user:pass>    visitors must sign in (repeatable, at most 10; default SVC_BASIC_AUTH)
   --cidr-allow <cidr>         only these addresses may visit (repeatable; default SVC_CIDR_ALLOW)
   --cidr-deny <cidr>          these addresses get 403 (repeatable; default SVC_CIDR_DENY)
+  --remote-addr <host:port>   tcp: bind a TCP address reserved by the account (POST /v1/tcp-addresses)
+  --idle-timeout <duration>   tcp: close a connection idle this long (default 1h; 30s, 5m, 0 = never)
+  --proxy-protocol <v1|v2>    tcp: send the visitor's address first as a PROXY protocol header
   --log stdout                plain lines, even on a terminal
   --log-format <text|json>    json: one JSON object per event on stdout
   --inspect=false             turn the local inspector off
@@ -87,6 +102,9 @@ const OPTIONS = {
   'basic-auth': { type: 'string', multiple: true },
   'cidr-allow': { type: 'string', multiple: true },
   'cidr-deny': { type: 'string', multiple: true },
+  'remote-addr': { type: 'string' },
+  'idle-timeout': { type: 'string' },
+  'proxy-protocol': { type: 'string' },
   log: { type: 'string' },
   'log-format': { type: 'string' },
   inspect: { type: 'string' },
@@ -135,6 +153,22 @@ export function parseCommand(argv: string[]): Command | string {
       const problem = accessProblem(tunnel);
       if (problem !== undefined) return `--${flagOf(problem)}: ${problem.slice(problem.indexOf(':') + 2)}`;
       return { kind: 'http', target: rest[0]!, tunnel, display, inspect };
+    }
+    case 'tcp': {
+      if (rest.length !== 1) return 'svc tcp takes exactly one local address';
+      const tcp: TcpFlags = {};
+      if (values['remote-addr'] !== undefined) tcp.remoteAddr = values['remote-addr'];
+      if (values['idle-timeout'] !== undefined) {
+        const ms = parseDuration(values['idle-timeout']);
+        if (ms === undefined) return `--idle-timeout takes a duration such as 30s, 5m, 1h or 0, not "${values['idle-timeout']}"`;
+        tcp.idleTimeoutMs = ms;
+      }
+      if (values['proxy-protocol'] !== undefined) {
+        const version = values['proxy-protocol'];
+        if (version !== 'v1' && version !== 'v2') return `--proxy-protocol takes "v1" or "v2", not "${version}"`;
+        tcp.proxyProtocol = version;
+      }
+      return { kind: 'tcp', target: rest[0]!, tcp, display };
     }
     case 'start':
       if (values.config === undefined) return 'svc start needs --config <file>';
@@ -188,4 +222,13 @@ function inspectFlags(inspect: string | undefined, addr: string | undefined): In
   }
   if (addr !== undefined) flags.addr = addr;
   return flags;
+}
+
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** `30s`, `5m`, `1h`, `250ms` or a bare number of seconds, to ms; undefined when malformed. */
+export function parseDuration(text: string): number | undefined {
+  const match = /^(\d{1,9})(ms|s|m|h)?$/.exec(text.trim());
+  if (!match) return undefined;
+  return Number(match[1]) * DURATION_UNITS[match[2] ?? 's']!;
 }

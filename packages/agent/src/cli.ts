@@ -5,11 +5,13 @@ import {
   hostHeaderProblem,
   parseLocalTarget,
   parseServerUrls,
+  parseTcpTarget,
   splitList,
   type AccessOptions,
   type LocalTarget,
+  type TcpTarget,
 } from '@svcrouter/sdk';
-import { parseCommand, USAGE, type Command, type InspectFlags } from './args.js';
+import { parseCommand, USAGE, type Command, type InspectFlags, type TcpFlags } from './args.js';
 import { startInspection } from './inspection.js';
 import { doctor } from './doctor-command.js';
 import type { TunnelControlSlot } from './inspector/tunnels-api.js';
@@ -100,6 +102,17 @@ async function runCommand(command: Command, env: AgentEnv, output: Output, hooks
     }
     case 'doctor':
       return doctor(command, { token: env.token, server: env.server, caFile: env.caFile }, output);
+    case 'tcp': {
+      const target = parseTcpTarget(command.target);
+      if (typeof target === 'string') {
+        output.error(target);
+        return 2;
+      }
+      const session = sessionSpec(env, undefined);
+      if (!('token' in session)) return fail(output, session);
+      // No local inspector: it shows HTTP requests, and a TCP tunnel's connections are lines.
+      return runTunnels([{ name: '', target, tcp: command.tcp }], session, output, hooks);
+    }
     case 'config-check': {
       const loaded = loadConfigFile(command.configPath);
       if (!loaded.ok) {
@@ -160,6 +173,14 @@ function tunnelSpecs(config: ConfigFile, names: string[], env: AgentEnv, envAcce
   const picked = names.length > 0 ? [...new Set(names)] : known;
   return picked.map((name) => {
     const tunnel = config.tunnels[name]!;
+    if (tunnel.proto === 'tcp') {
+      const tcp: TcpFlags = {};
+      if (tunnel.remoteAddr !== undefined) tcp.remoteAddr = tunnel.remoteAddr;
+      if (tunnel.idleTimeoutMs !== undefined) tcp.idleTimeoutMs = tunnel.idleTimeoutMs;
+      if (tunnel.proxyProtocol !== undefined) tcp.proxyProtocol = tunnel.proxyProtocol;
+      // The schema checked the address already.
+      return { name, target: parseTcpTarget(tunnel.addr) as TcpTarget, tcp };
+    }
     // The schema checked the address already.
     const spec: TunnelSpec = { name, target: parseLocalTarget(tunnel.addr, tunnel.proto) as LocalTarget };
     const subdomain = picked.length === 1 ? env.subdomain || tunnel.subdomain : tunnel.subdomain;

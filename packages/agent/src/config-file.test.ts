@@ -52,7 +52,8 @@ test('an unknown key is reported at its own line and column, with the keys allow
     line: 4,
     column: 5,
     key: 'tunnels.web.hostheader',
-    message: 'unknown key (expected one of: addr, proto, subdomain, domain, hostHeader, inspect, basicAuth, cidrAllow, cidrDeny)',
+    message:
+      'unknown key (expected one of: addr, proto, remoteAddr, idleTimeoutMs, proxyProtocol, subdomain, domain, hostHeader, inspect, basicAuth, cidrAllow, cidrDeny)',
   });
 });
 

@@ -1,5 +1,5 @@
 import { MAX_BASIC_AUTH_USERS, MAX_CIDRS, cidrProblem, parseBasicAuthPair } from '@svcrouter/protocol';
-import { hostHeaderProblem, parseLocalTarget } from '@svcrouter/sdk';
+import { hostHeaderProblem, parseLocalTarget, parseTcpTarget } from '@svcrouter/sdk';
 import { z } from 'zod';
 
 /** Only this shape is a token; anything else (quotes, spaces, other prefixes) is refused as-is. */
@@ -8,10 +8,7 @@ export const TOKEN_SHAPE = /^svc_[A-Za-z0-9_-]{43}$/;
 /** Where the inspector listens by default; the next free port is taken when this one is in use. */
 export const DEFAULT_INSPECT_ADDR = '127.0.0.1:4040';
 
-const localTarget = z.union([z.string(), z.number()]).superRefine((value, context) => {
-  const parsed = parseLocalTarget(value);
-  if (typeof parsed === 'string') context.addIssue({ code: 'custom', message: parsed });
-});
+const localTarget = z.union([z.string(), z.number()]);
 
 /** A `user:password` pair; the message names the user at most, never the password. */
 const basicAuthPair = z.string().superRefine((value, context) => {
@@ -47,11 +44,20 @@ export const InspectorSchema = z.strictObject({
 });
 
 /** One named tunnel of a config file. */
-export const TunnelConfigSchema = z.strictObject({
+export const TunnelFieldsSchema = z.strictObject({
   /** Local service: a port, `host:port`, an http(s) URL or `h2c://host:port`. Required. */
   addr: localTarget,
-  /** HTTP version spoken to the local service: `http1` (default) or `h2` (HTTP/2, needed for gRPC). */
-  proto: z.enum(['http1', 'h2']).optional(),
+  /**
+   * HTTP version spoken to the local service: `http1` (default) or `h2` (HTTP/2, needed for gRPC);
+   * `tcp` makes a TCP tunnel (`addr` is then a port or `host:port`).
+   */
+  proto: z.enum(['http1', 'h2', 'tcp']).optional(),
+  /** `proto: tcp`: a reserved TCP address of the account (`host:port`); default a random port. */
+  remoteAddr: z.string().min(1).optional(),
+  /** `proto: tcp`: ms without a byte either way before a connection closes (default 3600000; 0 never). */
+  idleTimeoutMs: z.number().int().min(0).optional(),
+  /** `proto: tcp`: send the visitor's address first as a PROXY protocol `v1` or `v2` header (default none). */
+  proxyProtocol: z.enum(['v1', 'v2']).optional(),
   /** Pinned subdomain (default: a random name each run). */
   subdomain: z.string().min(1).optional(),
   /** Verified custom domain to bind on (default: the shared domain). */
@@ -74,6 +80,19 @@ export const TunnelConfigSchema = z.strictObject({
   /** These CIDRs get 403 (default none); deny wins over allow. SVC_CIDR_DENY overrides it. */
   cidrDeny: cidrList.optional(),
 });
+
+/** The address read as the tunnel's kind reads it: a URL for HTTP, host:port for TCP; access rules are HTTP's. */
+export function checkTunnel(tunnel: z.infer<typeof TunnelFieldsSchema>, context: z.RefinementCtx): void {
+  const parsed = tunnel.proto === 'tcp' ? parseTcpTarget(tunnel.addr) : parseLocalTarget(tunnel.addr);
+  if (typeof parsed === 'string') context.addIssue({ code: 'custom', message: parsed, path: ['addr'] });
+  if (tunnel.proto !== 'tcp') return;
+  for (const key of ['basicAuth', 'cidrAllow', 'cidrDeny', 'subdomain', 'domain', 'hostHeader'] as const) {
+    if (tunnel[key] !== undefined)
+      context.addIssue({ code: 'custom', message: 'applies to HTTP tunnels only, not proto: tcp', path: [key] });
+  }
+}
+
+export const TunnelConfigSchema = TunnelFieldsSchema.superRefine(checkTunnel);
 
 /** A tunnel's name: the key in a config file, and how the agent API names it. */
 export const TunnelNameSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/, 'a tunnel name is letters, digits, - and _');

@@ -9,11 +9,17 @@ const PROBE_TIMEOUT_MS = 1000;
  * accepts it, else the socket's error code (ECONNREFUSED…): a hint for the user, never a reason
  * not to start, since the service may come up later.
  */
-export function probeLocal(target: LocalTarget): Promise<string | undefined> {
-  const url = new URL(target.origin);
-  const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
-  // URL keeps IPv6 literals bracketed; net.connect wants them bare.
-  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+export function probeLocal(target: LocalTarget | { host: string; port: number }): Promise<string | undefined> {
+  let host: string;
+  let port: number;
+  if ('origin' in target) {
+    const url = new URL(target.origin);
+    port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+    // URL keeps IPv6 literals bracketed; net.connect wants them bare.
+    host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  } else {
+    ({ host, port } = target);
+  }
   return new Promise((resolve) => {
     const socket = net.connect({ host, port, timeout: PROBE_TIMEOUT_MS });
     socket.once('connect', () => {

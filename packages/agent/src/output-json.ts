@@ -24,6 +24,10 @@ export function jsonOutput(stdout: NodeJS.WritableStream, stderr: NodeJS.Writabl
     },
     removed: (tunnel) => out.line(event('removed', { ...tunnel })),
     request: (tunnel, log) => out.hold(requestEvent(tunnel, log)),
+    connection: (tunnel, log) =>
+      out.hold(
+        `${event('connection', { tunnel: tunnel.url, visitor: log.visitor, durationMs: Math.round(log.durationMs * 10) / 10, bytesIn: log.bytesIn, bytesOut: log.bytesOut, outcome: log.outcome, ...(log.detail === undefined ? {} : { detail: log.detail }) })}\n`,
+      ),
     reconnecting: (tunnel, reason, planned) => out.line(event('reconnecting', { tunnel: tunnel.url, reason, planned })),
     reconnected: (tunnel) => out.line(event('reconnected', { ...tunnel })),
     failover: (lost, reason) => out.line(event('failover', { lost, reason })),

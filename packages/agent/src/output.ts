@@ -1,4 +1,4 @@
-import type { RequestLog } from '@svcrouter/sdk';
+import type { RequestLog, TcpConnectionLog } from '@svcrouter/sdk';
 import { formatFailure, type Failure } from './failure.js';
 
 /** A live tunnel as the output shows it. */
@@ -8,6 +8,8 @@ export interface TunnelView {
   url: string;
   /** Local target URL. */
   local: string;
+  /** A TCP tunnel's public port on the edge. */
+  port?: number;
 }
 
 /**
@@ -23,6 +25,8 @@ export interface Output {
   /** A tunnel stopped through the agent API is off the edge. */
   removed(tunnel: TunnelView): void;
   request(tunnel: TunnelView, log: RequestLog): void;
+  /** A TCP tunnel's visitor connection closed. */
+  connection(tunnel: TunnelView, log: TcpConnectionLog): void;
   /**
    * The connection to the edge was lost, or (`planned`) the edge announced a restart; reported
    * once per episode, whatever the number of attempts.
@@ -125,6 +129,10 @@ export function terminalOutput(stdout: NodeJS.WritableStream, stderr: NodeJS.Wri
     added: (tunnel) => out.line(addedLine(tunnel)),
     removed: (tunnel) => out.line(removedLine(tunnel)),
     request: (tunnel, log) => out.hold(requestLine(tunnel, log)),
+    connection: (tunnel, log) => {
+      out.hold(connectionLine(tunnel, log));
+      if (log.detail !== undefined && log.outcome === 'closed') stderr.write(`hint: ${log.detail}\n`);
+    },
     // A restart the edge announced is news, not a failure: stdout, and no "lost".
     reconnecting: (_tunnel, reason, planned) =>
       planned
@@ -151,6 +159,13 @@ export function terminalOutput(stdout: NodeJS.WritableStream, stderr: NodeJS.Wri
 export function requestLine(tunnel: TunnelView, log: RequestLog): string {
   const prefix = tunnel.name === '' ? '' : `[${tunnel.name}] `;
   return `${clock()} ${prefix}${log.method} ${log.path} ${log.status} ${Math.round(log.durationMs)}ms\n`;
+}
+
+/** One closed TCP connection: time, [tunnel name], visitor, duration, bytes each way, how it ended. */
+export function connectionLine(tunnel: TunnelView, log: TcpConnectionLog): string {
+  const prefix = tunnel.name === '' ? '' : `[${tunnel.name}] `;
+  const end = log.outcome === 'closed' ? 'closed' : log.detail === undefined ? log.outcome : `${log.outcome} (${log.detail})`;
+  return `${clock()} ${prefix}TCP ${log.visitor || '-'} ${Math.round(log.durationMs)}ms in ${log.bytesIn}B out ${log.bytesOut}B ${end}\n`;
 }
 
 /** One of two edge nodes lost while the other serves: news, not an outage. */

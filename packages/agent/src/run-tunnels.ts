@@ -1,6 +1,6 @@
 import { ErrorCode } from '@svcrouter/protocol';
-import { parseServerUrls, TunnelGroup, type AccessOptions, type Inspector, type LocalTarget } from '@svcrouter/sdk';
-import { AgentTunnels, COMMAND_LINE_TUNNEL, groupTunnelOptions } from './agent-tunnels.js';
+import { parseServerUrls, TunnelGroup, type Inspector } from '@svcrouter/sdk';
+import { AgentTunnels, COMMAND_LINE_TUNNEL, groupTunnelOptions, localOf, type TunnelSpec } from './agent-tunnels.js';
 import { explainFailure, notListeningWarning } from './failure.js';
 import { probeLocal } from './local-probe.js';
 import type { Output, ScreenStatus, TunnelView } from './output.js';
@@ -9,19 +9,7 @@ import { accountStatus } from './account-status.js';
 /** How often the live screen's round trip and open-request count are refreshed, ms. */
 const STATUS_INTERVAL_MS = 1000;
 
-/** One tunnel to start, resolved from the command line or a config file. */
-export interface TunnelSpec {
-  /** Name in the config file; empty for `svc http`. */
-  name: string;
-  target: LocalTarget;
-  subdomain?: string;
-  domain?: string;
-  hostHeader?: string;
-  /** Access rules checked at the edge (basic auth, IP rules); empty: none. */
-  access?: AccessOptions;
-  /** Captures this tunnel's requests; undefined when inspection is off for it. */
-  inspector?: Inspector;
-}
+export type { TunnelSpec } from './agent-tunnels.js';
 
 /** What every tunnel of one agent shares: one session to one edge (two, to two nodes, with several URLs). */
 export interface SessionSpec {
@@ -74,7 +62,8 @@ export async function runTunnels(specs: TunnelSpec[], session: SessionSpec, outp
   const agent = new AgentTunnels(started.group, output, hooks.inspector);
   const views = started.tunnels.map((tunnel, index): TunnelView => {
     const spec = specs[index]!;
-    const view = { name: specs.length > 1 ? spec.name : '', url: tunnel.url, local: spec.target.origin };
+    const view: TunnelView = { name: specs.length > 1 ? spec.name : '', url: tunnel.url, local: localOf(spec.target) };
+    if (!('origin' in spec.target)) view.port = Number(new URL(tunnel.url).port);
     agent.track(spec.name || COMMAND_LINE_TUNNEL, spec, tunnel, view);
     return view;
   });
@@ -108,7 +97,8 @@ function followStatus(agent: AgentTunnels, session: SessionSpec, status: (update
 /** Warns (once, at start) about each local target where nothing listens yet. */
 async function warnIfNotListening(specs: TunnelSpec[], output: Output): Promise<void> {
   for (const spec of specs) {
-    const code = await probeLocal(spec.target);
-    if (code !== undefined) output.warning(notListeningWarning(spec.target.origin, code));
+    const target = spec.target;
+    const code = await probeLocal('origin' in target ? target : { host: target.host, port: target.port });
+    if (code !== undefined) output.warning(notListeningWarning(localOf(target), code));
   }
 }

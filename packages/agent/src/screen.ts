@@ -84,6 +84,17 @@ export function screenOutput(stdout: NodeJS.WriteStream, stderr: NodeJS.Writable
       model.addRequest(tunnel, log);
       redraw();
     },
+    connection(tunnel, log) {
+      // Listed as a request: TCP, the visitor, and 200 or 502 as the edge's inspector records it.
+      model.addRequest(tunnel, {
+        method: 'TCP',
+        path: log.visitor,
+        status: log.outcome === 'refused' ? 502 : 200,
+        durationMs: log.durationMs,
+      });
+      if (log.detail !== undefined && log.outcome === 'closed') note(`hint: ${log.detail}`);
+      else redraw();
+    },
     reconnecting() {
       model.state = 'reconnecting';
       redraw();

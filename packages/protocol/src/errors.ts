@@ -21,6 +21,8 @@ export const ErrorCode = {
   TUNNEL_RELEASED: 'TUNNEL_RELEASED',
   SESSION_CLOSED: 'SESSION_CLOSED',
   PROTOCOL: 'PROTOCOL',
+  /** A TCP tunnel could not get a port: the range is used up, or the edge has none. */
+  TCP_PORT_UNAVAILABLE: 'TCP_PORT_UNAVAILABLE',
   INTERNAL: 'INTERNAL',
 } as const;
 export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -39,6 +41,7 @@ export const Messages = {
   SESSION_LIMIT: 'Session limit reached',
   BANDWIDTH_LIMIT: 'Bandwidth limit reached',
   TUNNEL_OFFLINE: 'This tunnel is offline',
+  TCP_PORT_UNAVAILABLE: 'No TCP port available',
 } as const;
 
 /** The sentences of a refused or ended bind, as the agent prints them. */
@@ -69,6 +72,12 @@ export const BindMessages = {
   /** The edge is too old to enforce rules, so the tunnel is not bound without them. */
   policyUnsupported: 'this edge does not enforce access rules (upgrade svc-server); the tunnel was not bound',
   noFreeName: 'could not find a free random name; try again',
+  /** `--remote-addr` names a port that is not reserved by this account. */
+  tcpAddressNotYours: (addr: string) => `${addr} is not a TCP address reserved by this account; reserve one with POST /v1/tcp-addresses`,
+  /** `--remote-addr` (or a reconnect) names a port that another account holds right now. */
+  tcpAddressTaken: (addr: string) => `${addr} is in use by another tunnel`,
+  /** `--remote-addr` is not `host:port` or a port. */
+  tcpAddressInvalid: (addr: string) => `invalid TCP address "${addr}": expected host:port or a port`,
 } as const;
 
 /** The sentences of a session the edge refused for its limits (SVC_MAX_SESSIONS, SVC_MAX_ACCOUNT_SESSIONS). */

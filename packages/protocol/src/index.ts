@@ -15,3 +15,4 @@ export * from './errors.js';
 export * from './version.js';
 export * from './id-table.js';
 export * from './liveness.js';
+export * from './tcp.js';

@@ -22,6 +22,10 @@ export type AgentMessage =
       local: string;
       group?: string;
       policy?: TunnelPolicy;
+      /** Absent: an HTTP tunnel. `tcp`: a TCP port on the edge whose connections arrive as raw streams (see TCP_METHOD). */
+      proto?: 'tcp';
+      /** With `proto: 'tcp'`: the account's reserved address (`host:port` or a port) to bind. */
+      remoteAddr?: string;
     }
   /** Release a tunnel bound on this session (clean exit). */
   | { type: 'unbind'; tunnelId: string };
@@ -60,6 +64,10 @@ export interface RequestHead {
   u?: 1;
   /** 1 when the edge takes INFO frames (1xx heads) on this stream; an agent sends none without it. */
   i?: 1;
+  /** A TCP connection's visitor address, `ip:port` (m is TCP_METHOD): for PROXY protocol and the log. */
+  a?: string;
+  /** A TCP connection's public port on the edge. */
+  o?: number;
 }
 
 /** HEADERS metadata of a response (agent → edge). */
@@ -85,4 +93,6 @@ export const ResetCode = {
    * HTTP/2's RST_STREAM NO_ERROR after a complete response, RFC 9113 §8.1).
    */
   NO_ERROR: 'NO_ERROR',
+  /** A TCP connection carried no byte either way for the agent's `--idle-timeout`. */
+  IDLE_TIMEOUT: 'IDLE_TIMEOUT',
 } as const;

@@ -8,6 +8,7 @@ import type {
   DeliveryQuery,
   Domain,
   DomainCheck,
+  TcpAddress,
   Key,
   NewKey,
   PasswordChange,
@@ -115,6 +116,17 @@ export class ApiClient {
     delete: (id: string): Promise<void> => call(this.#endpoint, 'delete', '/v1/domains/{id}', { path: { id } }),
   };
 
+  readonly tcpAddresses = {
+    /** GET /v1/tcp-addresses */
+    list: async (): Promise<TcpAddress[]> => (await call(this.#endpoint, 'get', '/v1/tcp-addresses', {})).tcpAddresses,
+    /** POST /v1/tcp-addresses: reserves a free port of the server's range for the account. */
+    reserve: (): Promise<TcpAddress> => call(this.#endpoint, 'post', '/v1/tcp-addresses', { body: {} }),
+    /** DELETE /v1/tcp-addresses/:id: closes a tunnel bound on it and frees the port. */
+    delete: async (id: string): Promise<void> => {
+      await call(this.#endpoint, 'delete', '/v1/tcp-addresses/{id}', { path: { id } });
+    },
+  };
+
   readonly keys = {
     /** GET /v1/keys: active tokens, metadata only. */
     list: async (): Promise<Key[]> => (await call(this.#endpoint, 'get', '/v1/keys', {})).keys,
@@ -175,6 +187,9 @@ type Covered =
   | 'GET /v1/domains/{id}'
   | 'POST /v1/domains/{id}/verify'
   | 'DELETE /v1/domains/{id}'
+  | 'GET /v1/tcp-addresses'
+  | 'POST /v1/tcp-addresses'
+  | 'DELETE /v1/tcp-addresses/{id}'
   | 'GET /v1/keys'
   | 'POST /v1/keys'
   | 'DELETE /v1/keys/{id}'

@@ -33,6 +33,8 @@ export type WebhookDelivery = Schemas['WebhookDelivery'];
 export type WebhookEventType = Webhook['events'][number];
 /** Paging of GET /v1/webhooks/:id/deliveries. */
 export type DeliveryQuery = QueryOf<operations['getV1WebhooksIdDeliveries']>;
+/** A TCP address reserved by the account (POST /v1/tcp-addresses); `svc tcp --remote-addr <addr>` binds it. */
+export type TcpAddress = Schemas['TcpAddress'];
 /** A dashboard password to set; `currentPassword` once the account has one. */
 export type PasswordChange = Schemas['PasswordChange'];
 

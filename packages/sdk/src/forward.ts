@@ -13,6 +13,8 @@ import { Inspector, type InspectOptions } from './inspector.js';
 import { isOriginProto, parseLocalTarget, type LocalTarget, type OriginProto } from './local-target.js';
 import { OriginProxy, type RequestLog } from './origin-proxy.js';
 import { Tunnel } from './tunnel.js';
+import { parseTcpTarget, TcpProxy, type TcpConnectionLog, type TcpTarget } from './tcp-proxy.js';
+import { isProxyProtocolVersion, type ProxyProtocolVersion } from './proxy-protocol.js';
 
 export { DEFAULT_SERVER_URL };
 
@@ -25,7 +27,16 @@ export interface ForwardOptions extends AccessOptions {
    * connection (prior knowledge for http, ALPN for https), which gRPC needs. An `h2c://`
    * address means `h2`. Trailers pass through either way.
    */
-  proto?: OriginProto;
+  proto?: OriginProto | 'tcp';
+  /**
+   * `proto: 'tcp'`: a reserved TCP address of the account (`host:port`, POST /v1/tcp-addresses) to
+   * bind; default a free port at random, the same one again after a reconnect.
+   */
+  remoteAddr?: string;
+  /** `proto: 'tcp'`: closes a connection idle this long, ms (default 1 h; 0: never). */
+  idleTimeoutMs?: number;
+  /** `proto: 'tcp'`: sends the visitor's address first as a PROXY protocol `v1` or `v2` header (default none). */
+  proxyProtocol?: ProxyProtocolVersion;
   /** Agent token (`svc_…`; default SVC_TOKEN). */
   token?: string;
   /**
@@ -78,6 +89,7 @@ export const START_ATTEMPTS = 4;
  * DOMAIN_NOT_VERIFIED, EDGE_UNREACHABLE, POLICY_INVALID (bad access rules, or an edge too old to enforce them).
  */
 export async function forward(options: ForwardOptions): Promise<Tunnel> {
+  if (options.proto === 'tcp') return forwardTcp(options);
   const target = localTarget(options);
   const hostHeader = checkedHostHeader(options.hostHeader ?? envDefault('SVC_HOST_HEADER'));
   const policy = await buildPolicy(options);
@@ -99,10 +111,25 @@ export async function forward(options: ForwardOptions): Promise<Tunnel> {
  */
 export async function forwardMany(
   common: Omit<ForwardOptions, 'addr' | 'subdomain' | 'domain'>,
-  tunnels: Array<Pick<ForwardOptions, 'addr' | 'proto' | 'subdomain' | 'domain' | 'hostHeader' | 'inspect' | keyof AccessOptions>>,
+  tunnels: GroupTunnelSpec[],
 ): Promise<Tunnel[]> {
   return (await openMany(common, tunnels)).tunnels;
 }
+
+/** One tunnel of forwardMany() or an agent's group: HTTP (with its access rules) or TCP. */
+export type GroupTunnelSpec = Pick<
+  ForwardOptions,
+  | 'addr'
+  | 'proto'
+  | 'subdomain'
+  | 'domain'
+  | 'hostHeader'
+  | 'inspect'
+  | 'remoteAddr'
+  | 'idleTimeoutMs'
+  | 'proxyProtocol'
+  | keyof AccessOptions
+>;
 
 /**
  * forwardMany(), also handing back the connection and the second node's session (several edge
@@ -110,26 +137,105 @@ export async function forwardMany(
  */
 export async function openMany(
   common: Omit<ForwardOptions, 'addr' | 'subdomain' | 'domain'>,
-  tunnels: Array<Pick<ForwardOptions, 'addr' | 'proto' | 'subdomain' | 'domain' | 'hostHeader' | 'inspect' | keyof AccessOptions>>,
+  tunnels: GroupTunnelSpec[],
 ): Promise<{ edge: OpenEdge; tunnels: Tunnel[]; standby: AgentSession | undefined }> {
   // Every address and rule is checked before dialling, so a typo never leaves half the tunnels bound.
-  const targets = tunnels.map(localTarget);
-  for (const spec of tunnels) {
-    checkedHostHeader(spec.hostHeader);
-    const problem = accessProblem(spec);
-    if (problem !== undefined) throw new SvcError(ErrorCode.POLICY_INVALID, problem);
-  }
-  const policies = await Promise.all(tunnels.map((spec) => buildPolicy(spec)));
+  const checked = await Promise.all(tunnels.map(checkedTunnelSpec));
   const edge = await openEdge(common);
   const result: Tunnel[] = [];
   try {
-    for (const [index, spec] of tunnels.entries()) result.push(await bindOn(edge, targets[index]!, { ...spec, policy: policies[index] }));
+    for (const [index, spec] of tunnels.entries()) result.push(await bindChecked(edge, spec, checked[index]!));
   } catch (error) {
     // All or nothing: a refused bind releases the tunnels bound before it.
     await Promise.all(result.map((tunnel) => tunnel.close()));
     throw error;
   }
   return { edge, tunnels: result, standby: holdOnSecondNode(edge, result) };
+}
+
+/** A tunnel's target and compiled policy, checked before anything is dialled. */
+export interface CheckedTunnel {
+  target: LocalTarget | TcpTarget;
+  policy: TunnelPolicy | undefined;
+}
+
+/** Checks one tunnel's address, host header and access rules (SvcError NAME_INVALID or POLICY_INVALID), hashing its passwords. */
+export async function checkedTunnelSpec(spec: GroupTunnelSpec): Promise<CheckedTunnel> {
+  if (spec.proto === 'tcp') {
+    const problem = accessProblem(spec);
+    if (problem !== undefined) throw new SvcError(ErrorCode.POLICY_INVALID, problem);
+    if (spec.basicAuth !== undefined || spec.cidrAllow !== undefined || spec.cidrDeny !== undefined) {
+      throw new SvcError(ErrorCode.POLICY_INVALID, 'access rules apply to HTTP tunnels only, not proto "tcp"');
+    }
+    return { target: checkedTcpTarget(spec), policy: undefined };
+  }
+  const target = localTarget(spec);
+  checkedHostHeader(spec.hostHeader);
+  const problem = accessProblem(spec);
+  if (problem !== undefined) throw new SvcError(ErrorCode.POLICY_INVALID, problem);
+  return { target, policy: await buildPolicy(spec) };
+}
+
+/** Binds a checked tunnel on the edge's first session, as HTTP or TCP. */
+export function bindChecked(edge: OpenEdge, spec: GroupTunnelSpec, checked: CheckedTunnel): Promise<Tunnel> {
+  const { target, policy } = checked;
+  return 'origin' in target ? bindOn(edge, target, { ...spec, policy }) : bindTcpOn(edge, target, spec);
+}
+
+/**
+ * A TCP tunnel: a port on the edge whose connections reach `addr` (`port` or `host:port`) as raw
+ * bytes. Resolves once the port is live; the tunnel's `url` is `tcp://<edge host>:<port>`.
+ */
+async function forwardTcp(options: ForwardOptions): Promise<Tunnel> {
+  const { target } = await checkedTunnelSpec(options);
+  const edge = await openEdge(options);
+  const tunnel = await bindTcpOn(edge, target as TcpTarget, options);
+  holdOnSecondNode(edge, [tunnel]);
+  return tunnel;
+}
+
+/** A TCP tunnel's local target and options, checked before dialling; bad ones are NAME_INVALID. */
+function checkedTcpTarget(options: Pick<ForwardOptions, 'addr' | 'proxyProtocol' | 'idleTimeoutMs'>): TcpTarget {
+  const target = parseTcpTarget(options.addr);
+  if (typeof target === 'string') throw new SvcError(ErrorCode.NAME_INVALID, target);
+  if (options.proxyProtocol !== undefined && !isProxyProtocolVersion(options.proxyProtocol)) {
+    throw new SvcError(ErrorCode.NAME_INVALID, `invalid proxy protocol "${String(options.proxyProtocol)}": expected v1 or v2`);
+  }
+  const idle = options.idleTimeoutMs;
+  if (idle !== undefined && (!Number.isInteger(idle) || idle < 0)) {
+    throw new SvcError(ErrorCode.NAME_INVALID, `invalid idle timeout ${String(idle)}: expected a whole number of ms, 0 for none`);
+  }
+  return target;
+}
+
+async function bindTcpOn(
+  edge: OpenEdge,
+  target: TcpTarget,
+  options: Pick<ForwardOptions, 'remoteAddr' | 'idleTimeoutMs' | 'proxyProtocol'>,
+): Promise<Tunnel> {
+  const { session } = edge;
+  const request: BindRequest = { local: target.hostPort, proto: 'tcp' };
+  if (edge.group !== undefined) request.group = edge.group;
+  if (options.remoteAddr !== undefined) request.remoteAddr = options.remoteAddr;
+  let tunnel: Tunnel | undefined;
+  const onLog = (log: TcpConnectionLog): void => {
+    if (tunnel === undefined) return;
+    tunnel.openRequests--;
+    tunnel.emit('connection', log);
+  };
+  const proxy = new TcpProxy(target, onLog, {
+    ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
+    ...(options.proxyProtocol !== undefined ? { proxyProtocol: options.proxyProtocol } : {}),
+  });
+  tunnel = new Tunnel(session, target, proxy, request);
+  try {
+    tunnel.onBound(await session.bind(request, tunnel));
+  } catch (error) {
+    await proxy.close();
+    if (session.tunnelCount === 0) await session.close();
+    throw error;
+  }
+  return tunnel;
 }
 
 /** The first connection of an agent, with what a second one needs when several edge URLs were given. */
@@ -172,6 +278,7 @@ export function holdOnSecondNode(edge: OpenEdge, tunnels: Tunnel[]): AgentSessio
 /** The local target of forward() options; a bad address or proto is NAME_INVALID. */
 export function localTarget(options: Pick<ForwardOptions, 'addr' | 'proto'>): LocalTarget {
   if (options.proto !== undefined && !isOriginProto(options.proto)) {
+    if (options.proto === 'tcp') throw new SvcError(ErrorCode.NAME_INVALID, 'proto "tcp" binds a TCP tunnel: use forward()');
     throw new SvcError(ErrorCode.NAME_INVALID, `invalid proto "${String(options.proto)}": expected http1 or h2`);
   }
   const target = parseLocalTarget(options.addr, options.proto);

@@ -15,6 +15,8 @@ export { hostHeaderProblem } from './host-header.js';
 export { accessProblem, buildPolicy, splitList, type AccessOptions } from './access.js';
 export { reconnectDelay, RECONNECT_BASE_MS, RECONNECT_CAP_MS } from './backoff.js';
 export type { RequestLog } from './origin-proxy.js';
+export { DEFAULT_TCP_IDLE_TIMEOUT_MS, parseTcpTarget, type TcpConnectionLog, type TcpProxyOptions, type TcpTarget } from './tcp-proxy.js';
+export { isProxyProtocolVersion, proxyProtocolHeader, type ProxyProtocolVersion } from './proxy-protocol.js';
 export { ApiClient, ApiError, ClientErrorCode, type ApiClientOptions } from './api-client.js';
 export { parseSse, type SseEvent } from './sse.js';
 export {
@@ -39,6 +41,7 @@ export type {
   RequestFilters,
   RequestPage,
   RequestStreamEvent,
+  TcpAddress,
   StreamFilters,
   TunnelInfo,
   Usage,

@@ -15,6 +15,10 @@ export interface BindRequest {
   group?: string;
   /** The tunnel's rules (passwords hashed), sent with every bind and rebind; absent: none. */
   policy?: TunnelPolicy;
+  /** `tcp`: a TCP tunnel (a port on the edge); absent: HTTP. */
+  proto?: 'tcp';
+  /** A TCP tunnel's reserved address to bind (`--remote-addr`). */
+  remoteAddr?: string;
 }
 
 /** A successful bind. */

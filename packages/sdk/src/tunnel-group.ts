@@ -1,23 +1,22 @@
 import type { AgentSession } from './agent-session.js';
+import type { AccessOptions } from './access.js';
 import {
-  bindOn,
-  checkedHostHeader,
+  bindChecked,
+  checkedTunnelSpec,
   holdOnSecondNode,
-  localTarget,
   openEdge,
   openMany,
   type ForwardOptions,
+  type GroupTunnelSpec,
   type OpenEdge,
 } from './forward.js';
-import { ErrorCode, SvcError } from '@svcrouter/protocol';
-import { accessProblem, buildPolicy, type AccessOptions } from './access.js';
 import type { Tunnel } from './tunnel.js';
 
 /** Options shared by every tunnel of a group: where to dial and how. */
-export type GroupOptions = Omit<ForwardOptions, 'addr' | 'proto' | 'subdomain' | 'domain' | 'hostHeader' | 'inspect' | keyof AccessOptions>;
+export type GroupOptions = Omit<ForwardOptions, keyof GroupTunnelSpec | keyof AccessOptions>;
 
 /** One tunnel of a group. */
-export type GroupTunnelOptions = Pick<ForwardOptions, 'addr' | 'proto' | 'subdomain' | 'domain' | 'hostHeader' | 'inspect' | keyof AccessOptions>;
+export type GroupTunnelOptions = GroupTunnelSpec;
 
 /**
  * The tunnels of one agent process over one session, which grows and shrinks while it runs: an
@@ -73,17 +72,13 @@ export class TunnelGroup {
   }
 
   private async addNow(spec: GroupTunnelOptions): Promise<Tunnel> {
-    const target = localTarget(spec);
-    checkedHostHeader(spec.hostHeader);
-    const problem = accessProblem(spec);
-    if (problem !== undefined) throw new SvcError(ErrorCode.POLICY_INVALID, problem);
-    const policy = await buildPolicy(spec);
+    const checked = await checkedTunnelSpec(spec);
     if (this.edge.session.tunnelCount === 0) {
       // The previous session closed with its last tunnel: dial afresh, once (the caller retries).
       this.edge = await openEdge({ ...this.common, startAttempts: 1 });
       this.standby = undefined;
     }
-    const tunnel = await bindOn(this.edge, target, { ...spec, policy });
+    const tunnel = await bindChecked(this.edge, spec, checked);
     if (this.standby === undefined) this.standby = holdOnSecondNode(this.edge, [tunnel]);
     else tunnel.attachStandby(this.standby, true);
     return tunnel;

@@ -5,6 +5,7 @@ import type { BindRequest, Bound, SessionTunnel } from './session-tunnel.js';
 import type { Inspector } from './inspector.js';
 import type { LocalTarget } from './local-target.js';
 import type { OriginProxy, RequestLog } from './origin-proxy.js';
+import type { TcpConnectionLog, TcpProxy, TcpTarget } from './tcp-proxy.js';
 import { StandbyLink, type StandbyOwner } from './standby-link.js';
 
 // A live tunnel as forward() hands it out: its public state and events, and how it follows
@@ -13,6 +14,8 @@ import { StandbyLink, type StandbyOwner } from './standby-link.js';
 /** The events of a Tunnel and their arguments, so listeners are typed. */
 export interface TunnelEvents {
   request: [log: RequestLog];
+  /** A TCP tunnel's visitor connection closed. */
+  connection: [log: TcpConnectionLog];
   reconnecting: [info: { attempt: number; delayMs: number; reason: string; planned: boolean }];
   reconnected: [url: string];
   /** Several edge URLs: the session through `lost` dropped; the other node still serves the tunnel. */
@@ -27,6 +30,7 @@ type Path = 'primary' | 'standby';
 /**
  * A live tunnel. Events:
  * - 'request' (RequestLog) after each visitor request completes;
+ * - 'connection' (TcpConnectionLog) after each visitor connection of a TCP tunnel closes;
  * - 'reconnecting' ({attempt, delayMs, reason, planned}) when the edge connection was lost;
  *   `planned` when the edge announced it was leaving (a restart), not a failure;
  * - 'reconnected' (url) when the tunnel is live again, under the same hostname;
@@ -54,8 +58,9 @@ export class Tunnel extends EventEmitter<TunnelEvents> implements SessionTunnel,
 
   constructor(
     private readonly session: AgentSession,
-    readonly target: LocalTarget,
-    private readonly proxy: OriginProxy,
+    /** The local service: an HTTP target, or a TCP tunnel's `host:port`. */
+    readonly target: LocalTarget | TcpTarget,
+    private readonly proxy: OriginProxy | TcpProxy,
     request: BindRequest,
   ) {
     super();

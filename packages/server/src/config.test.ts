@@ -23,8 +23,8 @@ describe('loadConfig defaults', () => {
       dnsServers: ['1.1.1.1', '8.8.8.8'],
       edgeTarget: undefined,
       plans: {
-        free: { tunnels: 10, domains: 2, bandwidthBytes: 53687091200, webhooks: 2 },
-        pro: { tunnels: 1000, domains: 25, bandwidthBytes: 1099511627776, webhooks: 20 },
+        free: { tunnels: 10, domains: 2, bandwidthBytes: 53687091200, webhooks: 2, tcpAddresses: 1 },
+        pro: { tunnels: 1000, domains: 25, bandwidthBytes: 1099511627776, webhooks: 20, tcpAddresses: 20 },
       },
       publicHttpsPort: undefined,
       heartbeatMs: 5000,
@@ -41,6 +41,7 @@ describe('loadConfig defaults', () => {
       holdMs: 10_000,
       drainMs: 30_000,
       unreadyMs: 0,
+      tcpPorts: { from: 20000, to: 20999 },
       cluster: undefined,
       webhookAllowPrivate: false,
       webhookRetryMs: [5000, 30000, 120000, 600000, 3600000],
@@ -141,13 +142,23 @@ describe('loadConfig values', () => {
 
   it('merges SVC_PLANS over the defaults field by field', () => {
     const c = loadConfig({ SVC_PLANS: '{"free":{"tunnels":3,"bandwidthBytes":1073741824}}' }, CWD);
-    assert.deepEqual(c.plans.free, { tunnels: 3, domains: 2, bandwidthBytes: 1073741824, webhooks: 2 });
+    assert.deepEqual(c.plans.free, { tunnels: 3, domains: 2, bandwidthBytes: 1073741824, webhooks: 2, tcpAddresses: 1 });
     assert.deepEqual(c.plans.pro, DEFAULT_PLANS.pro);
+  });
+});
+
+describe('SVC_TCP_PORTS', () => {
+  it('takes a range, a single port, or off', () => {
+    assert.deepEqual(loadConfig({ SVC_TCP_PORTS: '30000-30009' }, CWD).tcpPorts, { from: 30000, to: 30009 });
+    assert.deepEqual(loadConfig({ SVC_TCP_PORTS: '30000' }, CWD).tcpPorts, { from: 30000, to: 30000 });
+    assert.equal(loadConfig({ SVC_TCP_PORTS: 'off' }, CWD).tcpPorts, undefined);
   });
 });
 
 describe('loadConfig errors name the variable', () => {
   const cases: Array<[Record<string, string>, string]> = [
+    [{ SVC_TCP_PORTS: '20999-20000' }, 'invalid SVC_TCP_PORTS: expected a port range such as 20000-20999, a port, or off'],
+    [{ SVC_TCP_PORTS: '0-10' }, 'invalid SVC_TCP_PORTS: expected a port range such as 20000-20999, a port, or off'],
     [{ SVC_HTTP_PORT: '80a' }, 'invalid SVC_HTTP_PORT: expected an integer 0-65535'],
     [{ SVC_HTTP_PORT: '65536' }, 'invalid SVC_HTTP_PORT: expected an integer 0-65535'],
     [{ SVC_HTTP_PORT: '-1' }, 'invalid SVC_HTTP_PORT: expected an integer 0-65535'],
@@ -179,11 +190,11 @@ describe('loadConfig errors name the variable', () => {
     [{ SVC_PLANS: '{"pro":{"domains":"25"}}' }, 'invalid SVC_PLANS: expected a non-negative integer at pro.domains'],
     [
       { SVC_PLANS: '{"team":{"tunnels":5}}' },
-      'invalid SVC_PLANS: expected only free/pro with tunnels/domains/bandwidthBytes/webhooks (unknown: team)',
+      'invalid SVC_PLANS: expected only free/pro with tunnels/domains/bandwidthBytes/webhooks/tcpAddresses (unknown: team)',
     ],
     [
       { SVC_PLANS: '{"free":{"tunnel":5}}' },
-      'invalid SVC_PLANS: expected only free/pro with tunnels/domains/bandwidthBytes/webhooks (unknown: tunnel)',
+      'invalid SVC_PLANS: expected only free/pro with tunnels/domains/bandwidthBytes/webhooks/tcpAddresses (unknown: tunnel)',
     ],
     [{ SVC_PLANS: '[1]' }, 'invalid SVC_PLANS: expected JSON such as {"free":{"tunnels":3}}'],
     [{ SVC_PLANS: '{"free":5}' }, 'invalid SVC_PLANS: expected JSON such as {"free":{"tunnels":3}} (bad value at free)'],

@@ -15,7 +15,18 @@ import type { Plan, PlanLimits } from './store/index.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
+/** An inclusive range of edge ports for TCP tunnels. */
+export interface TcpPortRange {
+  readonly from: number;
+  readonly to: number;
+}
+
 export interface ServerConfig {
+  /**
+   * SVC_TCP_PORTS. Default `20000-20999`: the ports TCP tunnels get (`svc tcp`), a free one at
+   * random per new tunnel; `off` turns TCP tunnels off. A single port `N` is the range N-N.
+   */
+  readonly tcpPorts: TcpPortRange | undefined;
   /** SVC_SHARED_DOMAIN. Default `localhost`. Lower-cased; tunnels are `<sub>.<sharedDomain>`, the API is at the apex. */
   readonly sharedDomain: string;
   /** SVC_HTTP_PORT. Default 8080; 0 picks a free port (tests). */
@@ -144,8 +155,8 @@ export interface ClusterConfig {
 
 /** Plan limits before SVC_PLANS overrides. */
 export const DEFAULT_PLANS: Readonly<Record<Plan, Readonly<PlanLimits>>> = Object.freeze({
-  free: Object.freeze({ tunnels: 10, domains: 2, bandwidthBytes: 53_687_091_200, webhooks: 2 }),
-  pro: Object.freeze({ tunnels: 1000, domains: 25, bandwidthBytes: 1_099_511_627_776, webhooks: 20 }),
+  free: Object.freeze({ tunnels: 10, domains: 2, bandwidthBytes: 53_687_091_200, webhooks: 2, tcpAddresses: 1 }),
+  pro: Object.freeze({ tunnels: 1000, domains: 25, bandwidthBytes: 1_099_511_627_776, webhooks: 20, tcpAddresses: 20 }),
 });
 
 /** Every default, in one place. */
@@ -170,6 +181,7 @@ export const DEFAULTS = Object.freeze({
   drainMs: 30_000,
   unreadyMs: 0,
   webhookRetryMs: Object.freeze([5_000, 30_000, 120_000, 600_000, 3_600_000]),
+  tcpPorts: Object.freeze({ from: 20000, to: 20999 }) as TcpPortRange | undefined,
 });
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -295,8 +307,18 @@ const planOverride = z.strictObject({
   domains: limit.optional(),
   bandwidthBytes: limit.optional(),
   webhooks: limit.optional(),
+  tcpAddresses: limit.optional(),
 });
 const plansOverride = z.strictObject({ free: planOverride.optional(), pro: planOverride.optional() });
+
+const tcpPortRange: Check<TcpPortRange | undefined> = (raw) => {
+  if (raw === 'off') return ok(undefined);
+  const match = /^(\d{1,5})(?:-(\d{1,5}))?$/.exec(raw);
+  const from = Number(match?.[1]);
+  const to = match?.[2] === undefined ? from : Number(match[2]);
+  if (!match || from < 1 || to > 65535 || from > to) return expected('a port range such as 20000-20999, a port, or off');
+  return ok(Object.freeze({ from, to }));
+};
 
 const plans: Check<ServerConfig['plans']> = (raw) => {
   let json: unknown;
@@ -310,7 +332,7 @@ const plans: Check<ServerConfig['plans']> = (raw) => {
     const issue = parsed.error.issues[0];
     const where = issue?.path.join('.') ?? '';
     if (issue?.code === 'unrecognized_keys') {
-      return expected(`only free/pro with tunnels/domains/bandwidthBytes/webhooks (unknown: ${issue.keys.join(', ')})`);
+      return expected(`only free/pro with tunnels/domains/bandwidthBytes/webhooks/tcpAddresses (unknown: ${issue.keys.join(', ')})`);
     }
     if (where.includes('.')) return expected(`a non-negative integer at ${where}`);
     return expected(`JSON such as {"free":{"tunnels":3}}${where ? ` (bad value at ${where})` : ''}`);
@@ -351,6 +373,7 @@ const ENV_SCHEMA = z.object({
   SVC_HOLD_MS: envVar(DEFAULTS.holdMs, integer(0, 600_000)),
   SVC_DRAIN_MS: envVar(DEFAULTS.drainMs, integer(0, 600_000)),
   SVC_UNREADY_MS: envVar(DEFAULTS.unreadyMs, integer(0, 600_000)),
+  SVC_TCP_PORTS: envVar(DEFAULTS.tcpPorts, tcpPortRange),
   SVC_NODE_URL: envVar<string | undefined>(undefined, nodeUrl),
   SVC_CLUSTER_SECRET: envVar<string | undefined>(undefined, clusterSecret),
   SVC_WEBHOOK_ALLOW_PRIVATE: envVar<'true' | 'false'>('false', oneOf(['true', 'false'] as const)),
@@ -416,6 +439,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd: string 
     holdMs: e.SVC_HOLD_MS,
     drainMs: e.SVC_DRAIN_MS,
     unreadyMs: e.SVC_UNREADY_MS,
+    tcpPorts: e.SVC_TCP_PORTS,
     cluster,
     webhookAllowPrivate: e.SVC_WEBHOOK_ALLOW_PRIVATE === 'true',
     webhookRetryMs: e.SVC_WEBHOOK_RETRY_MS,

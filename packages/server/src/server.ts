@@ -169,6 +169,7 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
         releaseTunnel: (id, reason) => fleet.releaseTunnel(id, reason),
         isLive: (id) => fleet.isLive(id),
         limitsFor: (plan) => config.plans[plan],
+        tcpPorts: config.tcpPorts,
         liveTunnels: (accountId) => fleet.liveTunnels(accountId),
         meter: { usedBytes: (accountId) => usage.loadUsedBytes(accountId) },
         dropSessionsOfKey: (keyId, message) => fleet.dropSessionsOfKey(keyId, message),
@@ -201,6 +202,8 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
     apex: api,
     observe,
     isOverBandwidth: (accountId) => usage.isOverQuota(accountId),
+    tcpPorts: config.tcpPorts,
+    tcpHost: config.host,
     meter: (accountId, bytes) => {
       usage.record(accountId, bytes);
       return !usage.shouldCutOff(accountId);
@@ -329,7 +332,8 @@ function inspectorRecord(exchange: Exchange): CapturedRequest {
     path: exchange.path,
     status: exchange.status,
     durationMs,
-    bytes: exchange.bytesOut,
+    // A TCP connection's bytes are both directions' (docs/api.md); a request's, its response body.
+    bytes: exchange.proto === 'tcp' ? exchange.bytesIn + exchange.bytesOut : exchange.bytesOut,
     ip: exchange.ip,
     userAgent: exchange.userAgent,
     proto: exchange.proto,

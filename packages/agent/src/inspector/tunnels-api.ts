@@ -1,13 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
-import { TunnelConfigSchema, TunnelNameSchema } from '../config-schema.js';
+import { checkTunnel, TunnelFieldsSchema, TunnelNameSchema } from '../config-schema.js';
 import { apiError, readBody, type Send } from './http-json.js';
 
 /** Largest body of POST /api/tunnels, bytes: a tunnel's settings are a few hundred. */
 const MAX_TUNNEL_REQUEST_BYTES = 64 * 1024;
 
 /** The body of POST /api/tunnels: a tunnel as a config file declares it, plus its name. */
-export const NewTunnelSchema = TunnelConfigSchema.extend({ name: TunnelNameSchema });
+export const NewTunnelSchema = TunnelFieldsSchema.extend({ name: TunnelNameSchema }).superRefine(checkTunnel);
 export type NewTunnel = z.infer<typeof NewTunnelSchema>;
 
 /** A tunnel of the running agent as the agent API shows it. */

@@ -1,6 +1,7 @@
 import type { JSX } from 'preact';
 import { EmptyState, ErrorText, Loading, PageHeader, TableHead } from '../components/bits.js';
 import { ConfirmButton } from '../components/confirm-button.js';
+import { CopyButton } from '../components/copy-button.js';
 import { api } from '../lib/api.js';
 import { formatTime } from '../lib/format.js';
 import type { Tunnel } from '../lib/types.js';
@@ -47,9 +48,16 @@ function TunnelRow({ tunnel, onStopped }: { tunnel: Tunnel; onStopped: () => Pro
   return (
     <tr role="row" class={online ? '' : 'dim'}>
       <td role="cell" data-label="URL">
-        <a href={tunnel.url} target="_blank" rel="noopener noreferrer">
-          {tunnel.url}
-        </a>
+        {tunnel.proto === 'tcp' ? (
+          // A browser cannot open a tcp:// address: it is shown to copy into ssh, psql and the like.
+          <>
+            <code>{tunnel.url}</code> <CopyButton text={tunnel.url} what="TCP address" />
+          </>
+        ) : (
+          <a href={tunnel.url} target="_blank" rel="noopener noreferrer">
+            {tunnel.url}
+          </a>
+        )}
       </td>
       <td role="cell" data-label="Local target">
         <code>{tunnel.local}</code>

@@ -167,6 +167,22 @@ export interface paths {
      */
     post: operations["postV1WebhooksIdDeliveriesDeliveryIdRetry"];
   };
+  "/v1/tcp-addresses": {
+    /** TCP addresses reserved by the account */
+    get: operations["getV1Tcpaddresses"];
+    /**
+     * Reserve a TCP address
+     * @description Reserves a free port of the server’s TCP range for the account for good; `svc tcp <port> --remote-addr <addr>` binds it, and no other account can. 403 tcp_address_limit: the plan limit (`tcpAddresses`) is reached (the message states it). 409 tcp_port_unavailable: every port is in use or reserved, or TCP tunnels are off.
+     */
+    post: operations["postV1Tcpaddresses"];
+  };
+  "/v1/tcp-addresses/{id}": {
+    /**
+     * Release a reserved TCP address
+     * @description A tunnel bound on it is closed (its agent prints a line and exits), and the port is free for anyone.
+     */
+    delete: operations["deleteV1TcpaddressesId"];
+  };
   "/healthz": {
     /** Liveness: the process answers */
     get: operations["getHealthz"];
@@ -236,8 +252,14 @@ export interface components {
       id: string;
       /** @enum {string} */
       status: "online" | "offline";
-      /** @description public https URL */
+      /**
+       * @description http: an HTTPS hostname; tcp: a port on the edge (svc tcp)
+       * @enum {string}
+       */
+      proto: "http" | "tcp" | "tls";
+      /** @description public address: https://host for http, tcp://host:port for tcp */
       url: string;
+      /** @description the hostname, or host:port for tcp */
       host: string;
       /** @description the agent chose the name (SVC_SUBDOMAIN / SVC_DOMAIN) */
       pinned: boolean;
@@ -603,6 +625,23 @@ export interface components {
     WebhookDeliveryList: {
       deliveries: components["schemas"]["WebhookDelivery"][];
     };
+    TcpAddress: {
+      id: string;
+      port: number;
+      /** @description host:port, for --remote-addr */
+      addr: string;
+      /** @description tcp://host:port, what visitors connect to */
+      url: string;
+      /**
+       * Format: date-time
+       * @description ISO 8601 UTC timestamp
+       */
+      createdAt: string;
+    };
+    TcpAddressList: {
+      tcpAddresses: components["schemas"]["TcpAddress"][];
+    };
+    NewTcpAddress: Record<string, never>;
   };
   responses: never;
   parameters: never;
@@ -1805,6 +1844,149 @@ export interface operations {
     };
     responses: {
       /** @description queued */
+      204: {
+        content: never;
+      };
+      /** @description invalid or unknown path parameter, query parameter or body field; the message names it */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description missing, malformed or revoked token (or session cookie); on /auth/signin a wrong email or password */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Unauthorized"];
+        };
+      };
+      /** @description refused: see the error code (csrf_failed, signup_closed, invalid_credentials) */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description no such resource on this account (another account's ids answer the same) */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description unexpected server error (no details) */
+      default: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** TCP addresses reserved by the account */
+  getV1Tcpaddresses: {
+    responses: {
+      /** @description the reservations, lowest port first */
+      200: {
+        content: {
+          "application/json": components["schemas"]["TcpAddressList"];
+        };
+      };
+      /** @description invalid or unknown path parameter, query parameter or body field; the message names it */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description missing, malformed or revoked token (or session cookie); on /auth/signin a wrong email or password */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Unauthorized"];
+        };
+      };
+      /** @description refused: see the error code (csrf_failed, signup_closed, invalid_credentials) */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description unexpected server error (no details) */
+      default: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Reserve a TCP address
+   * @description Reserves a free port of the server’s TCP range for the account for good; `svc tcp <port> --remote-addr <addr>` binds it, and no other account can. 403 tcp_address_limit: the plan limit (`tcpAddresses`) is reached (the message states it). 409 tcp_port_unavailable: every port is in use or reserved, or TCP tunnels are off.
+   */
+  postV1Tcpaddresses: {
+    requestBody?: {
+      content: {
+        "application/json": components["schemas"]["NewTcpAddress"];
+      };
+    };
+    responses: {
+      /** @description the new reservation */
+      201: {
+        content: {
+          "application/json": components["schemas"]["TcpAddress"];
+        };
+      };
+      /** @description invalid or unknown path parameter, query parameter or body field; the message names it */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description missing, malformed or revoked token (or session cookie); on /auth/signin a wrong email or password */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Unauthorized"];
+        };
+      };
+      /** @description refused: see the error code (csrf_failed, signup_closed, invalid_credentials) */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description conflict with the current state; the message says how to resolve it */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description request body too large */
+      413: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description request body is not application/json */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description unexpected server error (no details) */
+      default: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /**
+   * Release a reserved TCP address
+   * @description A tunnel bound on it is closed (its agent prints a line and exits), and the port is free for anyone.
+   */
+  deleteV1TcpaddressesId: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description released */
       204: {
         content: never;
       };

@@ -5,6 +5,7 @@ import { passwordRoutes, type PasswordRouteDeps } from './routes-password.js';
 import { requestStreamRoutes, type RequestStreamDeps } from './routes-request-stream.js';
 import { requestRoutes, type RequestRouteDeps } from './routes-requests.js';
 import { usageRoutes, type UsageRouteDeps } from './routes-usage.js';
+import { tcpAddressRoutes, type TcpAddressRouteDeps } from './routes-tcp-addresses.js';
 import type { AnyRoute } from './router.js';
 import { webhookRoutes, type WebhookRouteDeps } from './routes-webhooks.js';
 
@@ -18,14 +19,16 @@ export interface ControlPlaneDeps
     Omit<RequestStreamDeps, 'store'>,
     Omit<DomainRouteDeps, 'store'>,
     Omit<PasswordRouteDeps, 'store'>,
-    Omit<WebhookRouteDeps, 'store'> {
+    Omit<WebhookRouteDeps, 'store'>,
+    Omit<TcpAddressRouteDeps, 'store'> {
   store: CoreRouteDeps['store'] &
     KeyRouteDeps['store'] &
     UsageRouteDeps['store'] &
     RequestRouteDeps['store'] &
     DomainRouteDeps['store'] &
     PasswordRouteDeps['store'] &
-    WebhookRouteDeps['store'];
+    WebhookRouteDeps['store'] &
+    TcpAddressRouteDeps['store'];
 }
 
 /**
@@ -42,5 +45,6 @@ export function controlPlaneRoutes(deps: ControlPlaneDeps): AnyRoute[] {
     ...domainRoutes(deps),
     ...passwordRoutes(deps),
     ...webhookRoutes(deps),
+    ...tcpAddressRoutes(deps),
   ];
 }

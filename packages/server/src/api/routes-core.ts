@@ -19,10 +19,13 @@ export interface CoreRouteDeps {
 
 /** The tunnel as the API shows it. */
 export function tunnelView(tunnel: Tunnel, deps: Pick<CoreRouteDeps, 'publicUrl' | 'isLive'>): z.input<typeof TunnelView> {
+  // A TCP tunnel is named `<shared domain>:<port>` (edge/tcp/tcp-address.ts); no hostname has a colon.
+  const tcp = tunnel.hostname.includes(':');
   return {
     id: tunnel.id,
     status: deps.isLive(tunnel.id) ? 'online' : 'offline',
-    url: deps.publicUrl(tunnel.hostname),
+    proto: tcp ? 'tcp' : 'http',
+    url: tcp ? `tcp://${tunnel.hostname}` : deps.publicUrl(tunnel.hostname),
     host: tunnel.hostname,
     pinned: tunnel.pinned,
     local: tunnel.localAddr,

@@ -12,7 +12,8 @@ export const apiSchemas = z.registry<{ id: string; description?: string }>();
 /** The same named schemas by id, to validate a response against what OpenAPI says it is. */
 export const schemasById: Record<string, z.ZodType> = {};
 
-function named<T extends z.ZodType>(id: string, description: string, schema: T): T {
+/** Registers a schema under `id` for OpenAPI and response checks. */
+export function named<T extends z.ZodType>(id: string, description: string, schema: T): T {
   apiSchemas.add(schema, { id, description });
   schemasById[id] = schema;
   return schema;
@@ -90,8 +91,9 @@ export const Tunnel = named(
   z.strictObject({
     id: z.string(),
     status: z.enum(['online', 'offline']),
-    url: z.string().describe('public https URL'),
-    host: z.string(),
+    proto: z.enum(['http', 'tcp', 'tls']).describe('http: an HTTPS hostname; tcp: a port on the edge (svc tcp)'),
+    url: z.string().describe('public address: https://host for http, tcp://host:port for tcp'),
+    host: z.string().describe('the hostname, or host:port for tcp'),
     pinned: z.boolean().describe('the agent chose the name (SVC_SUBDOMAIN / SVC_DOMAIN)'),
     local: z.string().describe("the agent's local address"),
     agentVersion: z.string(),

@@ -1,7 +1,15 @@
 import { randomInt } from 'node:crypto';
 import type { Logger } from 'pino';
 import { BindMessages, ErrorCode, Messages, SvcError, hasRules, policyProblem, type AgentMessage } from '@svcrouter/protocol';
-import { PolicyConflictError, StoreConflictError, type Account, type Plan, type PlanLimits, type Store, type Tunnel } from '../store/index.js';
+import {
+  PolicyConflictError,
+  StoreConflictError,
+  type Account,
+  type Plan,
+  type PlanLimits,
+  type Store,
+  type Tunnel,
+} from '../store/index.js';
 import { compilePolicy } from '../policy/index.js';
 import type { EdgeSession, UnbindReason } from './edge-session.js';
 import { isDnsLabel } from '../hostname/index.js';
@@ -45,6 +53,14 @@ export interface BinderDeps {
    * the name's grace period ended without a reconnect (a blip reports nothing either way).
    */
   onTunnelChange?(change: TunnelChange): void;
+  /** TCP tunnels (edge/tcp/): picks and claims a bind's port; absent: `proto: 'tcp'` binds are refused. */
+  tcp?: TcpChooser;
+}
+
+/** What the binder asks of TCP tunnels: the port's name for a bind, and giving it up when the bind fails after. */
+export interface TcpChooser {
+  choose(accountId: string, request: Extract<AgentMessage, { type: 'bind' }>): Promise<{ hostname: string; pinned: boolean }>;
+  failed(hostname: string, accountId: string, pinned: boolean): void;
 }
 
 /** A tunnel coming online (with its stored row) or going offline (webhooks' tunnel.online / tunnel.offline). */
@@ -162,10 +178,23 @@ export class Binder {
     const account = await store.accounts.byId(session.accountId);
     if (!account) throw new SvcError(ErrorCode.TOKEN_INVALID, Messages.TOKEN_INVALID);
     if (this.deps.isOverBandwidth?.(account.id)) throw new SvcError(ErrorCode.BANDWIDTH_LIMIT, Messages.BANDWIDTH_LIMIT);
-    const { hostname, pinned } = await this.chooseHostname(account.id, request);
+    if (request.proto !== undefined && request.proto !== 'tcp') {
+      throw new SvcError(ErrorCode.PROTOCOL, `unknown tunnel proto "${String(request.proto).slice(0, 20)}": expected tcp or none`);
+    }
+    const tcp = request.proto === 'tcp';
+    const { hostname, pinned } = tcp ? await this.chooseTcp(account.id, request) : await this.chooseHostname(account.id, request);
     const pending = this.pendingWrites.get(account.id);
     if (pending) await Promise.all(pending);
-    return serialize(this.hostLocks, hostname, () => this.claim(session, account, hostname, pinned, request));
+    const bound = serialize(this.hostLocks, hostname, () => this.claim(session, account, hostname, pinned, request));
+    // A TCP port is claimed and listened on before the limit check: a refused bind gives it up.
+    if (tcp) bound.catch(() => this.deps.tcp?.failed(hostname, account.id, pinned));
+    return bound;
+  }
+
+  private chooseTcp(accountId: string, request: Extract<AgentMessage, { type: 'bind' }>): Promise<{ hostname: string; pinned: boolean }> {
+    if (!this.deps.tcp)
+      throw new SvcError(ErrorCode.TCP_PORT_UNAVAILABLE, `${Messages.TCP_PORT_UNAVAILABLE}: TCP tunnels are off on this edge`);
+    return this.deps.tcp.choose(accountId, request);
   }
 
   /** Checks the holder and the limit, records the tunnel online and routes it. Runs under the hostname lock. */
@@ -231,7 +260,7 @@ export class Binder {
       tunnelId: tunnel.id,
       accountId: account.id,
       hostname,
-      url: this.deps.publicUrl(hostname),
+      url: request.proto === 'tcp' ? `tcp://${hostname}` : this.deps.publicUrl(hostname),
       // Shown on the 502 page of every request that cannot reach it: the agent's word, so capped.
       local: String(request.local ?? '').slice(0, 200),
       pinned,

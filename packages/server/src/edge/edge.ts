@@ -32,6 +32,7 @@ import {
 import { acceptSession, clientIp, isSessionUpgrade, type Authenticate } from './session-acceptor.js';
 import { UpgradeVisitor } from './upgrade.js';
 import { SessionLimits, type SessionLimitsConfig } from './session-limits.js';
+import { TcpTunnels } from './tcp/tcp-tunnels.js';
 
 type VisitorRequest = IncomingMessage | Http2ServerRequest;
 type VisitorResponse = ServerResponse | Http2ServerResponse;
@@ -61,6 +62,10 @@ export interface EdgeDeps extends Omit<BinderDeps, 'router'> {
    * when this node holds none; undefined when no node does (or this node is alone).
    */
   remoteBinding?(host: string): Binding | undefined;
+  /** SVC_TCP_PORTS: the ports of TCP tunnels; absent: TCP tunnels are off. */
+  tcpPorts?: { from: number; to: number } | undefined;
+  /** Interface TCP tunnel ports listen on (SVC_BIND_HOST); default every interface. */
+  tcpHost?: string;
 }
 
 /**
@@ -78,9 +83,25 @@ export class Edge implements LeanHandler, Fleet {
   private readonly binder: Binder;
   private readonly holds: Holds;
   private readonly exchanges: ExchangeDeps;
+  /** TCP tunnels' ports and listeners; undefined when SVC_TCP_PORTS is off. */
+  readonly tcp: TcpTunnels | undefined;
 
   constructor(private readonly deps: EdgeDeps) {
-    this.binder = new Binder({ ...deps, router: this.router });
+    this.tcp = deps.tcpPorts
+      ? new TcpTunnels({
+          store: deps.store,
+          router: this.router,
+          range: deps.tcpPorts,
+          host: deps.tcpHost ?? '::',
+          sharedDomain: deps.sharedDomain,
+          nodeId: deps.nodeId,
+          graceMs: deps.nameGraceMs ?? 0,
+          log: deps.log,
+          observe: deps.observe ?? (() => undefined),
+          meter: deps.meter,
+        })
+      : undefined;
+    this.binder = new Binder({ ...deps, router: this.router, ...(this.tcp ? { tcp: this.tcp } : {}) });
     this.sessionLimits = new SessionLimits(deps.sessionLimits ?? { perNode: Infinity, perAccount: Infinity });
     this.holds = new Holds({
       holdMs: deps.holdMs ?? 0,
@@ -246,6 +267,7 @@ export class Edge implements LeanHandler, Fleet {
     }
     binding.session.release(tunnelId, ErrorCode.TUNNEL_RELEASED, reason);
     this.router.remove(binding);
+    this.tcp?.unbound(binding, true);
     return true;
   }
 
@@ -292,12 +314,14 @@ export class Edge implements LeanHandler, Fleet {
     // would otherwise end an HTTP/2 stream without its error code.
     for (let turn = 0; turn < 2; turn++) await new Promise((resolve) => setImmediate(resolve));
     await this.binder.idle();
+    await this.tcp?.close();
   }
 
   private unbind(binding: Binding, reason: UnbindReason): void {
     // Off the router at once; the store write is ordered against binds of the same name (Binder).
     this.binder.unbind(binding, reason);
     const clean = reason !== 'lost';
+    this.tcp?.unbound(binding, clean);
     this.deps.log.info({ tunnelId: binding.tunnelId, hostname: binding.hostname, clean, reason }, 'tunnel unbound');
   }
 

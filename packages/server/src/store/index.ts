@@ -54,3 +54,4 @@ export type {
 } from './webhook-records.js';
 export { DELIVERY_STATES } from './webhook-records.js';
 export { newId } from './ids.js';
+export type { TcpAddress, TcpAddressRepo, TcpClaim } from './tcp-address-records.js';

@@ -12,6 +12,7 @@ import { StorePostgresDialect } from './postgres-schema-dialect.js';
 import type { Database } from './schema.js';
 import type { Store } from './store.js';
 import { createTunnelRepo } from './tunnels-repo.js';
+import { createTcpAddressRepo } from './tcp-addresses-repo.js';
 import { createRequestRepo } from './requests/requests-repo.js';
 import { createPagedRequestRepo } from './requests/paged-requests-repo.js';
 import { createUsageRepo } from './usage-repo.js';
@@ -73,6 +74,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
     signInLinks: createSignInLinkRepo(db, now),
     cluster: createClusterRepo(db),
     webhooks: createWebhookRepo(db, now),
+    tcpAddresses: createTcpAddressRepo(db, now),
     close: async () => {
       try {
         // First: it waits for the inspector batches in flight.

@@ -250,6 +250,18 @@ export interface WebhookAttemptsTable {
   node_id: string;
 }
 
+/** tcp_addresses: an edge port held by a TCP tunnel (a lease) or reserved by an account. */
+export interface TcpAddressesTable {
+  port: number;
+  id: string;
+  account_id: string;
+  reserved: number;
+  node_id: string;
+  /** A lease: null while bound; after a lost connection, until when it stays its account's. */
+  held_until: number | null;
+  created_at: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -272,4 +284,5 @@ export interface Database {
   webhook_events: WebhookEventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  tcp_addresses: TcpAddressesTable;
 }

@@ -9,6 +9,7 @@ import { runClusterContract } from './cluster.contract.js';
 import { runDomainContract } from './domains.contract.js';
 import { runRequestsContract } from './requests.contract.js';
 import { runSignInContract } from './sign-in.contract.js';
+import { runTcpAddressContract } from './tcp-addresses.contract.js';
 import { runUsageContract } from './usage.contract.js';
 
 // One behaviour suite for every Store engine (SQLite, PostgreSQL). The suite
@@ -390,5 +391,9 @@ export function runStoreContract(name: string, open: (now: () => number) => Prom
     runClusterContract(() => store);
     runAcmeSharedContract(() => store);
     runWebhooksContract(() => store);
+    runTcpAddressContract(
+      () => store,
+      () => newAccount(),
+    );
   });
 }

@@ -7,6 +7,7 @@ import type { ClusterRepo } from './cluster-records.js';
 import type { AcmeAccountRepo, AcmeSharedRepo, CertificateRepo, DomainRepo } from './domain-records.js';
 import type { RequestRepo } from './requests/request-records.js';
 import type { DashboardSessionRepo, SignInLinkRepo } from './sign-in-records.js';
+import type { TcpAddressRepo } from './tcp-address-records.js';
 import type { UsageRepo } from './usage-records.js';
 import type { WebhookRepo } from './webhook-records.js';
 
@@ -24,6 +25,8 @@ export interface PlanLimits {
   bandwidthBytes: number;
   /** Webhook receivers. */
   webhooks: number;
+  /** TCP addresses (ports) the account may reserve; absent counts as none (the config always sets it). */
+  tcpAddresses?: number;
 }
 
 /** Tunnel status values, as stored in tunnels.status. */
@@ -173,6 +176,8 @@ export interface Store {
   cluster: ClusterRepo;
   /** Webhook receivers and the outbox of their events (webhooks/). */
   webhooks: WebhookRepo;
+  /** Ports of TCP tunnels: running agents' leases and accounts' reservations. */
+  tcpAddresses: TcpAddressRepo;
   /** Waits for inspector batches in flight, then closes the database connection(s); the store is unusable afterwards. */
   close(): Promise<void>;
 }

@@ -1,0 +1,27 @@
+/**
+ * A TCP tunnel's name in the router and the tunnels table: `<shared domain>:<port>`. No HTTP
+ * Host ever routes to it (the edge drops a Host's port before looking it up), and it is unique
+ * per port, so the binder's machinery (limits, takeover, grace) serves TCP tunnels unchanged.
+ */
+export function tcpHostname(sharedDomain: string, port: number): string {
+  return `${sharedDomain}:${port}`;
+}
+
+/** The port of a TCP tunnel's name, or undefined when `hostname` is not one of this shared domain. */
+export function portOfTcpHostname(sharedDomain: string, hostname: string): number | undefined {
+  const prefix = `${sharedDomain}:`;
+  if (!hostname.startsWith(prefix)) return undefined;
+  return parsePort(hostname.slice(prefix.length));
+}
+
+/** `host:port` or a bare port (an agent's `--remote-addr`) to its port; undefined when neither. */
+export function portOfRemoteAddr(addr: string): number | undefined {
+  const colon = addr.lastIndexOf(':');
+  return parsePort(colon === -1 ? addr : addr.slice(colon + 1));
+}
+
+function parsePort(text: string): number | undefined {
+  if (!/^\d{1,5}$/.test(text)) return undefined;
+  const port = Number(text);
+  return port >= 1 && port <= 65535 ? port : undefined;
+}

@@ -1,0 +1,124 @@
+import type { Socket } from 'node:net';
+import { ResetCode, StreamResetError, TCP_CONNECTED, streamDuplex, tcpHead, type StreamDuplex } from '@svcrouter/protocol';
+import type { ByteMeter, Exchange, ExchangeObserver } from '../exchange.js';
+import type { Binding } from '../router.js';
+
+/** Keepalive probes on visitor sockets start after this much silence, so dead peers are noticed. */
+export const TCP_KEEPALIVE_MS = 60_000;
+
+/** The inspector statuses of a TCP connection's record (see docs/api.md). */
+export const TcpStatus = {
+  /** Closed by either side after the local service accepted it. */
+  CLOSED: 200,
+  /** The agent closed it after `--idle-timeout` without a byte either way. */
+  IDLE: 408,
+  /** The account's monthly transfer quota ran out: cut. */
+  BANDWIDTH: 429,
+  /** The visitor reset the connection (not a clean close). */
+  VISITOR_RESET: 499,
+  /** The agent could not connect to the local service (refused, unreachable). */
+  UNREACHABLE: 502,
+  /** The local service or the agent failed mid-connection, or the agent's session ended. */
+  FAILED: 503,
+} as const;
+
+/** What every visitor connection of the edge's TCP tunnels shares. */
+export interface TcpPipeDeps {
+  observe: ExchangeObserver;
+  meter: ByteMeter | undefined;
+}
+
+/**
+ * Carries one visitor connection over its binding's session: one mux stream with a TCP head,
+ * then raw bytes both ways. Backpressure is the pipes': a slow side stops reading the other, so
+ * nothing grows beyond the stream windows. A FIN travels on its own (half-close); the record is
+ * written once the visitor's socket has closed. This is the whole edge-side byte pipe.
+ */
+export function pipeTcpVisitor(socket: Socket, binding: Binding, port: number, deps: TcpPipeDeps, onClose: () => void): void {
+  const ip = stripMapped(socket.remoteAddress ?? '');
+  const record: Exchange = {
+    binding,
+    host: binding.hostname,
+    method: 'TCP',
+    path: '',
+    status: 0,
+    startedAt: performance.now(),
+    durationMs: 0,
+    bytesIn: 0,
+    bytesOut: 0,
+    ip,
+    userAgent: '',
+    proto: 'tcp',
+  };
+  socket.setKeepAlive(true, TCP_KEEPALIVE_MS);
+  socket.setNoDelay(true);
+  let stream: StreamDuplex;
+  try {
+    stream = streamDuplex(binding.session.mux.open(tcpHead(binding.tunnelId, `${ip}:${socket.remotePort ?? 0}`, port)));
+  } catch {
+    // The session closed between routing and opening: as if the agent had gone.
+    record.status = TcpStatus.FAILED;
+    socket.destroy();
+    finish();
+    return;
+  }
+  let cut = false;
+  const { meter } = deps;
+  const metered = (bytes: number): boolean => {
+    if (cut) return false;
+    if (meter === undefined || meter(binding.accountId, bytes)) return true;
+    // Quota used up: both directions stop, and the chunk that crossed it is not forwarded.
+    cut = true;
+    record.status = TcpStatus.BANDWIDTH;
+    stream.reset(ResetCode.CANCEL);
+    socket.destroy();
+    return false;
+  };
+  // Registered before the pipes, so a chunk that crossed the quota is not forwarded.
+  socket.on('data', (chunk: Buffer) => {
+    record.bytesIn += chunk.length;
+    metered(chunk.length);
+  });
+  stream.on('data', (chunk: Buffer) => {
+    record.bytesOut += chunk.length;
+    metered(chunk.length);
+  });
+  stream.on('headers', (meta: unknown) => {
+    if (record.status === 0 && (meta as { s?: unknown } | null)?.s === TCP_CONNECTED) record.status = TcpStatus.CLOSED;
+  });
+  socket.pipe(stream);
+  stream.pipe(socket);
+  stream.on('error', (error: Error) => {
+    const code = error instanceof StreamResetError ? error.code : '';
+    if (record.status === 0 || record.status === TcpStatus.CLOSED) record.status = statusOfReset(code, record.status === 0);
+    socket.destroy();
+  });
+  socket.on('error', () => {
+    if (record.status === TcpStatus.CLOSED) record.status = TcpStatus.VISITOR_RESET;
+    stream.reset(ResetCode.CANCEL);
+  });
+  socket.on('close', () => {
+    // Both ends cleanly done: the stream has closed too. Anything else cuts it.
+    if (!stream.destroyed && !(stream.readableEnded && stream.writableFinished)) stream.reset(ResetCode.CANCEL);
+    if (record.status === 0) record.status = TcpStatus.VISITOR_RESET;
+    finish();
+  });
+
+  function finish(): void {
+    record.durationMs = performance.now() - record.startedAt;
+    deps.observe(record);
+    onClose();
+  }
+}
+
+/** The record's status for a reset from the agent; `beforeConnect`: the local connection never came up. */
+function statusOfReset(code: string, beforeConnect: boolean): number {
+  if (code === ResetCode.UPSTREAM_UNREACHABLE) return TcpStatus.UNREACHABLE;
+  if (code === ResetCode.IDLE_TIMEOUT) return TcpStatus.IDLE;
+  if (code === ResetCode.NO_ERROR) return TcpStatus.CLOSED;
+  return beforeConnect ? TcpStatus.UNREACHABLE : TcpStatus.FAILED;
+}
+
+function stripMapped(address: string): string {
+  return address.startsWith('::ffff:') ? address.slice(7) : address;
+}

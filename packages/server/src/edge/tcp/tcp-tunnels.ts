@@ -1,0 +1,185 @@
+import { randomInt } from 'node:crypto';
+import net, { type Server, type Socket } from 'node:net';
+import type { Logger } from 'pino';
+import { BindMessages, ErrorCode, Messages, SvcError, type AgentMessage } from '@svcrouter/protocol';
+import type { Store } from '../../store/index.js';
+import type { Binding, Router } from '../router.js';
+import { pipeTcpVisitor, type TcpPipeDeps } from './tcp-pipe.js';
+import { portOfRemoteAddr, portOfTcpHostname, tcpHostname } from './tcp-address.js';
+
+/** Ports tried in turn for one bind when the one picked cannot be listened on (another program holds it). */
+const LISTEN_ATTEMPTS = 8;
+
+type BindRequest = Extract<AgentMessage, { type: 'bind' }>;
+
+export interface TcpTunnelsDeps extends TcpPipeDeps {
+  store: Store;
+  router: Router;
+  /** The inclusive port range TCP tunnels get ports from (SVC_TCP_PORTS). */
+  range: { from: number; to: number };
+  /** Interface the ports listen on (SVC_BIND_HOST). */
+  host: string;
+  sharedDomain: string;
+  nodeId: string;
+  /** How long a port stays its account's after the agent's connection was lost (SVC_NAME_GRACE_MS). */
+  graceMs: number;
+  log: Logger;
+}
+
+/** One port this node listens on for a bound TCP tunnel, and the visitor connections it carries. */
+interface PortListener {
+  server: Server;
+  sockets: Set<Socket>;
+}
+
+/**
+ * The edge's TCP tunnels: picks a port for each bind (random and free, or the one a reconnect or
+ * `--remote-addr` asks for), records it in the store under its primary key, and listens on it
+ * while the tunnel is bound. Visitors are routed by port through the router (tcp-address.ts).
+ *
+ * Ordering: every store write of one port (claim, hold after a lost connection, drop after a
+ * clean exit) runs in a chain per port, in the order the edge decided them, so a late "hold"
+ * of a lost session never lands after the reconnect's claim.
+ */
+export class TcpTunnels {
+  private readonly listeners = new Map<number, PortListener>();
+  private readonly chains = new Map<number, Promise<unknown>>();
+  /** Leases this node held when it last stopped are kept for their accounts first (a restart). */
+  private readonly ready: Promise<unknown>;
+
+  constructor(private readonly deps: TcpTunnelsDeps) {
+    this.ready = deps.store.tcpAddresses
+      .holdNodeLeases(deps.nodeId, Date.now() + deps.graceMs)
+      .catch((error: unknown) => deps.log.error({ err: error }, 'could not hold the TCP ports of the last run'));
+  }
+
+  /** The public name and pinning of a TCP bind, its port claimed in the store and listened on. Throws SvcError for the agent. */
+  async choose(accountId: string, request: BindRequest): Promise<{ hostname: string; pinned: boolean }> {
+    await this.ready;
+    const { sharedDomain } = this.deps;
+    if (typeof request.remoteAddr === 'string' && request.remoteAddr !== '') {
+      const port = portOfRemoteAddr(request.remoteAddr);
+      if (port === undefined) throw new SvcError(ErrorCode.NAME_INVALID, BindMessages.tcpAddressInvalid(request.remoteAddr));
+      await this.claimOwn(accountId, port, request.remoteAddr);
+      return { hostname: tcpHostname(sharedDomain, port), pinned: true };
+    }
+    const previous = typeof request.hostname === 'string' ? portOfTcpHostname(sharedDomain, request.hostname) : undefined;
+    if (previous !== undefined) {
+      // A reconnect: the same port back, as long as no other account took it once its grace ran out.
+      await this.claimOwn(accountId, previous, `${sharedDomain}:${previous}`);
+      return { hostname: tcpHostname(sharedDomain, previous), pinned: false };
+    }
+    return { hostname: tcpHostname(sharedDomain, await this.claimRandom(accountId)), pinned: false };
+  }
+
+  /** A bind whose port was claimed failed later (limit, session gone): the port is given up. */
+  failed(hostname: string, accountId: string, pinned: boolean): void {
+    const port = portOfTcpHostname(this.deps.sharedDomain, hostname);
+    if (port === undefined || this.deps.router.resolve(hostname)) return;
+    void this.stopListening(port);
+    if (!pinned) this.write(port, () => this.deps.store.tcpAddresses.dropLease(port, accountId));
+  }
+
+  /** A TCP binding left the router: its port stops listening and its connections close; the lease is dropped or held. */
+  unbound(binding: Binding, clean: boolean): void {
+    const port = portOfTcpHostname(this.deps.sharedDomain, binding.hostname);
+    if (port === undefined) return;
+    // A newer binding of the same port (a takeover) keeps the listener.
+    if (this.deps.router.resolve(binding.hostname)) return;
+    void this.stopListening(port);
+    const { store } = this.deps;
+    if (clean) this.write(port, () => store.tcpAddresses.dropLease(port, binding.accountId));
+    else this.write(port, () => store.tcpAddresses.holdLease(port, binding.accountId, Date.now() + this.deps.graceMs));
+  }
+
+  /** Whether `hostname` names a TCP tunnel of this edge. */
+  isTcp(hostname: string): boolean {
+    return portOfTcpHostname(this.deps.sharedDomain, hostname) !== undefined;
+  }
+
+  /** Stops every listener and cuts their connections (shutdown); leases stay for the next run. */
+  async close(): Promise<void> {
+    const closing = [...this.listeners.keys()].map((port) => this.stopListening(port));
+    await Promise.all(closing);
+    await Promise.all([...this.chains.values()].map((p) => p.catch(() => undefined)));
+  }
+
+  private async claimOwn(accountId: string, port: number, shown: string): Promise<void> {
+    const { range } = this.deps;
+    const claim = await this.queue(port, () => this.deps.store.tcpAddresses.claimOwn(port, accountId, this.deps.nodeId, Date.now()));
+    if (claim === 'not-yours') throw new SvcError(ErrorCode.NAME_TAKEN, BindMessages.tcpAddressNotYours(shown));
+    if (claim === 'taken') throw new SvcError(ErrorCode.NAME_TAKEN, BindMessages.tcpAddressTaken(shown));
+    if (port < range.from || port > range.to) {
+      // A reservation from before the range changed: it cannot be served here.
+      throw new SvcError(ErrorCode.TCP_PORT_UNAVAILABLE, Messages.TCP_PORT_UNAVAILABLE);
+    }
+    if (!(await this.listen(port))) throw new SvcError(ErrorCode.TCP_PORT_UNAVAILABLE, Messages.TCP_PORT_UNAVAILABLE);
+  }
+
+  private async claimRandom(accountId: string): Promise<number> {
+    const { store, range, nodeId } = this.deps;
+    for (let attempt = 0; attempt < LISTEN_ATTEMPTS; attempt++) {
+      const taken = await store.tcpAddresses.takenPorts(range.from, range.to, Date.now());
+      const free: number[] = [];
+      for (let port = range.from; port <= range.to; port++) if (!taken.has(port) && !this.listeners.has(port)) free.push(port);
+      if (free.length === 0) break;
+      const port = free[randomInt(free.length)]!;
+      // Another node (or bind) may win the port between the read and the claim: pick again.
+      if (!(await this.queue(port, () => store.tcpAddresses.claimFree(port, accountId, nodeId, Date.now())))) continue;
+      if (await this.listen(port)) return port;
+      this.write(port, () => store.tcpAddresses.dropLease(port, accountId));
+    }
+    throw new SvcError(ErrorCode.TCP_PORT_UNAVAILABLE, Messages.TCP_PORT_UNAVAILABLE);
+  }
+
+  /** Listens on `port` (once); false when the system refuses it (another program holds it). */
+  private listen(port: number): Promise<boolean> {
+    if (this.listeners.has(port)) return Promise.resolve(true);
+    const sockets = new Set<Socket>();
+    const server = net.createServer({ allowHalfOpen: true, pauseOnConnect: false }, (socket) => this.accept(port, socket, sockets));
+    // A relay's listen backlog matters under bursts of connections (see TOOLCHAIN.md).
+    server.maxConnections = 10_000;
+    return new Promise((resolve) => {
+      server.once('error', () => resolve(false));
+      server.listen({ port, host: this.deps.host, backlog: 511 }, () => {
+        server.on('error', (error) => this.deps.log.warn({ err: error, port }, 'tcp listener failed'));
+        this.listeners.set(port, { server, sockets });
+        resolve(true);
+      });
+    });
+  }
+
+  private accept(port: number, socket: Socket, sockets: Set<Socket>): void {
+    const binding = this.deps.router.resolve(tcpHostname(this.deps.sharedDomain, port));
+    if (!binding || binding.session.isClosed) {
+      socket.destroy();
+      return;
+    }
+    sockets.add(socket);
+    pipeTcpVisitor(socket, binding, port, this.deps, () => sockets.delete(socket));
+  }
+
+  private stopListening(port: number): Promise<void> {
+    const listener = this.listeners.get(port);
+    if (!listener) return Promise.resolve();
+    this.listeners.delete(port);
+    for (const socket of listener.sockets) socket.destroy();
+    return new Promise((resolve) => listener.server.close(() => resolve()));
+  }
+
+  /** Runs a store write of `port` after the ones before it; failures are logged, not thrown. */
+  private write(port: number, task: () => Promise<unknown>): void {
+    void this.queue(port, task).catch((error: unknown) => this.deps.log.error({ err: error, port }, 'could not record the TCP port'));
+  }
+
+  private queue<T>(port: number, task: () => Promise<T>): Promise<T> {
+    const previous = this.chains.get(port) ?? Promise.resolve();
+    const next = previous.then(task, task);
+    const tail = next.catch(() => undefined);
+    this.chains.set(port, tail);
+    void tail.then(() => {
+      if (this.chains.get(port) === tail) this.chains.delete(port);
+    });
+    return next;
+  }
+}
