@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { newId } from './ids.js';
+import { newId } from './engine/ids.js';
 import { accountFromRow } from './rows.js';
 import type { Database } from './schema.js';
 import type { AccountRepo } from './store.js';

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { CERT_STATES, DOMAIN_STATES, type Domain, type DomainRepo } from './domain-records.js';
-import { newId } from './ids.js';
+import { newId } from './engine/ids.js';
 import type { Database, DomainsTable } from './schema.js';
 import { isUniqueViolation, StoreConflictError } from './store-conflict-error.js';
 

@@ -17,7 +17,7 @@ export type {
   TunnelStatus,
 } from './store.js';
 export { PLANS } from './store.js';
-export { isStoreUnavailable, STORE_RETRY_AFTER_SECONDS } from './store-unavailable.js';
+export { isStoreUnavailable, STORE_RETRY_AFTER_SECONDS } from './engine/store-unavailable.js';
 export type {
   AcmeAccount,
   AcmeAccountRepo,
@@ -38,7 +38,7 @@ export { storedRecord } from './requests/request-rows.js';
 export type { DailyUsage, MonthTotal, UsageDelta, UsageRepo } from './usage-records.js';
 export type { DashboardSession, DashboardSessionRepo, NewDashboardSession, NewSignInLink, SignInLinkRepo } from './sign-in-records.js';
 export { PolicyConflictError, StoreConflictError } from './store-conflict-error.js';
-export { openStore, isPostgresUrl, SQLITE_FILE, type OpenStoreOptions } from './open-store.js';
+export { openStore, isPostgresUrl, SQLITE_FILE, type OpenStoreOptions } from './engine/open-store.js';
 export type { ClusterNode, ClusterRepo, ClusterRoute } from './cluster-records.js';
 export type {
   AttemptOutcome,
@@ -53,5 +53,5 @@ export type {
   WebhookRepo,
 } from './webhook-records.js';
 export { DELIVERY_STATES } from './webhook-records.js';
-export { newId } from './ids.js';
+export { newId } from './engine/ids.js';
 export type { TcpAddress, TcpAddressRepo, TcpClaim } from './tcp-address-records.js';

@@ -1,5 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
-import { newId } from './ids.js';
+import { newId } from './engine/ids.js';
 import type { Database, TcpAddressesTable } from './schema.js';
 import type { TcpAddress, TcpAddressRepo } from './tcp-address-records.js';
 

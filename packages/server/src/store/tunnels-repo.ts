@@ -1,5 +1,5 @@
 import { PostgresAdapter, sql, type Kysely } from 'kysely';
-import { newId } from './ids.js';
+import { newId } from './engine/ids.js';
 import { tunnelFromRow } from './rows.js';
 import type { Database } from './schema.js';
 import type { Tunnel, TunnelBinding, TunnelRepo } from './store.js';

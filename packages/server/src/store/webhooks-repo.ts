@@ -1,5 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
-import { newId } from './ids.js';
+import { newId } from './engine/ids.js';
 import type { Database, WebhookDeliveriesTable, WebhooksTable } from './schema.js';
 import { DELIVERY_STATES, type DeliveryRecord, type DeliveryState, type WebhookRecord, type WebhookRepo } from './webhook-records.js';
 

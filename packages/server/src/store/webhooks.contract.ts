@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { newId } from './ids.js';
+import { newId } from './engine/ids.js';
 import type { Store } from './store.js';
 
 // The webhooks part of the Store contract (receivers and the outbox), called from inside

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
-import { migrateToLatest } from '../migrations.js';
+import { migrateToLatest } from '../migrations/migrations.js';
 import { createPagedRequestRepo } from './paged-requests-repo.js';
 import { DecodedPage, type StoredPage } from './request-pages.js';
 import { isAfter, type NewRequestRecord, type RequestQuery, type RequestRecord, type RequestRepo } from './request-records.js';

@@ -1,7 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { pagesFromBatch } from './request-pages.js';
 import type { PackedBatch } from './request-rows.js';
-import { applyConnectionPragmas, openSqliteConnection } from '../sqlite-connection.js';
+import { applyConnectionPragmas, openSqliteConnection } from '../engine/sqlite-connection.js';
 
 // Entry module of the inspector's SQLite writer thread (started by sqlite-request-writer.ts).
 // better-sqlite3 is synchronous, and on the edge's event loop the inserts, commits and WAL

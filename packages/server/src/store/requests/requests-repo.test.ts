@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import { createAccountRepo } from '../accounts-repo.js';
-import { migrateTo } from '../migrations.js';
+import { migrateTo } from '../migrations/migrations.js';
 import { createRequestRepo } from './requests-repo.js';
 import type { NewRequestRecord, RequestRepo } from './request-records.js';
 import type { Database } from '../schema.js';

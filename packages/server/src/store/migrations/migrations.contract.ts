@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import type { Kysely } from 'kysely';
 import { migrateTo, migrateToLatest } from './migrations.js';
-import type { RequestRepo } from './requests/request-records.js';
-import type { Database } from './schema.js';
+import type { RequestRepo } from '../requests/request-records.js';
+import type { Database } from '../schema.js';
 
 /**
  * Migration 004 rebuilds `requests` with another key, and on SQLite 005 turns its rows into

@@ -4,8 +4,8 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import { checkRequestsMigration } from './migrations.contract.js';
 import { migrateTo, migrateToLatest } from './migrations.js';
-import { createPagedRequestRepo } from './requests/paged-requests-repo.js';
-import type { Database } from './schema.js';
+import { createPagedRequestRepo } from '../requests/paged-requests-repo.js';
+import type { Database } from '../schema.js';
 
 function memoryDatabase(): { raw: BetterSqlite3.Database; db: Kysely<Database> } {
   const raw = new BetterSqlite3(':memory:');

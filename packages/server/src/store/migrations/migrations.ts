@@ -1,12 +1,12 @@
 import { Migrator, SqliteAdapter, sql, type CreateTableBuilder, type Kysely } from 'kysely';
-import { DecodedPage, pageFromRecords, type StoredPage } from './requests/request-pages.js';
-import { fromRow, toRow } from './requests/request-rows.js';
+import { DecodedPage, pageFromRecords, type StoredPage } from '../requests/request-pages.js';
+import { fromRow, toRow } from '../requests/request-rows.js';
 import { CLUSTER_MIGRATIONS } from './migrations-cluster.js';
 import { TCP_MIGRATIONS } from './migrations-tcp.js';
 import { TUNNEL_POLICY_MIGRATIONS } from './migrations-tunnel-policy.js';
 import { WEBHOOK_MIGRATIONS } from './migrations-webhooks.js';
 import type { NamedMigration } from './named-migration.js';
-import type { RequestsTable } from './schema.js';
+import type { RequestsTable } from '../schema.js';
 
 // Migrations are written with Kysely's schema builder only, so the same code
 // creates the same tables on SQLite and PostgreSQL. Column types are chosen to
