@@ -76,8 +76,6 @@ const SERVER_FOLDER_RULES = {
   // A tunnel's policy on the request path (access rules): a leaf the edge and the cluster's relay use.
   policy: [],
 };
-/** Server folders of test code only (checked as tests: never imported by what ships). */
-const SERVER_TEST_FOLDERS = new Set(['test-support']);
 
 function files(dir, out = []) {
   for (const name of readdirSync(dir)) {
@@ -100,7 +98,7 @@ const violations = [];
 const importPattern =
   /(?:^|\n)\s*(?:import|export)[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|(?:^|\n)\s*import\s*['"]([^'"]+)['"]/g;
 /** Tests and what only tests use: exempt from the package rules, and never imported by other code. */
-const TEST_CODE = /\.test\.ts$|test-support|\.fixture\.ts$|\.contract\.ts$/;
+const TEST_CODE = /\.test\.ts$|test-support|\/packages\/testkit\/|\.fixture\.ts$|\.contract\.ts$/;
 /** Relative imports of every checked file, resolved to files, for the cycle check. */
 const graph = new Map();
 
@@ -164,7 +162,7 @@ function checkFile(file, { area, src, allowed, server }) {
   const serverSrc = path.join(root, 'packages', 'server', 'src');
   const folders = readdirSync(serverSrc).filter((name) => statSync(path.join(serverSrc, name)).isDirectory());
   for (const folder of folders) {
-    if (!(folder in SERVER_FOLDER_RULES) && !SERVER_TEST_FOLDERS.has(folder)) {
+    if (!(folder in SERVER_FOLDER_RULES)) {
       violations.push(`packages/server/src/${folder}: no line in SERVER_FOLDER_RULES (scripts/check-deps.mjs) says what it may use`);
     }
   }

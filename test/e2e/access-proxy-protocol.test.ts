@@ -7,7 +7,7 @@ import net from 'node:net';
 import path from 'node:path';
 import tls from 'node:tls';
 import { after, before, describe, it } from 'node:test';
-import { requireTools } from '@svcrouter/server/test-support/tools';
+import { requireTools } from '@svcrouter/testkit/tools';
 import { api, startAgent, startOrigin, startServer, tempDir, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
 import { eventually } from './api-helpers.js';
 import { visitFrom } from './access-support.js';

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createServer, type ViteDevServer } from 'vite';
 import { chromium, type Browser } from 'playwright-core';
-import { findTool } from '@svcrouter/server/test-support/tools';
+import { findTool } from '@svcrouter/testkit/tools';
 import { CHROMIUM, CHROMIUM_ARGS, requireChromium } from './harness/browser.js';
 import { edgeUrl, runAgent, splitFailure, startAgent, startServer, tempDir, visit, type TestServer } from './harness/index.js';
 

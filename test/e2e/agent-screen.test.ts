@@ -5,7 +5,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { SVC_VERSION } from '@svcrouter/protocol';
-import { requireTools } from '@svcrouter/server/test-support/tools';
+import { requireTools } from '@svcrouter/testkit/tools';
 import { AGENT_BIN, startOrigin, startServer, tempDir, visit, type TestOrigin, type TestServer } from './harness/index.js';
 
 const run = promisify(execFile);

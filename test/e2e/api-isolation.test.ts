@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startAgent, startOrigin, startServer, visit, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
-import { SseClient } from '@svcrouter/server/test-support/sse-client';
+import { SseClient } from '@svcrouter/testkit/sse-client';
 import { apiClient, assertNoneOf, eventually, openApi, type OpenApiDoc } from './api-helpers.js';
 
 // Cross-account isolation matrix: account B calls every route of the published OpenAPI

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { domainLimitMessage } from '@svcrouter/server/api';
-import { requireTools } from '@svcrouter/server/test-support/tools';
+import { requireTools } from '@svcrouter/testkit/tools';
 import { apiClient, openApi } from './api-helpers.js';
 import { addDomain, freshHost, startDomainWorld, verifyDomain, type DomainView, type DomainWorld } from './domains-support.js';
 

@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { Messages } from '@svcrouter/protocol';
 import { domainNotAddedMessage, domainPendingMessage } from '@svcrouter/server/domains';
 import { openStore } from '@svcrouter/server/store';
-import { requireTools } from '@svcrouter/server/test-support/tools';
+import { requireTools } from '@svcrouter/testkit/tools';
 import { api, spawnAgent, splitFailure, startAgent, startOrigin, visit, type TestOrigin } from './harness/index.js';
 import { eventually } from './api-helpers.js';
 import {

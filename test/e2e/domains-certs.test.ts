@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes, X509Certificate } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { openStore } from '@svcrouter/server/store';
-import { requireTools } from '@svcrouter/server/test-support/tools';
+import { requireTools } from '@svcrouter/testkit/tools';
 import { api, visit } from './harness/index.js';
 import {
   ACME_PACKAGES,

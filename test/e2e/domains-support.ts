@@ -6,8 +6,8 @@ import { randomBytes, X509Certificate } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import tls from 'node:tls';
-import { startChallTestSrv, type ChallTestSrv } from '@svcrouter/server/test-support/dns';
-import { startPebble, type Pebble } from '@svcrouter/server/test-support/pebble';
+import { startChallTestSrv, type ChallTestSrv } from '@svcrouter/testkit/dns';
+import { startPebble, type Pebble } from '@svcrouter/testkit/pebble';
 import { freePort } from '@svcrouter/testkit';
 import { api, startServer, tempDir, type TestServer } from './harness/index.js';
 

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { PROPAGATION_NOTE, txtFailureMessage, type TxtFailureCode } from '@svcrouter/server/domains';
-import { startDnsmasq } from '@svcrouter/server/test-support/dns';
-import { requireTools } from '@svcrouter/server/test-support/tools';
+import { startDnsmasq } from '@svcrouter/testkit/dns';
+import { requireTools } from '@svcrouter/testkit/tools';
 import { startServer } from './harness/index.js';
 import { addDomain, freshHost, startDomainWorld, verifyDomain, type DomainView, type DomainWorld } from './domains-support.js';
 

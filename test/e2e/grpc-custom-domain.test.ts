@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { requireTools } from '@svcrouter/server/test-support/tools';
+import { requireTools } from '@svcrouter/testkit/tools';
 import { startAgent, type TestAgent } from './harness/index.js';
 import { ACME_PACKAGES, ACME_TOOLS, addVerified, startDomainWorld, type DomainWorld } from './domains-support.js';
 import { ServerEvents, echoClient, type grpc, json, startGrpcServer, unaryCall, type Message } from './grpc-support.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { SseClient } from '@svcrouter/server/test-support/sse-client';
+import { SseClient } from '@svcrouter/testkit/sse-client';
 import { startAgent, startOrigin, startServer, visit, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
 import { apiClient, eventually, openApi, type Captured, type Page } from './api-helpers.js';
 

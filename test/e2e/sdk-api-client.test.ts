@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import { LOCAL_ACCOUNT_EMAIL } from '@svcrouter/server/cli/welcome';
 import { freePort } from '@svcrouter/testkit';
-import { requireTools } from '@svcrouter/server/test-support/tools';
+import { requireTools } from '@svcrouter/testkit/tools';
 import {
   ApiClient,
   ApiError,

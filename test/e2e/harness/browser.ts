@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { findTool, requireTools } from '@svcrouter/server/test-support/tools';
+import { findTool, requireTools } from '@svcrouter/testkit/tools';
 import { REPO_ROOT } from './processes.js';
 
 /** Debian's Chromium; Playwright's own browser download cannot work on CI machines without internet. */

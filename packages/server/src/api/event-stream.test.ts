@@ -4,7 +4,7 @@ import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { setImmediate as nextLoopTurn } from 'node:timers/promises';
 import { after, afterEach, before, beforeEach, describe, it, mock } from 'node:test';
-import { SseClient } from '../test-support/sse-client.js';
+import { SseClient } from '@svcrouter/testkit/sse-client';
 import { EventStream } from './event-stream.js';
 import type { ApiResponse } from './http-io.js';
 

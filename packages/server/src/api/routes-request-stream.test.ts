@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { NewRequestRecord, Store } from '../store/index.js';
-import { SseClient, type SseEvent } from '../test-support/sse-client.js';
+import { SseClient, type SseEvent } from '@svcrouter/testkit/sse-client';
 import { RequestPage } from './schemas.js';
 import { startApiFixture, type ApiFixture } from './test-support.js';
 

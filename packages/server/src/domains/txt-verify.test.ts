@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { startChallTestSrv, startDnsmasq, startSilentDnsServer, type ChallTestSrv } from '../test-support/dns.js';
-import { requireTools } from '../test-support/tools.js';
+import { startChallTestSrv, startDnsmasq, startSilentDnsServer, type ChallTestSrv } from '@svcrouter/testkit/dns';
+import { requireTools } from '@svcrouter/testkit/tools';
 import { createDnsResolver } from './dns-resolver.js';
 import { PROPAGATION_NOTE } from './txt-messages.js';
 import { newTxtValue, txtRecordName } from './txt-record.js';

@@ -7,9 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import * as acme from 'acme-client';
-import { acmeChallengeToken } from '../certs/acme-http01.js';
 import { findTool } from './tools.js';
-import { freePort, pollUntil, startProcess } from '@svcrouter/testkit';
+import { freePort, pollUntil, startProcess } from './processes.js';
 
 // Pebble, Let's Encrypt's test CA, for tests. The Debian package ships no
 // certificate for Pebble's own HTTPS listener, so each start makes one with
@@ -132,6 +131,15 @@ export function trustInAcmeClient(caPem: string): () => void {
     acme.axios.defaults.httpsAgent = previous;
     agent.destroy();
   };
+}
+
+const ACME_CHALLENGE_PATH = '/.well-known/acme-challenge/';
+
+/** The token of an HTTP-01 challenge request's path, as a CA's validator asks for it. */
+function acmeChallengeToken(path: string): string | undefined {
+  if (!path.startsWith(ACME_CHALLENGE_PATH)) return undefined;
+  const token = path.slice(ACME_CHALLENGE_PATH.length).split('?')[0] ?? '';
+  return token === '' ? undefined : token;
 }
 
 /** An HTTP server on a free loopback port answering `/.well-known/acme-challenge/<token>` from `respond`. */

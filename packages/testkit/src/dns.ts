@@ -2,7 +2,7 @@ import { createSocket } from 'node:dgram';
 import { once } from 'node:events';
 import { promises as dns } from 'node:dns';
 import { findTool } from './tools.js';
-import { freePort, pollUntil, startProcess } from '@svcrouter/testkit';
+import { freePort, pollUntil, startProcess } from './processes.js';
 
 // Real DNS servers on loopback for tests. pebble-challtestsrv is the main one:
 // records change at run time over its HTTP API. It answers with TTL 0, so no
