@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import http from 'node:http';
 import { before, describe, it } from 'node:test';
 import { edgeUrl, loopbackLookup, tunnelSuite, visit, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
-import { MiB, cpuMs, openStreams } from './data-path-support.js';
+import { MiB, cpuMs, openStreams } from './harness/data-path-support.js';
 
 const REQUESTS = 10_000;
 const CONCURRENCY = 200;

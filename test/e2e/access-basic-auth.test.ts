@@ -3,8 +3,8 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { startAgent, startOrigin, startServer, api, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
-import { eventually } from './api-helpers.js';
-import { basic, visitFrom, visitH2 } from './access-support.js';
+import { eventually } from './harness/api-helpers.js';
+import { basic, visitFrom, visitH2 } from './harness/access-support.js';
 
 const execFileAsync = promisify(execFile);
 const PASSWORD = 'correct-horse-9';

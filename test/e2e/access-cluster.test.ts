@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { BindMessages } from '@svcrouter/protocol';
-import { freshDatabase, startNode, until, type TestDatabase } from './cluster-support.js';
+import { freshDatabase, startNode, until, type TestDatabase } from './harness/cluster-support.js';
 import { runAgent, startAgent, startOrigin, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
-import { basic, visitFrom } from './access-support.js';
+import { basic, visitFrom } from './harness/access-support.js';
 
 // Access rules on a cluster: two svc-server processes on one real PostgreSQL, the agent's session
 // on node A, visitors through node B. The rules hold wherever a request enters, the sign-in limit

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { BindMessages } from '@svcrouter/protocol';
 import { runAgent, startAgent, startOrigin, startServer, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
-import { visitFrom } from './access-support.js';
+import { visitFrom } from './harness/access-support.js';
 
 // IP rules at the edge with real source addresses: the loopback range lets a client bind
 // 127.0.0.2…, and the server listens dual-stack so `::1` is a visitor too.

@@ -9,8 +9,8 @@ import tls from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import { requireTools } from '@svcrouter/testkit/tools';
 import { api, startAgent, startOrigin, startServer, tempDir, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
-import { eventually } from './api-helpers.js';
-import { visitFrom } from './access-support.js';
+import { eventually } from './harness/api-helpers.js';
+import { visitFrom } from './harness/access-support.js';
 
 /** A port free right now on `host` (HAProxy cannot report the port it bound). */
 async function freePort(host: string): Promise<number> {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { freshDatabase, startNode, until, type TestDatabase } from './cluster-support.js';
+import { freshDatabase, startNode, until, type TestDatabase } from './harness/cluster-support.js';
 import { startAgent, startOrigin, visit, type TestOrigin, type TestServer } from './harness/index.js';
 
 // The agent API on an agent given two edge URLs: a tunnel it starts is held through both nodes,

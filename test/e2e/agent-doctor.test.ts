@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { api, runAgent, startServer, type TestServer } from './harness/index.js';
-import { startUpgradeCuttingProxy, type UpgradeCuttingProxy } from './doctor-support.js';
+import { startUpgradeCuttingProxy, type UpgradeCuttingProxy } from './harness/doctor-support.js';
 
 /** Small transfers keep the suite fast; the product's default is 100 MiB. */
 const TRANSFER = '2MiB';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { SVC_VERSION } from '@svcrouter/protocol';
 import { startAgent, startOrigin, startServer, visit, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
-import { apiClient, eventually, openApi, type ApiAnswer, type OpenApiDoc } from './api-helpers.js';
+import { apiClient, eventually, openApi, type ApiAnswer, type OpenApiDoc } from './harness/api-helpers.js';
 
 // Every /v1 endpoint but requests and keys (api-requests, api-keys), against a real server
 // and agent; every answer is checked against the published OpenAPI document.

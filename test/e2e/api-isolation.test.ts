@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startAgent, startOrigin, startServer, visit, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
 import { SseClient } from '@svcrouter/testkit/sse-client';
-import { apiClient, assertNoneOf, eventually, openApi, type OpenApiDoc } from './api-helpers.js';
+import { apiClient, assertNoneOf, eventually, openApi, type OpenApiDoc } from './harness/api-helpers.js';
 
 // Cross-account isolation matrix: account B calls every route of the published OpenAPI
 // document against account A's tunnels, requests, keys and domains. Every id route answers

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as timer } from 'node:timers/promises';
 import { Messages } from '@svcrouter/protocol';
 import { runAgent, startAgent, startOrigin, startServer, type TestOrigin, type TestServer } from './harness/index.js';
-import { apiClient, eventually, openApi } from './api-helpers.js';
+import { apiClient, eventually, openApi } from './harness/api-helpers.js';
 
 // Agent tokens over the API: create (secret once), list (metadata only), revoke (the API
 // refuses the token at once, connected agents are dropped within 5 s and cannot come back),

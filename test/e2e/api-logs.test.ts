@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { runAgent, startAgent, startOrigin, startServer, visit, type TestOrigin, type TestServer } from './harness/index.js';
-import { call } from './api-helpers.js';
+import { call } from './harness/api-helpers.js';
 
 // No token and no Authorization header ever reaches the server's logs, at any level. A whole
 // flow runs at trace level; then the server's stdout and stderr are searched. The only token

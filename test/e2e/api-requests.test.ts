@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startAgent, startOrigin, startServer, visit, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
-import { apiClient, eventually, openApi, type Captured, type Page } from './api-helpers.js';
+import { apiClient, eventually, openApi, type Captured, type Page } from './harness/api-helpers.js';
 
 // GET /v1/requests over real traffic: two tunnels, more records than one page, every filter,
 // cursor paging without duplicates or gaps.

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { freshDatabase } from './cluster-support.js';
+import { freshDatabase } from './harness/cluster-support.js';
 
 // The benchmark's figures must all be produced; their values are never asserted (speed is
 // measured by the benchmark, not by tests). --smoke runs every workload with tiny sizes.

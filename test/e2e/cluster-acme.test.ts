@@ -6,8 +6,8 @@ import { startChallTestSrv, type ChallTestSrv } from '@svcrouter/testkit/dns';
 import { startPebble, type Pebble } from '@svcrouter/testkit/pebble';
 import { requireTools } from '@svcrouter/testkit/tools';
 import { freePort } from '@svcrouter/testkit';
-import { freshDatabase, startNode, until, type TestDatabase } from './cluster-support.js';
-import { ACME_PACKAGES, ACME_TOOLS, acmeOrders, addVerified, handshake, type Handshake } from './domains-support.js';
+import { freshDatabase, startNode, until, type TestDatabase } from './harness/cluster-support.js';
+import { ACME_PACKAGES, ACME_TOOLS, acmeOrders, addVerified, handshake, type Handshake } from './harness/domains-support.js';
 import { api, tempDir, visit, type TestServer } from './harness/index.js';
 
 // Two svc-server processes on one real PostgreSQL and a real Pebble whose HTTP-01 validation

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AgentSession, ErrorCode, Messages, SvcError, type BindRequest } from '@svcrouter/sdk';
-import { freshDatabase, startNode, until, type TestDatabase } from './cluster-support.js';
+import { freshDatabase, startNode, until, type TestDatabase } from './harness/cluster-support.js';
 import { api, startAgent, startOrigin, visit, type TestOrigin, type TestServer } from './harness/index.js';
 
 // Three svc-server processes on one real PostgreSQL: an agent given the three URLs holds its

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { rm } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
-import { freshDatabase, startNode, until, type TestDatabase } from './cluster-support.js';
+import { freshDatabase, startNode, until, type TestDatabase } from './harness/cluster-support.js';
 import { api, startAgent, startOrigin, visit, type TestOrigin, type TestServer } from './harness/index.js';
 
 // Three svc-server processes on one real PostgreSQL, restarted one at a time with SIGTERM under

@@ -3,8 +3,8 @@ import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
 import { Messages } from '@svcrouter/protocol';
-import { freshDatabase, startNode, until, type TestDatabase } from './cluster-support.js';
-import { MiB, connectH2, h2Request, readText, request, writeChunks } from './data-path-support.js';
+import { freshDatabase, startNode, until, type TestDatabase } from './harness/cluster-support.js';
+import { MiB, connectH2, h2Request, readText, request, writeChunks } from './harness/data-path-support.js';
 import {
   api,
   edgeUrl,

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ResetCode, type StreamDuplex } from '@svcrouter/protocol';
 import { startAgent, startServer, type TestServer } from './harness/index.js';
-import { startHostileAgent, type HostileAgent } from './hostile-agent.js';
-import { FIRST, VISITORS, startCutOrigin, watch, type CutOrigin, type VisitorKind, type Watched } from './cut-support.js';
+import { startHostileAgent, type HostileAgent } from './harness/hostile-agent.js';
+import { FIRST, VISITORS, startCutOrigin, watch, type CutOrigin, type VisitorKind, type Watched } from './harness/cut-support.js';
 
 // A response that did not complete must never look complete: HTTP/2 visitors get RST_STREAM
 // INTERNAL_ERROR (never END_STREAM, never NO_ERROR), HTTP/1.1 visitors a connection closed

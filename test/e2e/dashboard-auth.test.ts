@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import http2 from 'node:http2';
 import { after, before, describe, it } from 'node:test';
 import { startAgent, startOrigin, startServer, visit, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
-import { assertDocumented, eventually, openApi, type ApiAnswer, type OpenApiDoc } from './api-helpers.js';
+import { assertDocumented, eventually, openApi, type ApiAnswer, type OpenApiDoc } from './harness/api-helpers.js';
 
 // Dashboard sign-in against a real svc-server process: the /auth endpoints, the session cookie
 // standing in for a token on /v1, the CSRF rule, rate limits, the first-start link, the CLI, and

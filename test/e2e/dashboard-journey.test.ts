@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { captureViewports, launchChromium, requireChromium, VIEWPORTS } from './harness/browser.js';
 import { startAgent, startOrigin, visit, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
-import { freshHost, startDomainWorld, type DomainWorld } from './domains-support.js';
+import { freshHost, startDomainWorld, type DomainWorld } from './harness/domains-support.js';
 import {
   apiGet,
   assertNotReloaded,
@@ -18,7 +18,7 @@ import {
   sessionCookie,
   signUp,
   watchPageErrors,
-} from './dashboard-support.js';
+} from './harness/dashboard-support.js';
 
 // The dashboard's whole journey in Chromium against a real svc-server, real `svc` agents and
 // a real local service: sign up, empty states, a token read once, a tunnel appearing live,

@@ -15,7 +15,7 @@ import {
   SESSION_COOKIE,
   sessionCookie,
   signUp,
-} from './dashboard-support.js';
+} from './harness/dashboard-support.js';
 
 // The dashboard's security cases in Chromium against a real server, agent and local service:
 // a wrong password, a state change without CSRF protection, two accounts side by side, and

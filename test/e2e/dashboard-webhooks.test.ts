@@ -4,8 +4,8 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { captureViewports, launchChromium, requireChromium, VIEWPORTS } from './harness/browser.js';
 import { startServer, type TestServer } from './harness/index.js';
-import { createTokenInUi, openPage, rowWith, signUp, watchPageErrors } from './dashboard-support.js';
-import { startReceiver, type Receiver } from './webhook-support.js';
+import { createTokenInUi, openPage, rowWith, signUp, watchPageErrors } from './harness/dashboard-support.js';
+import { startReceiver, type Receiver } from './harness/webhook-support.js';
 
 // The dashboard's Webhooks page in Chromium against a real svc-server and a real receiver:
 // add a webhook (its secret shown once), see an event delivered, its attempts, resend it, delete.

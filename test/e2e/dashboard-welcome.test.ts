@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { captureViewports, launchChromium, requireChromium, VIEWPORTS } from './harness/browser.js';
 import { startAgent, startOrigin, startServer, visit, type TestServer } from './harness/index.js';
-import { assertNotReloaded, createTokenInUi, heading, markDocument, openPage, rowWith } from './dashboard-support.js';
+import { assertNotReloaded, createTokenInUi, heading, markDocument, openPage, rowWith } from './harness/dashboard-support.js';
 
 // The first start's one-time link signs the local account in (set a password at /welcome),
 // and an open dashboard rides out a server restart: it says it is reconnecting, then carries on.

@@ -3,8 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { domainLimitMessage } from '@svcrouter/server/api';
 import { requireTools } from '@svcrouter/testkit/tools';
-import { apiClient, openApi } from './api-helpers.js';
-import { addDomain, freshHost, startDomainWorld, verifyDomain, type DomainView, type DomainWorld } from './domains-support.js';
+import { apiClient, openApi } from './harness/api-helpers.js';
+import { addDomain, freshHost, startDomainWorld, verifyDomain, type DomainView, type DomainWorld } from './harness/domains-support.js';
 
 // The /v1/domains API of a real server, every answer checked against its OpenAPI document:
 // adding (validation, plan limits, conflicts), listing, deleting and re-adding.

@@ -6,7 +6,7 @@ import { domainNotAddedMessage, domainPendingMessage } from '@svcrouter/server/d
 import { openStore } from '@svcrouter/server/store';
 import { requireTools } from '@svcrouter/testkit/tools';
 import { api, spawnAgent, splitFailure, startAgent, startOrigin, visit, type TestOrigin } from './harness/index.js';
-import { eventually } from './api-helpers.js';
+import { eventually } from './harness/api-helpers.js';
 import {
   ACME_PACKAGES,
   ACME_TOOLS,
@@ -16,7 +16,7 @@ import {
   handshake,
   startDomainWorld,
   type DomainWorld,
-} from './domains-support.js';
+} from './harness/domains-support.js';
 
 // Binding tunnels to custom domains with SVC_DOMAIN (+ SVC_SUBDOMAIN), served over HTTP
 // and over HTTPS with a certificate Pebble issues on the first request.

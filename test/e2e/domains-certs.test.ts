@@ -18,7 +18,7 @@ import {
   type DomainView,
   verifyDomain,
   type DomainWorld,
-} from './domains-support.js';
+} from './harness/domains-support.js';
 
 // Certificates for custom domains, issued on the first TLS handshake by a real Pebble
 // that validates HTTP-01 against the real server's HTTP port, through real DNS.

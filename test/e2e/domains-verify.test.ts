@@ -5,7 +5,7 @@ import { PROPAGATION_NOTE, txtFailureMessage, type TxtFailureCode } from '@svcro
 import { startDnsmasq } from '@svcrouter/testkit/dns';
 import { requireTools } from '@svcrouter/testkit/tools';
 import { startServer } from './harness/index.js';
-import { addDomain, freshHost, startDomainWorld, verifyDomain, type DomainView, type DomainWorld } from './domains-support.js';
+import { addDomain, freshHost, startDomainWorld, verifyDomain, type DomainView, type DomainWorld } from './harness/domains-support.js';
 
 // POST /v1/domains/:id/verify of a real server against real DNS servers on loopback:
 // each way a TXT record goes wrong gets its stable code and exact sentence.

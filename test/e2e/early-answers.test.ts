@@ -3,8 +3,8 @@ import http from 'node:http';
 import type http2 from 'node:http2';
 import { describe, it } from 'node:test';
 import { edgeUrl, loopbackLookup, visit } from './harness/index.js';
-import { MiB, openStreams } from './data-path-support.js';
-import { h2VisitorSuite, semanticsSuite } from './semantics-origin.js';
+import { MiB, openStreams } from './harness/data-path-support.js';
+import { h2VisitorSuite, semanticsSuite } from './harness/semantics-origin.js';
 
 /** The upload the origin never reads. */
 const UPLOAD = 64 * MiB;

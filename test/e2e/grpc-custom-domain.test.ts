@@ -3,8 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { requireTools } from '@svcrouter/testkit/tools';
 import { startAgent, type TestAgent } from './harness/index.js';
-import { ACME_PACKAGES, ACME_TOOLS, addVerified, startDomainWorld, type DomainWorld } from './domains-support.js';
-import { ServerEvents, echoClient, type grpc, json, startGrpcServer, unaryCall, type Message } from './grpc-support.js';
+import { ACME_PACKAGES, ACME_TOOLS, addVerified, startDomainWorld, type DomainWorld } from './harness/domains-support.js';
+import { ServerEvents, echoClient, type grpc, json, startGrpcServer, unaryCall, type Message } from './harness/grpc-support.js';
 
 // gRPC on a custom domain: TLS with the certificate Pebble issues on the first handshake,
 // HTTP/2 end to end to a local gRPC server behind `svc http --proto h2`.

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import { serverSuite, startAgent, type TestAgent } from './harness/index.js';
-import { ServerEvents, echoClient, grpc, json, startGrpcServer, unaryCall, type Message } from './grpc-support.js';
+import { ServerEvents, echoClient, grpc, json, startGrpcServer, unaryCall, type Message } from './harness/grpc-support.js';
 
 /** Bounds a hung call; not a timing assertion. */
 const HANG = { timeout: 60_000 };

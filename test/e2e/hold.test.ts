@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import net from 'node:net';
 import { describe, it } from 'node:test';
 import WebSocket from 'ws';
-import { h2Request, h2Session } from './h2-visitor.js';
+import { h2Request, h2Session } from './harness/h2-visitor.js';
 import {
   edgeUrl,
   loopbackLookup,

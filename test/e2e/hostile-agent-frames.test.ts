@@ -3,8 +3,8 @@ import { readFile } from 'node:fs/promises';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { FLAG_ACK, FLAG_END, FrameType, MAX_FRAME_PAYLOAD, encodeFrame, encodeHeader, type Frame } from '@svcrouter/protocol';
 import { api, startAgent, startOrigin, startServer, visit, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
-import { rawExchange } from './raw-exchange.js';
-import { openHead, startRawAgent, type RawAgent } from './raw-agent.js';
+import { rawExchange } from './harness/raw-exchange.js';
+import { openHead, startRawAgent, type RawAgent } from './harness/raw-agent.js';
 
 // An agent that lies in every field and frame it sends (packages/protocol/README.md is the
 // contract). Whatever it sends, its own session may be closed for a protocol error, but the edge

@@ -13,9 +13,9 @@ import {
   type TestOrigin,
   type TestServer,
 } from './harness/index.js';
-import { h2Request, h2Session } from './h2-visitor.js';
-import { startHostileAgent, type HostileAgent } from './hostile-agent.js';
-import { rawExchange } from './raw-exchange.js';
+import { h2Request, h2Session } from './harness/h2-visitor.js';
+import { startHostileAgent, type HostileAgent } from './harness/hostile-agent.js';
+import { rawExchange } from './harness/raw-exchange.js';
 
 // An agent that lies in the response heads it sends: whatever it says, the visitor gets a 502
 // (never a line the agent wrote itself), and the Traffic Inspector records an integer status,

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { tunnelSuite, visit, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
-import { h2Request, h2Session } from './h2-visitor.js';
-import { rawExchange } from './raw-exchange.js';
+import { h2Request, h2Session } from './harness/h2-visitor.js';
+import { rawExchange } from './harness/raw-exchange.js';
 
 /** Bounds a hung test (a connection the edge never answers); not a timing assertion. */
 const HANG = { timeout: 30_000 };

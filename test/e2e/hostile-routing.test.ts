@@ -3,8 +3,8 @@ import { once } from 'node:events';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { startAgent, startOrigin, tunnelSuite, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
-import { h2Request, h2Session } from './h2-visitor.js';
-import { rawExchange } from './raw-exchange.js';
+import { h2Request, h2Session } from './harness/h2-visitor.js';
+import { rawExchange } from './harness/raw-exchange.js';
 
 /** Bounds a hung test (a connection the edge never answers); not a timing assertion. */
 const HANG = { timeout: 30_000 };

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { openStore, type RequestRecord } from '@svcrouter/server/store';
-import { unusedPort } from './lifecycle-support.js';
+import { unusedPort } from './harness/lifecycle-support.js';
 import { api, startAgent, startOrigin, startServer, tempDir, visit, type TestOrigin, type TestServer } from './harness/index.js';
 
 // Which visitor requests the Traffic Inspector keeps, through a real server: proxied ones,

@@ -4,8 +4,8 @@ import type http2 from 'node:http2';
 import { describe, it } from 'node:test';
 import { loopbackLookup } from './harness/index.js';
 import type { RequestHead } from '@svcrouter/protocol';
-import { startHostileAgent } from './hostile-agent.js';
-import { h2VisitorSuite, LINK_HINT, semanticsSuite } from './semantics-origin.js';
+import { startHostileAgent } from './harness/hostile-agent.js';
+import { h2VisitorSuite, LINK_HINT, semanticsSuite } from './harness/semantics-origin.js';
 
 const BODY = Buffer.alloc(1024 * 1024, 0x62);
 /** More than any request head the tests send, far less than BODY. */

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Messages } from '@svcrouter/protocol';
 import { api, startAgent, startOrigin, startServer, visit, type TestOrigin, type TestServer } from './harness/index.js';
-import { listTunnels, tunnelByHost } from './lifecycle-support.js';
+import { listTunnels, tunnelByHost } from './harness/lifecycle-support.js';
 
 describe('tunnels and the account through the API', () => {
   let server: TestServer;

@@ -11,7 +11,7 @@ import {
   type TestOrigin,
   type TestServer,
 } from './harness/index.js';
-import { startHoldingOrigin, type HoldingOrigin } from './lifecycle-support.js';
+import { startHoldingOrigin, type HoldingOrigin } from './harness/lifecycle-support.js';
 
 describe('tunnel names', () => {
   let server: TestServer;

@@ -3,7 +3,7 @@ import http from 'node:http';
 import { describe, it } from 'node:test';
 import { Messages } from '@svcrouter/protocol';
 import { originSuite, splitFailure, startAgent, visit, withRestartableServer } from './harness/index.js';
-import { revokeToken } from './lifecycle-support.js';
+import { revokeToken } from './harness/lifecycle-support.js';
 
 const LOST = /^Connection to the edge lost/;
 /** A SIGTERM is announced to agents: they say the edge is restarting rather than lost. */

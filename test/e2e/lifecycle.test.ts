@@ -5,7 +5,7 @@ import type { Duplex } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { Messages } from '@svcrouter/protocol';
 import { spawnAgent, startAgent, startOrigin, startServer, visit, type TestOrigin, type TestServer } from './harness/index.js';
-import { startHoldingOrigin, tunnelByHost, unusedPort, type HoldingOrigin } from './lifecycle-support.js';
+import { startHoldingOrigin, tunnelByHost, unusedPort, type HoldingOrigin } from './harness/lifecycle-support.js';
 
 const OFFLINE = new RegExp(Messages.TUNNEL_OFFLINE);
 

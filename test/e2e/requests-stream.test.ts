@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { SseClient } from '@svcrouter/testkit/sse-client';
 import { startAgent, startOrigin, startServer, visit, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
-import { apiClient, eventually, openApi, type Captured, type Page } from './api-helpers.js';
+import { apiClient, eventually, openApi, type Captured, type Page } from './harness/api-helpers.js';
 
 // GET /v1/requests/stream against a real server, agents and origin: live records with the
 // fields of GET /v1/requests, every filter, since=, a slow subscriber, a subscriber that

@@ -15,8 +15,8 @@ import {
   type RequestStreamEvent,
   type Tunnel,
 } from '@svcrouter/sdk';
-import { eventually } from './api-helpers.js';
-import { freshHost, startDomainWorld, type DomainWorld } from './domains-support.js';
+import { eventually } from './harness/api-helpers.js';
+import { freshHost, startDomainWorld, type DomainWorld } from './harness/domains-support.js';
 import { startOrigin, visit, type TestOrigin } from './harness/index.js';
 
 // The SDK's ApiClient over every /v1 route of a real svc-server (with real DNS for domain

@@ -3,9 +3,9 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { eventually } from './api-helpers.js';
+import { eventually } from './harness/api-helpers.js';
 import { REPO_ROOT, startAgent, startOrigin, startServer, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
-import { inspectorPaths, metric, VisitorLoop, writeKey } from './store-faults-support.js';
+import { inspectorPaths, metric, VisitorLoop, writeKey } from './harness/store-faults-support.js';
 
 // PostgreSQL stopped, restarted and started again under traffic, on a cluster of this test's
 // own: visitors keep getting 200, the API answers 503 with Retry-After while the database is

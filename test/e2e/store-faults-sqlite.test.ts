@@ -6,8 +6,8 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { SQLITE_FILE } from '@svcrouter/server/store';
 import { startAgent, startOrigin, startServer, tempDir, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
-import { eventually } from './api-helpers.js';
-import { inspectorPaths, metric, SqliteLockHolder, VisitorLoop, writeKey } from './store-faults-support.js';
+import { eventually } from './harness/api-helpers.js';
+import { inspectorPaths, metric, SqliteLockHolder, VisitorLoop, writeKey } from './harness/store-faults-support.js';
 
 // The SQLite store failing under traffic, with real processes: visitors keep getting 200 from
 // the edge, the API answers 503 with Retry-After instead of hanging or 500, the inspector keeps

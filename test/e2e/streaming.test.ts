@@ -13,7 +13,7 @@ import {
   type TestOrigin,
   type TestServer,
 } from './harness/index.js';
-import { MiB, RssWatch, connectH2, h2Request, hashBody, openStreams, readText, request, writeChunks } from './data-path-support.js';
+import { MiB, RssWatch, connectH2, h2Request, hashBody, openStreams, readText, request, writeChunks } from './harness/data-path-support.js';
 
 const GiB = 1024 * MiB;
 /** Edge and agent may grow by less than this while a transfer runs: far below the sizes moved. */

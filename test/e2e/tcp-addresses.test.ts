@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import { ApiClient, forward, type TunnelInfo } from '@svcrouter/sdk';
 import { api, startServer, type TestServer } from './harness/index.js';
-import { connectTcp, portOf, readAll, startTcpService, tcpPortRange } from './tcp-support.js';
+import { connectTcp, portOf, readAll, startTcpService, tcpPortRange } from './harness/tcp-support.js';
 
 // Reserved TCP addresses: POST/GET/DELETE /v1/tcp-addresses within the plan's tcpAddresses limit,
 // bound with --remote-addr by their account only; GET /v1/tunnels reports a TCP tunnel's proto

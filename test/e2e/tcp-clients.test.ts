@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { freePort, pollUntil } from '@svcrouter/testkit';
 import { REPO_ROOT, spawnNode, AGENT_BIN, startServer, tempDir, type TestServer } from './harness/index.js';
-import { tcpPortRange } from './tcp-support.js';
+import { tcpPortRange } from './harness/tcp-support.js';
 
 // `svc tcp` in front of real servers, reached by their real clients: OpenSSH runs a command
 // through the tunnel, and psql queries a throwaway PostgreSQL. Debian packages: openssh-server,

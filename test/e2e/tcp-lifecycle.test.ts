@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { describe, it } from 'node:test';
 import { forward, Messages, type TcpConnectionLog, type Tunnel, type TunnelEvents } from '@svcrouter/sdk';
 import { AGENT_BIN, api, spawnNode, startServer, withRestartableServer } from './harness/index.js';
-import { connectTcp, portOf, readAll, startTcpService, tcpPortRange } from './tcp-support.js';
+import { connectTcp, portOf, readAll, startTcpService, tcpPortRange } from './harness/tcp-support.js';
 
 // A TCP tunnel's life: its port kept across a lost connection, the range used up, the API's
 // delete, the quota, PROXY protocol to the local service, and bytes that arrive unchanged in

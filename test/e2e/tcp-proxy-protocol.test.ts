@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { forward } from '@svcrouter/sdk';
 import { freePort, pollUntil } from '@svcrouter/testkit';
 import { startServer, tempDir, type TestServer } from './harness/index.js';
-import { portOf, tcpPortRange } from './tcp-support.js';
+import { portOf, tcpPortRange } from './harness/tcp-support.js';
 
 // --proxy-protocol against a real nginx with `listen … proxy_protocol`: nginx answers with the
 // address the PROXY header gave it, which must be the visitor's as the edge saw it, not the

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import { forward, Messages, type TcpConnectionLog, type Tunnel } from '@svcrouter/sdk';
 import { startServer, type TestServer } from './harness/index.js';
-import { connectTcp, portOf, readAll, startTcpService, tcpPortRange } from './tcp-support.js';
+import { connectTcp, portOf, readAll, startTcpService, tcpPortRange } from './harness/tcp-support.js';
 
 // TCP tunnels through a real server process and the SDK's forward({ proto: 'tcp' }): bytes both
 // ways unchanged, each direction's FIN on its own, a refused local port, and one inspector

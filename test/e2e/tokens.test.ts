@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { Messages } from '@svcrouter/protocol';
 import { api, runAgent, splitFailure, startAgent, startOrigin, startServer, type TestOrigin, type TestServer } from './harness/index.js';
-import { revokeToken } from './lifecycle-support.js';
+import { revokeToken } from './harness/lifecycle-support.js';
 
 /** A token of the right shape that no account holds. */
 function unknownToken(): string {

@@ -5,7 +5,7 @@ import http2 from 'node:http2';
 import type net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { edgeUrl, loopbackLookup, serverSuite, startAgent, type TestAgent } from './harness/index.js';
-import { connectH2, readText } from './data-path-support.js';
+import { connectH2, readText } from './harness/data-path-support.js';
 
 /**
  * The origin's handler, the same for its HTTP/1.1 and HTTP/2 servers: GET /sum answers a body

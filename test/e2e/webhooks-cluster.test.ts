@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { freshDatabase, startNode, type TestDatabase } from './cluster-support.js';
+import { freshDatabase, startNode, type TestDatabase } from './harness/cluster-support.js';
 import { api, startAgent, startOrigin, type TestOrigin, type TestServer } from './harness/index.js';
-import { addWebhook, startReceiver, type Receiver } from './webhook-support.js';
+import { addWebhook, startReceiver, type Receiver } from './harness/webhook-support.js';
 
 // Two svc-server nodes on one real PostgreSQL, both dispatching the shared outbox: every event,
 // whichever node saw it, reaches the receiver exactly once.

@@ -12,8 +12,8 @@ import {
   verifyDomain,
   startDomainWorld,
   type DomainWorld,
-} from './domains-support.js';
-import { addWebhook, startReceiver, type Receiver } from './webhook-support.js';
+} from './harness/domains-support.js';
+import { addWebhook, startReceiver, type Receiver } from './harness/webhook-support.js';
 
 // domain.verified, certificate.issued and certificate.failed made to happen for real: TXT
 // records on a real DNS server (pebble-challtestsrv), certificates from a real Pebble.

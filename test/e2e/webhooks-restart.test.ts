@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { api, startServer, type TestServer } from './harness/index.js';
-import { addWebhook, deliveries, startReceiver, type Receiver } from './webhook-support.js';
+import { addWebhook, deliveries, startReceiver, type Receiver } from './harness/webhook-support.js';
 
 // The outbox survives a crash: events queued (their receiver failing) when the server is
 // SIGKILLed are all delivered by the restarted server, and none is delivered twice.

@@ -3,7 +3,7 @@ import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { api, startAgent, startOrigin, startServer, visit, type TestOrigin, type TestServer } from './harness/index.js';
 import { ApiClient, verifyWebhook } from '@svcrouter/sdk';
-import { addWebhook, deliveries, startReceiver, type Receiver } from './webhook-support.js';
+import { addWebhook, deliveries, startReceiver, type Receiver } from './harness/webhook-support.js';
 
 // Signed webhooks end to end: a real server, real agents and a real receiver on loopback that
 // verifies every delivery with the `standardwebhooks` package. Each event is made to happen.

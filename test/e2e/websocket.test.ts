@@ -13,7 +13,7 @@ import {
   type TestOrigin,
   type TestServer,
 } from './harness/index.js';
-import { MiB, openStreams } from './data-path-support.js';
+import { MiB, openStreams } from './harness/data-path-support.js';
 
 /** Bounds a hung test (a close that never propagates hangs); not a timing assertion. */
 const HANG = { timeout: 60_000 };

@@ -4,7 +4,7 @@ import type net from 'node:net';
 import path from 'node:path';
 import tls from 'node:tls';
 import { promisify } from 'node:util';
-import { tempDir } from './harness/index.js';
+import { tempDir } from './index.js';
 
 const run = promisify(execFile);
 

@@ -5,7 +5,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hashToken } from '@svcrouter/server/auth';
 import { openStore } from '@svcrouter/server/store';
-import { api, type TestServer } from './harness/index.js';
+import { api, type TestServer } from './index.js';
 
 /** An origin whose `/hold` requests get no answer until the origin closes. */
 export interface HoldingOrigin {

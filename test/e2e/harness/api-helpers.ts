@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import { schemas } from '@svcrouter/server/api';
-import { api, type TestServer } from './harness/index.js';
+import { api, type TestServer } from './index.js';
 
 // Shared by the api-*.test.ts files: a REST client that checks every answer against the
 // OpenAPI document the server publishes, using the zod schemas that document was made from.

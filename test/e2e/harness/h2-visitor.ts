@@ -1,6 +1,6 @@
 import http2 from 'node:http2';
 import tls from 'node:tls';
-import type { TestServer } from './harness/index.js';
+import type { TestServer } from './index.js';
 
 /** What an HTTP/2 visitor got: the status and body, or the stream's error code when it was reset. */
 export interface H2Result {

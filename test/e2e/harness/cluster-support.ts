@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { startServer, type ServerOptions, type TestServer } from './harness/index.js';
+import { startServer, type ServerOptions, type TestServer } from './index.js';
 
 // Several svc-server processes sharing one real PostgreSQL (SVC_TEST_DATABASE_URL), each in its
 // own fresh schema per test file, so runs never see each other's nodes, routes or accounts.

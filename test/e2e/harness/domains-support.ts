@@ -9,7 +9,7 @@ import tls from 'node:tls';
 import { startChallTestSrv, type ChallTestSrv } from '@svcrouter/testkit/dns';
 import { startPebble, type Pebble } from '@svcrouter/testkit/pebble';
 import { freePort } from '@svcrouter/testkit';
-import { api, startServer, tempDir, type TestServer } from './harness/index.js';
+import { api, startServer, tempDir, type TestServer } from './index.js';
 
 /** Every package the ACME suites need, for requireTools. */
 export const ACME_TOOLS = ['pebble', 'pebble-challtestsrv', 'openssl'];

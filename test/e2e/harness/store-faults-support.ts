@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { api, Proc, REPO_ROOT, visit, type TestServer } from './harness/index.js';
+import { api, Proc, REPO_ROOT, visit, type TestServer } from './index.js';
 
 // Shared by the store fault tests: visitors that never stop while the store fails, a second
 // process holding SQLite's write lock, and the metrics the tests read.

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { BrowserContext, Locator, Page } from 'playwright-core';
-import type { TestServer } from './harness/index.js';
+import type { TestServer } from './index.js';
 
 // Steps the dashboard's browser tests share. Names are the ones a person reads on screen
 // (labels, button and link names), so the tests also check that those names exist.

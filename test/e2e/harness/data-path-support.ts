@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import http2 from 'node:http2';
 import tls from 'node:tls';
-import { edgeUrl, loopbackLookup, type TestServer } from './harness/index.js';
+import { edgeUrl, loopbackLookup, type TestServer } from './index.js';
 
 type Edge = Pick<TestServer, 'httpPort' | 'httpsPort' | 'caPem'>;
 

@@ -7,7 +7,7 @@ import type http2 from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
 import { after, before } from 'node:test';
 import { connectH2 } from './data-path-support.js';
-import { serverSuite, startAgent, type TestAgent, type TestServer } from './harness/index.js';
+import { serverSuite, startAgent, type TestAgent, type TestServer } from './index.js';
 
 export const LINK_HINT = '</style.css>; rel=preload; as=style';
 

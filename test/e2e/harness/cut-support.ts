@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import http from 'node:http';
 import http2 from 'node:http2';
 import net from 'node:net';
-import type { TestServer } from './harness/index.js';
+import type { TestServer } from './index.js';
 import { h2Session } from './h2-visitor.js';
 
 /** The first body bytes every cut response sends before it is cut. */

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { api, type TestServer } from './harness/index.js';
+import { api, type TestServer } from './index.js';
 
 /** One request the receiver got. */
 export interface Received {

@@ -3,7 +3,7 @@
 // port on the tunnel's hostname.
 import { EventEmitter } from 'node:events';
 import * as grpc from '@grpc/grpc-js';
-import type { TestServer } from './harness/index.js';
+import type { TestServer } from './index.js';
 
 /** One message: JSON both ways. */
 export interface Message {

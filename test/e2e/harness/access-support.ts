@@ -1,6 +1,6 @@
 import http from 'node:http';
 import http2 from 'node:http2';
-import { loopbackLookup, type TestServer } from './harness/index.js';
+import { loopbackLookup, type TestServer } from './index.js';
 
 /** A visitor's answer, read whole. */
 export interface Answer {
