@@ -65,9 +65,12 @@ const unexpected = bundled.warnings.filter(
   (warning) => !(warning.id === 'empty-import-meta' && warning.location?.file.endsWith('ui-files.js')),
 );
 if (unexpected.length > 0) fail(`esbuild warned:\n${unexpected.map((w) => `${w.location?.file}: ${w.text}`).join('\n')}`);
+// ws (svc doctor's WebSocket check) loads these native speed-ups inside try/catch and works
+// without them; inside the executable the require fails and ws uses its JavaScript code.
+const OPTIONAL_NATIVE = new Set(['bufferutil', 'utf-8-validate']);
 const external = Object.values(bundled.metafile.outputs)
   .flatMap((out) => out.imports)
-  .filter((imported) => imported.external && !isBuiltin(imported.path));
+  .filter((imported) => imported.external && !isBuiltin(imported.path) && !OPTIONAL_NATIVE.has(imported.path));
 if (external.length > 0) fail(`left out of the bundle: ${external.map((imported) => imported.path).join(', ')}`);
 
 // 2. The preparation blob: the bundle, V8's code cache for it (faster start) and the UI's files.

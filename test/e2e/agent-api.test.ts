@@ -134,7 +134,14 @@ describe('agent API', () => {
         ['no addr', post(api, { name: 'x' }), 400, 'invalid_request', /^addr is required$/],
         ['a bad name', post(api, { name: '-x', addr: 3000 }), 400, 'invalid_request', /^name: a tunnel name is/],
         ['a bad addr', post(api, { name: 'x', addr: 'ftp://nowhere' }), 400, 'invalid_request', /^addr: /],
-        ['a bad proto', post(api, { name: 'x', addr: 3000, proto: 'tcp' }), 400, 'invalid_request', /^proto: /],
+        ['a bad proto', post(api, { name: 'x', addr: 3000, proto: 'udp' }), 400, 'invalid_request', /^proto: /],
+        [
+          'access rules on a TCP tunnel',
+          post(api, { name: 'x', addr: 22, proto: 'tcp', basicAuth: ['alice:long-enough'] }),
+          400,
+          'invalid_request',
+          /^basicAuth: applies to HTTP tunnels only/,
+        ],
         ['a bad host header', post(api, { name: 'x', addr: 3000, hostHeader: 'a b' }), 400, 'invalid_request', /^hostHeader: /],
         [
           'an unknown key',

@@ -18,11 +18,12 @@ describe('REST API: cross-account isolation', () => {
   let api: ReturnType<typeof apiClient>;
   let tokenA: string;
   let tokenB: string;
-  const idsOfA: { tunnels: string[]; keys: string[]; domains: string[]; webhooks: string[] } = {
+  const idsOfA: { tunnels: string[]; keys: string[]; domains: string[]; webhooks: string[]; 'tcp-addresses': string[] } = {
     tunnels: [],
     keys: [],
     domains: [],
     webhooks: [],
+    'tcp-addresses': [],
   };
   const secretsOfA: string[] = [];
 
@@ -64,6 +65,10 @@ describe('REST API: cross-account isolation', () => {
     assert.equal(hook.status, 201, hook.text);
     idsOfA.webhooks = [(hook.body as Json).id as string];
     secretsOfA.push('alice-hook', (hook.body as Json).secret as string, ...idsOfA.webhooks);
+    const reserved = await api('POST', '/v1/tcp-addresses', { token: tokenA }, {});
+    assert.equal(reserved.status, 201, reserved.text);
+    idsOfA['tcp-addresses'] = [(reserved.body as Json).id as string];
+    secretsOfA.push(...idsOfA['tcp-addresses']);
   });
   after(async () => {
     await agentA?.close();
@@ -133,6 +138,8 @@ describe('REST API: cross-account isolation', () => {
     assert.equal((await visit(server, agentA.hostname, '/')).status, 200);
     const webhooks = (await api('GET', '/v1/webhooks', { token: tokenA })).text;
     assert.ok(webhooks.includes(idsOfA.webhooks[0]!));
+    const tcpAddresses = (await api('GET', '/v1/tcp-addresses', { token: tokenA })).text;
+    assert.ok(tcpAddresses.includes(idsOfA['tcp-addresses'][0]!));
     if (idsOfA.domains.length > 0) {
       const domains = (await api('GET', '/v1/domains', { token: tokenA })).text;
       assert.ok(domains.includes(idsOfA.domains[0]!));

@@ -73,6 +73,29 @@ describe('a session the edge ends on purpose releases its names at once', () => 
     await takenByAnother('deleted');
   });
 
+  it(
+    'when its token is revoked while its agent is away: the held visitors get the offline page at once, and the name is free',
+    HANG,
+    async () => {
+      const key = (await api(server, 'POST', '/v1/keys', { token: server.token }, { description: 'away' })).body as {
+        id: string;
+        token: string;
+      };
+      const agent = await startAgent(server, { token: key.token, target: origin.port, subdomain: 'away' });
+      const lost = server.proc.waitForLine(/away\.localhost.*"clean":false.*tunnel unbound/);
+      await agent.proc.kill('SIGKILL');
+      await lost;
+      const held = server.proc.waitForLine(/away\.localhost.*request held for a reconnect/);
+      const waiting = visit(server, 'away.localhost', '/');
+      await held;
+      assert.equal((await api(server, 'DELETE', `/v1/keys/${key.id}`, { token: server.token })).status, 204);
+      const page = await waiting;
+      assert.equal(page.status, 404);
+      assert.match(page.text, new RegExp(Messages.TUNNEL_OFFLINE));
+      await takenByAnother('away');
+    },
+  );
+
   it('when the edge stops: the tunnels leave as ended on purpose, not lost', HANG, async () => {
     const stopping = await startServer({ env: { SVC_DRAIN_MS: '0' } });
     const agent = await startAgent(stopping, { token: stopping.token, target: origin.port, subdomain: 'stopping' });

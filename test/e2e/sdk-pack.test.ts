@@ -19,7 +19,8 @@ const TSC = path.join(REPO_ROOT, 'node_modules/@typescript/native/bin/tsc');
 /** What the SDK and protocol may depend on: each other only. */
 const SDK_DEPENDENCIES = ['@svcrouter/protocol', '@svcrouter/sdk'];
 /** The agent adds its live screen (log-update, ansi-escapes, picocolors) and config file (yaml, zod) libraries. */
-const AGENT_DEPENDENCIES = [...SDK_DEPENDENCIES, 'ansi-escapes', 'log-update', 'picocolors', 'yaml', 'zod'];
+// ws: svc doctor's WebSocket echo through the public URL (Node 20 has no WebSocket client without a flag).
+const AGENT_DEPENDENCIES = [...SDK_DEPENDENCIES, 'ansi-escapes', 'log-update', 'picocolors', 'ws', 'yaml', 'zod'];
 
 /** The environment without npm's per-run variables (they name this repository) or SVC_*. */
 function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {

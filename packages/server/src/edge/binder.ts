@@ -75,6 +75,10 @@ interface NameGrace {
   until: number;
   /** The tunnel whose agent was lost: deleting it ends the grace. */
   tunnelId: string;
+  /** The key its agent signed in with: revoking it ends the grace, as nothing can bind the name back with it. */
+  keyId: string | undefined;
+  /** The binding that was lost, reported offline when the grace ends. */
+  binding: Binding;
 }
 
 /**
@@ -160,6 +164,21 @@ export class Binder {
       return hostname;
     }
     return undefined;
+  }
+
+  /**
+   * Ends the grace of every name whose agent was away when its key was revoked: the agent cannot
+   * sign in again with it, so the names are free and reported offline now. Returns the bindings.
+   */
+  endGracesOfKey(keyId: string): Binding[] {
+    const ended: Binding[] = [];
+    for (const [hostname, grace] of this.graces) {
+      if (grace.keyId === undefined || grace.keyId !== keyId) continue;
+      this.graces.delete(hostname);
+      ended.push(grace.binding);
+      this.reportOffline(grace.binding);
+    }
+    return ended;
   }
 
   /** Resolves once every store write started so far has finished (graceful shutdown). */
@@ -296,7 +315,13 @@ export class Binder {
   private holdName(binding: Binding): void {
     const graceMs = this.deps.nameGraceMs ?? 0;
     if (graceMs <= 0) return this.reportOffline(binding);
-    const grace: NameGrace = { accountId: binding.accountId, until: Date.now() + graceMs, tunnelId: binding.tunnelId };
+    const grace: NameGrace = {
+      accountId: binding.accountId,
+      until: Date.now() + graceMs,
+      tunnelId: binding.tunnelId,
+      keyId: binding.session.keyId,
+      binding,
+    };
     this.graces.set(binding.hostname, grace);
     setTimeout(() => {
       if (this.graces.get(binding.hostname) !== grace) return;

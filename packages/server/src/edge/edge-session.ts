@@ -35,6 +35,8 @@ export interface BindingSession {
    * unknown (a peer link), which counts as none: the edge then answers `100 Continue` itself.
    */
   readonly agentFeatures?: ReadonlySet<string>;
+  /** The key the agent signed in with; absent on a peer link. */
+  readonly keyId?: string;
   /** Tells the agent one tunnel is gone and forgets it; a peer link has no agent to tell. */
   release(tunnelId: string, code: ErrorCodeValue, text: string): Binding | undefined;
 }

@@ -271,8 +271,15 @@ export class Edge implements LeanHandler, Fleet {
     return true;
   }
 
-  /** Ends every session authenticated with a revoked key. Returns how many. */
+  /**
+   * Ends every session authenticated with a revoked key, and the grace of names whose agent was
+   * away with it: their held requests get the offline page now. Returns how many sessions.
+   */
   dropSessionsOfKey(keyId: string, message: string): number {
+    for (const binding of this.binder.endGracesOfKey(keyId)) {
+      this.holds.expire(binding.hostname);
+      this.tcp?.unbound(binding, true);
+    }
     let dropped = 0;
     for (const session of this.sessions) {
       if (session.keyId !== keyId) continue;
