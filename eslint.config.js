@@ -15,6 +15,7 @@ export default defineConfig(
   {
     ignores: [
       '**/dist/**',
+      'dist-bin/**',
       '**/node_modules/**',
       '.ci/cache/**',
       'bench/results/**',
