@@ -96,6 +96,18 @@ describe('signed webhooks', () => {
     assert.ok(Date.parse(offline.envelope.createdAt) - killedAt >= GRACE_MS, 'sent after the grace period, not at the drop');
   });
 
+  it('sends tunnel.offline at once when the tunnel is deleted through the API', async () => {
+    const agent = await startAgent(server, { token, target: origin.port, subdomain: 'deleted-hook' });
+    const online = await receiver.next((r) => r.type === 'tunnel.online' && r.envelope.data.host === agent.hostname);
+    const deletedAt = Date.now();
+    const id = String(online.envelope.data.id);
+    assert.equal((await api(server, 'DELETE', `/v1/tunnels/${id}`, { token })).status, 204);
+    const offline = await receiver.next((r) => r.type === 'tunnel.offline' && r.envelope.data.id === id);
+    assert.equal(offline.verified, true);
+    assert.ok(Date.parse(offline.envelope.createdAt) - deletedAt < GRACE_MS, 'sent at the deletion, not after a grace period');
+    await agent.proc.exited;
+  });
+
   it('sends usage.threshold once at 80% and once at 100% of the transfer quota', async () => {
     const agent = await startAgent(server, { token, target: origin.port });
     try {

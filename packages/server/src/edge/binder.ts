@@ -161,9 +161,15 @@ export class Binder {
     for (const [hostname, grace] of this.graces) {
       if (grace.tunnelId !== tunnelId) continue;
       this.graces.delete(hostname);
+      this.reportOffline(grace.binding);
       return hostname;
     }
     return undefined;
+  }
+
+  /** A binding the API deleted while live: it is gone for good, reported offline now. */
+  released(binding: Binding): void {
+    this.reportOffline(binding);
   }
 
   /**

@@ -268,6 +268,7 @@ export class Edge implements LeanHandler, Fleet {
     binding.session.release(tunnelId, ErrorCode.TUNNEL_RELEASED, reason);
     this.router.remove(binding);
     this.tcp?.unbound(binding, true);
+    this.binder.released(binding);
     return true;
   }
 
