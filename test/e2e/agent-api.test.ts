@@ -185,4 +185,24 @@ describe('agent API', () => {
       await agent.close();
     }
   });
+
+  it('starts a tunnel with access rules: visitors must sign in, and GET /v1/tunnels shows the user, never the password', async () => {
+    const { agent, api } = await startWithApi(system);
+    try {
+      const added = await post(api, { name: 'locked', addr: system.origin.port, basicAuth: ['alice:correct-horse'] });
+      assert.equal(added.status, 201, JSON.stringify(added.json));
+      const host = hostOf(added.json.url);
+      const refused = await visit(system.server, host, '/');
+      assert.equal(refused.status, 401);
+      assert.equal(refused.headers['www-authenticate'], 'Basic realm="svcRouter"');
+      const basic = `Basic ${Buffer.from('alice:correct-horse').toString('base64')}`;
+      assert.equal((await visit(system.server, host, '/', { headers: { authorization: basic } })).status, 200);
+      const listed = await fetch(`${system.server.url}/v1/tunnels`, { headers: { authorization: `Bearer ${system.server.token}` } });
+      const text = await listed.text();
+      assert.ok(text.includes('"alice"'), text);
+      assert.ok(!text.includes('correct-horse'), 'the password is never shown');
+    } finally {
+      await agent.close();
+    }
+  });
 });
