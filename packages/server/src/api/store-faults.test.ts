@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
-import { SQLITE_FILE } from '../store/engine/open-store.js';
+import { SQLITE_FILE } from '../store/open-store.js';
 import { isStoreUnavailable } from '../store/index.js';
 import { startApiFixture, type ApiFixture } from './test-support.js';
 

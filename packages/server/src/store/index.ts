@@ -38,7 +38,7 @@ export { storedRecord } from './requests/request-rows.js';
 export type { DailyUsage, MonthTotal, UsageDelta, UsageRepo } from './usage-records.js';
 export type { DashboardSession, DashboardSessionRepo, NewDashboardSession, NewSignInLink, SignInLinkRepo } from './sign-in-records.js';
 export { PolicyConflictError, StoreConflictError } from './store-conflict-error.js';
-export { openStore, isPostgresUrl, SQLITE_FILE, type OpenStoreOptions } from './engine/open-store.js';
+export { openStore, isPostgresUrl, SQLITE_FILE, type OpenStoreOptions } from './open-store.js';
 export type { ClusterNode, ClusterRepo, ClusterRoute } from './cluster-records.js';
 export type {
   AttemptOutcome,

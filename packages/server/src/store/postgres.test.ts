@@ -7,7 +7,7 @@ import pg from 'pg';
 import { checkRequestsMigration } from './migrations/migrations.contract.js';
 import { createRequestRepo } from './requests/requests-repo.js';
 import { migrateToLatest } from './migrations/migrations.js';
-import { isPostgresUrl, openStore } from './engine/open-store.js';
+import { isPostgresUrl, openStore } from './open-store.js';
 import { StorePostgresDialect } from './engine/postgres-schema-dialect.js';
 import type { Database } from './schema.js';
 import type { Store } from './store.js';

@@ -4,7 +4,7 @@
 // loaded and waits for a line on stdin, so the parent can release several
 // children at the same instant.
 import { once } from 'node:events';
-import { openStore } from './engine/open-store.js';
+import { openStore } from './open-store.js';
 
 const [dataDir, email] = process.argv.slice(2);
 if (dataDir === undefined || email === undefined) throw new Error('usage: fixture <dataDir> <email>');

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
-import { openStore, SQLITE_FILE } from './engine/open-store.js';
+import { openStore, SQLITE_FILE } from './open-store.js';
 import { runStoreContract } from './store.contract.js';
 
 const tempDirs: string[] = [];

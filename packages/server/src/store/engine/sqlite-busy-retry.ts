@@ -15,7 +15,7 @@ import {
  * better-sqlite3 is synchronous: with a busy_timeout, SQLite's busy handler sleeps inside the
  * call, and the whole process (every visitor's bytes, every agent's heartbeats) stops with it.
  * A foreign writer holding the lock for seconds froze proxying for seconds on each store write.
- * So the server's main connection runs with busy_timeout 0 (see open-store) and this driver
+ * So the server's main connection runs with busy_timeout 0 (see engine/open-database.ts) and this driver
  * does the waiting instead: a statement or a BEGIN that meets SQLITE_BUSY gives the connection
  * back, sleeps on a timer and tries again, until `budgetMs` has passed; then the SQLITE_BUSY
  * error goes up and the API maps it to 503 (store-unavailable.ts).

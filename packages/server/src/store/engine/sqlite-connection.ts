@@ -1,7 +1,7 @@
 import BetterSqlite3 from 'better-sqlite3';
 
 // Connection settings shared by every SQLite connection the server opens to its file: the
-// store's main connection (open-store) and the inspector's writer thread.
+// store's main connection (open-database.ts) and the inspector's writer thread.
 
 /**
  * How long a SQLite statement waits for another connection's write lock: inside SQLite on the
@@ -25,7 +25,7 @@ export function openSqliteConnection(file: string): BetterSqlite3.Database {
 
 /**
  * The per-connection pragmas. WAL itself is a property of the file (persistent), switched on
- * once by open-store. WAL lets the running server, its inspector writer thread and
+ * once by open-database.ts. WAL lets the running server, its inspector writer thread and
  * `svc-server account create` read and write the same file at once; NORMAL sync is durable
  * at checkpoints and is the recommended pairing with WAL.
  */

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
-import { openStore, SQLITE_FILE } from '../engine/open-store.js';
+import { openStore, SQLITE_FILE } from '../open-store.js';
 import { DecodedPage, type StoredPage } from './request-pages.js';
 import type { NewRequestRecord, RequestRecord } from './request-records.js';
 import { SqliteRequestWriter } from './sqlite-request-writer.js';

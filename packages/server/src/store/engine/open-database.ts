@@ -4,31 +4,16 @@ import { setTimeout as delay } from 'node:timers/promises';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, sql } from 'kysely';
 import pg from 'pg';
-import { createAccountRepo } from '../accounts-repo.js';
-import { createClusterRepo } from '../cluster-repo.js';
-import { createKeyRepo } from '../keys-repo.js';
-import { migrateToLatest } from '../migrations/migrations.js';
-import { StorePostgresDialect } from './postgres-schema-dialect.js';
 import type { Database } from '../schema.js';
-import type { Store } from '../store.js';
-import { createTunnelRepo } from '../tunnels-repo.js';
-import { createTcpAddressRepo } from '../tcp-addresses-repo.js';
-import { createRequestRepo } from '../requests/requests-repo.js';
-import { createPagedRequestRepo } from '../requests/paged-requests-repo.js';
-import { createUsageRepo } from '../usage-repo.js';
-import { createAcmeAccountRepo, createCertificateRepo } from '../certificates-repo.js';
-import { createDomainRepo } from '../domains-repo.js';
-import { createAcmeSharedRepo } from '../acme-shared-repo.js';
-import { createDashboardSessionRepo, createSignInLinkRepo } from '../sign-in-repo.js';
-import { createWebhookRepo } from '../webhooks-repo.js';
-import { StatementCachingDatabase } from './sqlite-statement-cache.js';
-import { applyConnectionPragmas, openSqliteConnection, SQLITE_BUSY_TIMEOUT_MS } from './sqlite-connection.js';
-import { SqliteRequestWriter } from '../requests/sqlite-request-writer.js';
+import { StorePostgresDialect } from './postgres-schema-dialect.js';
 import { BusyRetrySqliteDialect } from './sqlite-busy-retry.js';
+import { applyConnectionPragmas, openSqliteConnection, SQLITE_BUSY_TIMEOUT_MS } from './sqlite-connection.js';
+import { StatementCachingDatabase } from './sqlite-statement-cache.js';
 
 // This is the only file that chooses the engine; everything it runs beyond
-// plain Kysely queries (pragmas, BEGIN IMMEDIATE, type parsers, the SQLite
-// inspector writer thread) is engine-specific on purpose.
+// plain Kysely queries (pragmas, BEGIN IMMEDIATE, type parsers) is
+// engine-specific on purpose. What the store keeps is built on the opened
+// database one floor up (open-store.ts), which also hands in the migrations.
 
 /** Name of the SQLite database file inside the data dir. */
 export const SQLITE_FILE = 'svc.sqlite';
@@ -37,15 +22,13 @@ const WAL_RETRY_MS = 20;
 /** Connections per process to PostgreSQL. */
 const PG_POOL_MAX = 10;
 
-export interface OpenStoreOptions {
-  /** `postgres://` or `postgresql://` selects PostgreSQL; anything else (or unset) selects SQLite. */
-  databaseUrl?: string | undefined;
-  /** Holds `svc.sqlite` when SQLite is used; created if missing. */
-  dataDir: string;
-  /** Clock for createdAt/updatedAt; tests pass a ticking fake. Default Date.now. */
-  now?: () => number;
-  /** Receives errors of idle PostgreSQL connections (the next query fails too). Default: ignored. */
-  onPoolError?: (err: Error) => void;
+/** Brings the schema up to date; `schema` is PostgreSQL's current schema, undefined on SQLite. */
+export type Migrate = (db: Kysely<Database>, schema?: string) => Promise<void>;
+
+/** An open database: SQLite names its file (the inspector's writer thread opens its own connection). */
+export interface OpenDatabase {
+  db: Kysely<Database>;
+  sqliteFile: string | undefined;
 }
 
 /** True for the URLs that select the PostgreSQL engine. */
@@ -53,42 +36,20 @@ export function isPostgresUrl(url: string | undefined): url is string {
   return url !== undefined && /^postgres(ql)?:\/\//i.test(url);
 }
 
-/** Opens the store (PostgreSQL or SQLite, per options) and applies pending migrations. */
-export async function openStore(opts: OpenStoreOptions): Promise<Store> {
-  const now = opts.now ?? Date.now;
-  const { db, writer } = isPostgresUrl(opts.databaseUrl)
-    ? { db: await openPostgres(opts.databaseUrl, opts.onPoolError ?? (() => {})), writer: undefined }
-    : await openSqlite(opts.dataDir);
-  return {
-    accounts: createAccountRepo(db, now),
-    keys: createKeyRepo(db, now),
-    tunnels: createTunnelRepo(db, now),
-    // SQLite stores inspector records as pages through the writer thread; PostgreSQL as rows.
-    requests: writer ? createPagedRequestRepo(db, { writer }) : createRequestRepo(db),
-    usage: createUsageRepo(db, now),
-    domains: createDomainRepo(db, now),
-    certificates: createCertificateRepo(db),
-    acme: createAcmeAccountRepo(db),
-    acmeShared: createAcmeSharedRepo(db),
-    sessions: createDashboardSessionRepo(db, now),
-    signInLinks: createSignInLinkRepo(db, now),
-    cluster: createClusterRepo(db),
-    webhooks: createWebhookRepo(db, now),
-    tcpAddresses: createTcpAddressRepo(db, now),
-    close: async () => {
-      try {
-        // First: it waits for the inspector batches in flight.
-        await writer?.close();
-      } finally {
-        await db.destroy();
-      }
-    },
-  };
+/** Opens PostgreSQL (a `postgres://` URL) or SQLite in `dataDir`, and runs `migrate` under the engine's lock. */
+export async function openDatabase(
+  opts: { databaseUrl?: string | undefined; dataDir: string; onPoolError?: (err: Error) => void },
+  migrate: Migrate,
+): Promise<OpenDatabase> {
+  if (isPostgresUrl(opts.databaseUrl)) {
+    return { db: await openPostgres(opts.databaseUrl, opts.onPoolError ?? (() => {}), migrate), sqliteFile: undefined };
+  }
+  const file = join(opts.dataDir, SQLITE_FILE);
+  await mkdir(opts.dataDir, { recursive: true });
+  return { db: await openSqlite(file, migrate), sqliteFile: file };
 }
 
-async function openSqlite(dataDir: string): Promise<{ db: Kysely<Database>; writer: SqliteRequestWriter }> {
-  await mkdir(dataDir, { recursive: true });
-  const file = join(dataDir, SQLITE_FILE);
+async function openSqlite(file: string, migrate: Migrate): Promise<Kysely<Database>> {
   const raw = openSqliteConnection(file);
   let db: Kysely<Database> | undefined;
   try {
@@ -107,7 +68,7 @@ async function openSqlite(dataDir: string): Promise<{ db: Kysely<Database>; writ
     // migrator's statements run inside this transaction.
     raw.exec('BEGIN IMMEDIATE');
     try {
-      await migrateToLatest(db);
+      await migrate(db);
       raw.exec('COMMIT');
     } finally {
       if (raw.inTransaction) raw.exec('ROLLBACK');
@@ -115,9 +76,7 @@ async function openSqlite(dataDir: string): Promise<{ db: Kysely<Database>; writ
     // From here on SQLite itself never waits on this connection: a wait inside better-sqlite3
     // would stop the event loop, so the dialect above retries on timers instead.
     raw.pragma('busy_timeout = 0');
-    // Inspector pages are written by a worker thread on its own connection, off the event loop
-    // (see request-writer-thread.ts). Its thread starts with the first batch: the table exists now.
-    return { db, writer: new SqliteRequestWriter({ file }) };
+    return db;
   } catch (err) {
     if (db) await db.destroy();
     else raw.close();
@@ -148,7 +107,7 @@ async function enableWal(raw: BetterSqlite3.Database): Promise<void> {
   }
 }
 
-async function openPostgres(url: string, onPoolError: (err: Error) => void): Promise<Kysely<Database>> {
+async function openPostgres(url: string, onPoolError: (err: Error) => void, migrate: Migrate): Promise<Kysely<Database>> {
   // pg returns int8 (bigint, our ms timestamps and counts) as strings by
   // default. Every value we store stays far below 2^53, so Number is exact.
   // The parser is process-wide; nothing else in the server relies on strings.
@@ -173,7 +132,7 @@ async function openPostgres(url: string, onPoolError: (err: Error) => void): Pro
     // several nodes starting together apply each migration once; the dialect's
     // introspection reads this schema only, so DDL elsewhere in the database
     // cannot fail the start (postgres-schema-dialect.ts).
-    await migrateToLatest(db, schema);
+    await migrate(db, schema);
     return db;
   } catch (err) {
     await db.destroy();
