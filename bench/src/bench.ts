@@ -205,8 +205,10 @@ function stream(options: BenchOptions, generator: LoadGenerator, command: string
 /** --sessions: quiet agent sessions, each transport against its own fresh edge. */
 async function sessions(options: BenchOptions, generator: LoadGenerator, command: string, count: number): Promise<void> {
   const machine = machineInfo(generator);
-  log(`svcRouter benchmark, ${count} quiet sessions, ${options.mode} sizes`);
-  const result = await manySessions(count, options.sizes.sessionsWindowS, log, options.cpuProfDir);
+  log(
+    `svcRouter benchmark, ${count} quiet sessions, ${options.mode} sizes${options.heartbeatMs ? `, heartbeat ${options.heartbeatMs} ms` : ''}`,
+  );
+  const result = await manySessions(count, options.sizes.sessionsWindowS, log, options.cpuProfDir, options.heartbeatMs);
   process.stdout.write(`${sessionsMarkdown(result, command)}\n`);
   for (const phase of result.phases) {
     if (phase.idleProfile)

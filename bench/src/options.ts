@@ -112,6 +112,8 @@ export interface BenchOptions {
   streamPairs: number | undefined;
   /** Sessions mode: this many quiet agent sessions over TCP and over TLS; nothing else runs. */
   sessions: number | undefined;
+  /** --heartbeat-ms: the edge's SVC_HEARTBEAT_MS in sessions mode; undefined: the server's default. */
+  heartbeatMs: number | undefined;
 }
 
 /** The most sessions --sessions opens (the edge's and the helpers' file descriptors bound it first). */
@@ -127,7 +129,7 @@ const DEFAULT_FLOOR_BUSY_US = [4, 8];
 export const PROFILED_WORKLOADS = ['small-get', 'small-get-stream', 'download', 'upload'] as const;
 export type ProfiledWorkload = (typeof PROFILED_WORKLOADS)[number];
 
-export const USAGE = `Usage: node --expose-gc bench/dist/bench.js [--quick | --smoke] [--json <path>] [--loadgen wrk|node] [--cpu-prof <dir> [--cpu-prof-workload <name>]] [--floor [--floor-busy <list>]] [--cluster] [--stream <pairs>] [--sessions [<n>]]
+export const USAGE = `Usage: node --expose-gc bench/dist/bench.js [--quick | --smoke] [--json <path>] [--loadgen wrk|node] [--cpu-prof <dir> [--cpu-prof-workload <name>]] [--floor [--floor-busy <list>]] [--cluster] [--stream <pairs>] [--sessions [<n>] [--heartbeat-ms <ms>]]
   --quick           fewer and shorter runs (under a minute)
   --smoke           tiny sizes, a second or two per workload: checks every figure is produced
   --json <path>     results file (default bench/results/latest.json)
@@ -154,7 +156,10 @@ export const USAGE = `Usage: node --expose-gc bench/dist/bench.js [--quick | --s
                     all, edge and agent memory and file descriptors per session, CPU per
                     session-second while idle and with one request a minute per session
                     (JSON default bench/results/sessions.json); with --cpu-prof <dir>, a CPU
-                    profile of the edge over each idle window, summarised`;
+                    profile of the edge over each idle window, summarised
+  --heartbeat-ms <ms>
+                    with --sessions: the heartbeat interval the edge offers (SVC_HEARTBEAT_MS,
+                    1000 to 60000; default the server's own)`;
 
 /** A command line the benchmark cannot run: shown as its message and the usage, never a stack. */
 export class UsageError extends Error {}
@@ -171,6 +176,7 @@ export function parseOptions(argv: string[]): BenchOptions {
   let cpuProfWorkload: string = 'small-get';
   let streamPairs: number | undefined;
   let sessions: number | undefined;
+  let heartbeatMs: number | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const value = (): string => {
@@ -190,8 +196,10 @@ export function parseOptions(argv: string[]): BenchOptions {
     else if (arg === '--floor-busy') floorBusyUs = parseBusyList(value());
     else if (arg === '--stream') streamPairs = parseStreamPairs(value());
     else if (arg === '--sessions') sessions = argv[i + 1] !== undefined && !argv[i + 1]!.startsWith('--') ? parseSessions(value()) : 0;
+    else if (arg === '--heartbeat-ms') heartbeatMs = parseHeartbeat(value());
     else throw new UsageError(`unknown argument ${arg}\n${USAGE}`);
   }
+  if (heartbeatMs !== undefined && sessions === undefined) throw new UsageError(`--heartbeat-ms needs --sessions\n${USAGE}`);
   if (loadgen !== undefined && loadgen !== 'wrk' && loadgen !== 'node') throw new UsageError(`--loadgen must be wrk or node\n${USAGE}`);
   if (!(PROFILED_WORKLOADS as readonly string[]).includes(cpuProfWorkload)) {
     throw new UsageError(`--cpu-prof-workload must be one of ${PROFILED_WORKLOADS.join(', ')}\n${USAGE}`);
@@ -225,7 +233,16 @@ export function parseOptions(argv: string[]): BenchOptions {
     streamPairs,
     // 0: --sessions without a number, the mode's own count.
     sessions: sessions === 0 ? PRESETS[mode].sessions : sessions,
+    heartbeatMs,
   };
+}
+
+/** --heartbeat-ms: a whole number of ms the edge accepts for SVC_HEARTBEAT_MS. */
+function parseHeartbeat(text: string): number {
+  const ms = Number(text);
+  if (!Number.isInteger(ms) || ms < 1000 || ms > 60_000)
+    throw new UsageError(`--heartbeat-ms takes 1000 to 60000, not "${text}"\n${USAGE}`);
+  return ms;
 }
 
 /** The count of --sessions: a whole number from 1 to MAX_SESSIONS. */

@@ -40,6 +40,8 @@ export interface SystemOptions {
   /** Extra node flags for the server process and the agent process (e.g. --cpu-prof). */
   serverNodeArgs?: string[];
   agentNodeArgs?: string[];
+  /** SVC_* variables for the server on top of the benchmark's own. */
+  serverEnv?: Record<string, string>;
 }
 
 /** Starts the benchmark's origin (origin-main.ts), adds it to `started` and reads its two ports. */
@@ -102,6 +104,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<BenchSys
       dataDir: data.dir,
       ipc: true,
       nodeArgs: ['--expose-gc', '--import', pathToFileURL(path.join(BENCH_DIST, 'edge-probe.js')).href, ...(options.serverNodeArgs ?? [])],
+      ...(options.serverEnv ? { env: options.serverEnv } : {}),
     });
     const httpsPort = Number((await server.waitForLine(/tunnels\s+https:\/\/\S+:(\d+) /))[1]);
     const devCaFile = (await server.waitForLine(/dev CA\s+(\S+)$/))[1]!;

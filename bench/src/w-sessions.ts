@@ -99,8 +99,9 @@ async function phase(
   idleS: number,
   log: (line: string) => void,
   profileDir: string | undefined,
+  heartbeatMs: number | undefined,
 ): Promise<SessionsPhase> {
-  const system = await startSystem();
+  const system = await startSystem(heartbeatMs === undefined ? {} : { serverEnv: { SVC_HEARTBEAT_MS: String(heartbeatMs) } });
   const probes: Probe[] = [];
   try {
     const edge0 = await system.edgeMemory();
@@ -177,9 +178,10 @@ export async function manySessions(
   idleS: number,
   log: (line: string) => void,
   profileDir?: string,
+  heartbeatMs?: number,
 ): Promise<SessionsResult> {
   const phases: SessionsPhase[] = [];
-  for (const transport of ['tcp', 'tls'] as const) phases.push(await phase(transport, sessions, idleS, log, profileDir));
+  for (const transport of ['tcp', 'tls'] as const) phases.push(await phase(transport, sessions, idleS, log, profileDir, heartbeatMs));
   return { phases };
 }
 

@@ -259,6 +259,16 @@ interface StreamResult {
 }
 
 describe('the benchmark options', () => {
+  it('--heartbeat-ms sets the edge heartbeat of --sessions, 1000 to 60000, and needs --sessions', async () => {
+    const { parseOptions } = (await import(path.join(REPO_ROOT, 'bench/dist/options.js'))) as {
+      parseOptions(argv: string[]): { heartbeatMs: number | undefined };
+    };
+    assert.equal(parseOptions(['--sessions', '100', '--heartbeat-ms', '20000']).heartbeatMs, 20000);
+    assert.equal(parseOptions(['--sessions']).heartbeatMs, undefined);
+    assert.throws(() => parseOptions(['--sessions', '--heartbeat-ms', '500']), /--heartbeat-ms takes 1000 to 60000, not "500"/);
+    assert.throws(() => parseOptions(['--heartbeat-ms', '20000']), /--heartbeat-ms needs --sessions/);
+  });
+
   it('--help prints the usage and exits 0; an unknown argument exits 2 with the usage and no stack', () => {
     const bench = path.join(REPO_ROOT, 'bench/dist/bench.js');
     const help = spawnSync(process.execPath, [bench, '--help'], { encoding: 'utf8' });
