@@ -105,6 +105,7 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
     accountPlan: async (id) => (await store.accounts.byId(id))?.plan,
     flushIntervalMs: config.usageFlushMs,
     liveTunnels: () => tunnelsPerAccount(edge),
+    tunnelsBound: () => edge.router.additions,
     onMonthTotal: webhooks.onMonthTotal,
   });
   const inspector = new Inspector({

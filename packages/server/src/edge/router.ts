@@ -18,6 +18,8 @@ export class Router {
   private readonly byTunnel = new Map<string, Binding>();
   private watcher: RouterWatcher | undefined;
 
+  private added = 0;
+
   /** Sets the one watcher of binding changes (several edge nodes); without it the router tells nobody. */
   watch(watcher: RouterWatcher): void {
     this.watcher = watcher;
@@ -33,8 +35,14 @@ export class Router {
     return this.byTunnel.get(tunnelId);
   }
 
+  /** Bindings added since the router was made: a number that changes with every bind. */
+  get additions(): number {
+    return this.added;
+  }
+
   /** Adds or replaces the binding for its hostname. */
   add(binding: Binding): void {
+    this.added++;
     const previous = this.byHost.get(binding.hostname);
     if (previous) this.byTunnel.delete(previous.tunnelId);
     this.byHost.set(binding.hostname, binding);

@@ -189,6 +189,43 @@ describe('UsageMeter', () => {
     await meter.stop();
   });
 
+  it('samples the live tunnels only after a bind or when a day begins, not at every flush', async () => {
+    let clock = at('2025-06-02T08:00:00.000Z');
+    let binds = 0;
+    let samples = 0;
+    const { meter: other, id } = await setup();
+    await other.stop();
+    const meter = new UsageMeter({
+      store,
+      limitsFor: () => ({ bandwidthBytes: LIMIT }),
+      accountPlan: async () => 'free',
+      log,
+      now: () => clock,
+      liveTunnels: () => {
+        samples++;
+        return [[id, 1 + binds]];
+      },
+      tunnelsBound: () => binds,
+    });
+    for (let i = 0; i < 4; i++) await meter.flush();
+    assert.equal(samples, 1, 'nothing was bound after the first sample');
+    binds++;
+    await meter.flush();
+    await meter.flush();
+    assert.equal(samples, 2, 'a bind brings one more sample');
+    clock = at('2025-06-03T00:00:01.000Z');
+    await meter.flush();
+    assert.equal(samples, 3, 'a new day samples its own peak');
+    await meter.stop();
+    assert.deepEqual(
+      (await store.usage.history(id, { from: '2025-06-02' })).map((day) => [day.day, day.peakTunnels]),
+      [
+        ['2025-06-03', 2],
+        ['2025-06-02', 2],
+      ],
+    );
+  });
+
   it('idle tunnels cost no store write per flush: only a new high of the day is sent, and each new day once', async () => {
     const { meter, fault, id, setClock } = await setup('2025-05-02T08:00:00.000Z');
     meter.notePeakTunnels(id, 4);

@@ -20,8 +20,13 @@ export interface UsageMeterOptions {
   flushIntervalMs?: number;
   /** How often plans and stored totals of recently active accounts are re-read. Default 60 s. */
   refreshIntervalMs?: number;
-  /** Live tunnels per account, sampled at every flush for the daily peak. */
+  /** Live tunnels per account, sampled for the daily peak. */
   liveTunnels?: () => Iterable<readonly [accountId: string, count: number]>;
+  /**
+   * A number that changes whenever a tunnel is bound: the peak can only rise then, so the counts
+   * are sampled only when it changed or a day began. Absent: sampled at every flush.
+   */
+  tunnelsBound?: () => number;
   /** After each committed flush: an account's stored month total and its quota (webhooks' usage.threshold). Off the request path. */
   onMonthTotal?: (accountId: string, month: string, bytes: number, limitBytes: number) => void;
 }
@@ -59,6 +64,9 @@ export class UsageMeter {
   private lastRefreshAt: number;
   private flushing = false;
   private failing = false;
+  /** tunnelsBound() and the day's end when the peaks were last sampled. */
+  private sampledBinds = NaN;
+  private sampledDayEnd = NaN;
 
   constructor(private readonly opts: UsageMeterOptions) {
     this.now = opts.now ?? Date.now;
@@ -188,14 +196,23 @@ export class UsageMeter {
       .finally(() => (this.flushing = false));
   }
 
+  /** Notes each account's live tunnels, unless nothing was bound since the last sample this day. */
+  private samplePeaks(): void {
+    const binds = this.opts.tunnelsBound?.();
+    if (binds !== undefined && binds === this.sampledBinds && this.ledger.dayEndsAt === this.sampledDayEnd) return;
+    for (const [accountId, count] of this.opts.liveTunnels?.() ?? []) this.notePeakTunnels(accountId, count);
+    this.sampledBinds = binds ?? NaN;
+    this.sampledDayEnd = this.ledger.dayEndsAt;
+  }
+
   private roll(): void {
     // A new month also re-reads every account soon: other nodes may have counted already.
     if (this.ledger.roll()) this.lastRefreshAt = -Infinity;
   }
 
   private async flushNow(): Promise<void> {
-    for (const [accountId, count] of this.opts.liveTunnels?.() ?? []) this.notePeakTunnels(accountId, count);
     if (this.now() >= this.ledger.dayEndsAt) this.roll();
+    this.samplePeaks();
     if (this.unconfirmed) await this.write(this.unconfirmed);
     const batch = this.ledger.takeBatch();
     if (batch) {
