@@ -6,12 +6,12 @@ import type { NamedMigration } from './named-migration.js';
 
 // Kysely<any>: migrations must not depend on today's schema types.
 /* eslint-disable @typescript-eslint/no-explicit-any */
-export const ROUTES_MIGRATIONS: readonly NamedMigration[] = [
+export const POOLS_MIGRATIONS: readonly NamedMigration[] = [
   {
     // A pooled name has one row per member: `pool_member` is '' for a tunnel of its own and the
     // member's tunnel id in a pool, and the hostname is unique together with it. The column-level
     // UNIQUE on hostname (001) cannot be dropped in SQLite, so the table is rebuilt on both engines.
-    name: '016_routes',
+    name: '016_pools',
     async up(db: Kysely<any>) {
       await rebuildTunnels(db, true);
     },
