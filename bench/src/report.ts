@@ -157,6 +157,7 @@ function accessRows(r: Results): Row[] {
   return [
     ...row('basic_auth', 'Small GET with basic auth on (every request signed in), req/s', r.access.basicAuth),
     ...row('cidr_allow', 'Small GET with an IP allow list, req/s', r.access.cidrAllow),
+    ...row('pool_of_two', 'Small GET through a pool of two members (--pool), req/s', r.access.pool),
   ];
 }
 

@@ -8,6 +8,8 @@ import type { BenchSystem } from './system.js';
 /** Tunnels of this workload: one behind basic auth, one behind an IP allow list. */
 const AUTH_SUBDOMAIN = 'xauth';
 const CIDR_SUBDOMAIN = 'xcidr';
+/** A pool of two agents (`--pool`): the cost of picking a member per request. */
+const POOL_SUBDOMAIN = 'xpool';
 const USER = 'bench';
 const PASSWORD = 'bench-password';
 
@@ -21,6 +23,8 @@ export interface AccessRuleResult {
 export interface AccessResult {
   basicAuth: AccessRuleResult;
   cidrAllow: AccessRuleResult;
+  /** A pool of two members against one tunnel (the "rule" side is the pool). */
+  pool: AccessRuleResult;
 }
 
 /**
@@ -42,7 +46,9 @@ export async function accessRules(
     headers: { authorization },
   });
   const cidrAllow = await compare(system, generator, sizes, log, 'allow list', cidrAgent, { host: `${CIDR_SUBDOMAIN}.localhost` });
-  return { basicAuth, cidrAllow };
+  const members = [await system.startAgent(POOL_SUBDOMAIN, false, ['--pool']), await system.startAgent(POOL_SUBDOMAIN, false, ['--pool'])];
+  const pool = await compare(system, generator, sizes, log, 'pool of 2', members, { host: `${POOL_SUBDOMAIN}.localhost` });
+  return { basicAuth, cidrAllow, pool };
 }
 
 async function compare(
@@ -51,7 +57,7 @@ async function compare(
   sizes: Sizes,
   log: (line: string) => void,
   name: string,
-  ruleAgent: Proc,
+  ruleAgent: Proc | Proc[],
   rule: Pick<LoadSpec, 'host' | 'headers'>,
 ): Promise<AccessRuleResult> {
   // 'direct' is the tunnel without rules here, 'tunnel' the one with the rule.
@@ -61,7 +67,12 @@ async function compare(
   });
   if (sizes.w1WarmupS > 0) await runLoad(generator, spec('tunnel', sizes.w1WarmupS));
   const pairs = await matchedPairs<TunnelLoad>(sizes.w1Rounds, async (side) => {
-    const run = await tunnelLoad(system, generator, spec(side, sizes.w1DurationS), side === 'tunnel' ? ruleAgent.pid : system.agent.pid);
+    const run = await tunnelLoad(
+      system,
+      generator,
+      spec(side, sizes.w1DurationS),
+      side === 'tunnel' ? [ruleAgent].flat().map((agent) => agent.pid) : system.agent.pid,
+    );
     log(
       `  W1 ${(side === 'tunnel' ? name : 'no rules').padEnd(10)} ${run.rps.toFixed(0)} req/s  p99 ${run.p99Ms.toFixed(2)} ms  errors ${run.errors}`,
     );

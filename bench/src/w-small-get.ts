@@ -38,13 +38,23 @@ export async function tunnelLoad(
   system: BenchSystem,
   generator: LoadGenerator,
   spec: LoadSpec,
-  agentPid = system.agent.pid,
+  agentPid: number | readonly number[] = system.agent.pid,
 ): Promise<TunnelLoad> {
+  // Several agents (a pool's members): their CPU adds up.
+  const agentTimes = (): { userS: number; systemS: number } => {
+    const sum = { userS: 0, systemS: 0 };
+    for (const pid of typeof agentPid === 'number' ? [agentPid] : agentPid) {
+      const times = cpuTimes(pid);
+      sum.userS += times.userS;
+      sum.systemS += times.systemS;
+    }
+    return sum;
+  };
   const edge0 = cpuTimes(system.server.pid);
-  const agent0 = cpuTimes(agentPid);
+  const agent0 = agentTimes();
   const result = await runLoad(generator, spec);
   const edge1 = cpuTimes(system.server.pid);
-  const agent1 = cpuTimes(agentPid);
+  const agent1 = agentTimes();
   return {
     ...result,
     edgeCpuS: edge1.userS + edge1.systemS - edge0.userS - edge0.systemS,

@@ -43,6 +43,8 @@ export interface TunnelSpec {
   subdomain?: string;
   domain?: string;
   hostHeader?: string;
+  /** `--pool`: one of several agents serving the name. */
+  pool?: boolean;
   /** Access rules checked at the edge (basic auth, IP rules); empty: none. */
   access?: AccessOptions;
   /** Captures this tunnel's requests; undefined when inspection is off for it. */
@@ -141,6 +143,7 @@ export class AgentTunnels implements TunnelControl {
     if (body.subdomain !== undefined) spec.subdomain = body.subdomain;
     if (body.domain !== undefined) spec.domain = body.domain;
     if (body.hostHeader !== undefined) spec.hostHeader = body.hostHeader;
+    if (body.pool === true) spec.pool = true;
     spec.access = { basicAuth: body.basicAuth, cidrAllow: body.cidrAllow, cidrDeny: body.cidrDeny };
     if (body.inspect !== false) spec.inspector = this.inspector;
     this.adding.add(body.name);
@@ -204,6 +207,7 @@ export function groupTunnelOptions(spec: TunnelSpec): GroupTunnelOptions {
     domain: spec.domain,
     hostHeader: spec.hostHeader,
     inspect: spec.inspector,
+    ...(spec.pool === true ? { pool: true } : {}),
     ...spec.access,
   };
 }
@@ -219,6 +223,7 @@ function tcpFlags(body: NewTunnel): TcpFlags {
   if (body.remoteAddr !== undefined) flags.remoteAddr = body.remoteAddr;
   if (body.idleTimeoutMs !== undefined) flags.idleTimeoutMs = body.idleTimeoutMs;
   if (body.proxyProtocol !== undefined) flags.proxyProtocol = body.proxyProtocol;
+  if (body.pool === true) flags.pool = true;
   return flags;
 }
 

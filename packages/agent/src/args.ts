@@ -32,6 +32,8 @@ export interface TunnelFlags {
   cidrAllow?: string[];
   /** `--cidr-deny`, repeatable. */
   cidrDeny?: string[];
+  /** `--pool`: share the name with the account's other agents instead of taking it over. */
+  pool?: boolean;
 }
 
 /** Flags of `svc tcp`. */
@@ -42,6 +44,8 @@ export interface TcpFlags {
   idleTimeoutMs?: number;
   /** `--proxy-protocol v1|v2`. */
   proxyProtocol?: 'v1' | 'v2';
+  /** `--pool`: share the address with the account's other agents. */
+  pool?: boolean;
 }
 
 /** What the command line asks for. */
@@ -71,6 +75,9 @@ Options:
   --basic-auth <user:pass>    visitors must sign in (repeatable, at most 10; default SVC_BASIC_AUTH)
   --cidr-allow <cidr>         only these addresses may visit (repeatable; default SVC_CIDR_ALLOW)
   --cidr-deny <cidr>          these addresses get 403 (repeatable; default SVC_CIDR_DENY)
+  --pool                      share the name with the account's other agents: each request (tcp:
+                              each connection) goes to one of them (needs --subdomain, --domain
+                              or --remote-addr)
   --remote-addr <host:port>   tcp: bind a TCP address reserved by the account (POST /v1/tcp-addresses)
   --idle-timeout <duration>   tcp: close a connection idle this long (default 1h; 30s, 5m, 0 = never)
   --proxy-protocol <v1|v2>    tcp: send the visitor's address first as a PROXY protocol header
@@ -103,6 +110,7 @@ const OPTIONS = {
   'cidr-allow': { type: 'string', multiple: true },
   'cidr-deny': { type: 'string', multiple: true },
   'remote-addr': { type: 'string' },
+  pool: { type: 'boolean' },
   'idle-timeout': { type: 'string' },
   'proxy-protocol': { type: 'string' },
   log: { type: 'string' },
@@ -150,6 +158,7 @@ export function parseCommand(argv: string[]): Command | string {
       if (values['basic-auth'] !== undefined) tunnel.basicAuth = values['basic-auth'];
       if (values['cidr-allow'] !== undefined) tunnel.cidrAllow = values['cidr-allow'];
       if (values['cidr-deny'] !== undefined) tunnel.cidrDeny = values['cidr-deny'];
+      if (values.pool === true) tunnel.pool = true;
       const problem = accessProblem(tunnel);
       if (problem !== undefined) return `--${flagOf(problem)}: ${problem.slice(problem.indexOf(':') + 2)}`;
       return { kind: 'http', target: rest[0]!, tunnel, display, inspect };
@@ -158,6 +167,7 @@ export function parseCommand(argv: string[]): Command | string {
       if (rest.length !== 1) return 'svc tcp takes exactly one local address';
       const tcp: TcpFlags = {};
       if (values['remote-addr'] !== undefined) tcp.remoteAddr = values['remote-addr'];
+      if (values.pool === true) tcp.pool = true;
       if (values['idle-timeout'] !== undefined) {
         const ms = parseDuration(values['idle-timeout']);
         if (ms === undefined) return `--idle-timeout takes a duration such as 30s, 5m, 1h or 0, not "${values['idle-timeout']}"`;

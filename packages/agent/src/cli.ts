@@ -90,6 +90,7 @@ async function runCommand(command: Command, env: AgentEnv, output: Output, hooks
       const spec: TunnelSpec = { name: '', target, subdomain: command.tunnel.subdomain, domain: command.tunnel.domain };
       const hostHeader = command.tunnel.hostHeader ?? envHostHeader;
       if (hostHeader !== undefined) spec.hostHeader = hostHeader;
+      if (command.tunnel.pool === true) spec.pool = true;
       spec.subdomain ??= env.subdomain || undefined;
       spec.domain ??= env.domain || undefined;
       const access = accessRules(command.tunnel, env);
@@ -178,6 +179,7 @@ function tunnelSpecs(config: ConfigFile, names: string[], env: AgentEnv, envAcce
       if (tunnel.remoteAddr !== undefined) tcp.remoteAddr = tunnel.remoteAddr;
       if (tunnel.idleTimeoutMs !== undefined) tcp.idleTimeoutMs = tunnel.idleTimeoutMs;
       if (tunnel.proxyProtocol !== undefined) tcp.proxyProtocol = tunnel.proxyProtocol;
+      if (tunnel.pool === true) tcp.pool = true;
       // The schema checked the address already.
       return { name, target: parseTcpTarget(tunnel.addr) as TcpTarget, tcp };
     }
@@ -189,6 +191,7 @@ function tunnelSpecs(config: ConfigFile, names: string[], env: AgentEnv, envAcce
     if (domain !== undefined) spec.domain = domain;
     const hostHeader = picked.length === 1 ? env.hostHeader || tunnel.hostHeader : tunnel.hostHeader;
     if (hostHeader !== undefined) spec.hostHeader = hostHeader;
+    if (tunnel.pool === true) spec.pool = true;
     // Rules set in the environment apply to every tunnel started, each key replacing the file's.
     spec.access = {
       basicAuth: envAccess.basicAuth ?? tunnel.basicAuth,

@@ -79,6 +79,8 @@ export const TunnelFieldsSchema = z.strictObject({
   cidrAllow: cidrList.optional(),
   /** These CIDRs get 403 (default none); deny wins over allow. SVC_CIDR_DENY overrides it. */
   cidrDeny: cidrList.optional(),
+  /** Share the name (or `remoteAddr`) with the account's other agents, each request or connection going to one (default false: take it over). */
+  pool: z.boolean().optional(),
 });
 
 /** The address read as the tunnel's kind reads it: a URL for HTTP, host:port for TCP; access rules are HTTP's. */

@@ -58,6 +58,13 @@ export const BindMessages = {
   notBindable: (hostname: string) => `${hostname} is not a hostname this account can bind`,
   /** SVC_DOMAIN on a server without custom domains. */
   domainNotVerified: (domain: string) => `custom domain ${domain} is not added and verified on this account`,
+  /** A bind with --pool onto a name held without it, or the reverse (`heldAsPool`: the name is a pool's). */
+  poolMismatch: (hostname: string, heldAsPool: boolean) =>
+    heldAsPool
+      ? `${hostname} is served by a pool of agents: add --pool to join it, or stop its members first`
+      : `${hostname} is served by an agent without --pool: stop it first, or bind without --pool to take it over`,
+  /** The edge is too old to pool binds: it would take the name over instead. */
+  poolUnsupported: 'this edge does not pool tunnels (upgrade svc-server); the tunnel was not bound',
   /** The older agent's notice when a newer agent of the same account takes its name. */
   takenOver: (hostname: string) => `${hostname} was taken over by a newer agent of the same account`,
   /** The second connection of one agent reached the node its first connection is on (two SVC_SERVER URLs, one node). */

@@ -45,11 +45,13 @@ export const Feature = {
   TRAILERS: 'trailers',
   /** The edge enforces a bind's `policy`: an agent never sends rules to an edge that would ignore them. */
   POLICY: 'policy',
+  /** The edge pools binds with `pool: true` and retries UPSTREAM_REFUSED: an agent never sends such a bind to an edge that would take the name over instead. */
+  POOL: 'pool',
 } as const;
 /** Feature: the TRAILERS frame (type 9). */
 export const FEATURE_TRAILERS = Feature.TRAILERS;
 /** Every feature this version understands, in FEATURES_HEADER order. */
-export const ALL_FEATURES: readonly string[] = [Feature.INFO, Feature.TRAILERS, Feature.POLICY];
+export const ALL_FEATURES: readonly string[] = [Feature.INFO, Feature.TRAILERS, Feature.POLICY, Feature.POOL];
 /** The features this version understands, as sent in FEATURES_HEADER. */
 export const LOCAL_FEATURES = ALL_FEATURES.join(',');
 

@@ -26,6 +26,8 @@ export type AgentMessage =
       proto?: 'tcp';
       /** With `proto: 'tcp'`: the account's reserved address (`host:port` or a port) to bind. */
       remoteAddr?: string;
+      /** True: join the name's pool (other agents of the account serve it too) instead of taking it over. */
+      pool?: boolean;
     }
   /** Release a tunnel bound on this session (clean exit). */
   | { type: 'unbind'; tunnelId: string };
@@ -82,6 +84,12 @@ export interface ResponseHead {
 export const ResetCode = {
   /** The agent could not connect to the local service. */
   UPSTREAM_UNREACHABLE: 'UPSTREAM_UNREACHABLE',
+  /**
+   * The agent could not connect to the local service and sent it nothing (connection refused, no
+   * such host): the edge may try the request on another member of a pool. Agents of 2026-12-05
+   * on send it instead of UPSTREAM_UNREACHABLE for these failures; the edge shows the same page.
+   */
+  UPSTREAM_REFUSED: 'UPSTREAM_REFUSED',
   /** The local service failed mid-response. */
   UPSTREAM_ERROR: 'UPSTREAM_ERROR',
   /** The visitor went away, or the request was aborted. */

@@ -37,6 +37,12 @@ export interface ForwardOptions extends AccessOptions {
   idleTimeoutMs?: number;
   /** `proto: 'tcp'`: sends the visitor's address first as a PROXY protocol `v1` or `v2` header (default none). */
   proxyProtocol?: ProxyProtocolVersion;
+  /**
+   * Join a pool instead of taking the name over: several agents of the same account bind the same
+   * name (`subdomain`, `domain` or `remoteAddr`), and the edge sends each request (or TCP
+   * connection) to the member with the fewest in flight. A name held without a pool refuses it.
+   */
+  pool?: boolean;
   /** Agent token (`svc_…`; default SVC_TOKEN). */
   token?: string;
   /**
@@ -100,6 +106,7 @@ export async function forward(options: ForwardOptions): Promise<Tunnel> {
     hostHeader,
     inspect: options.inspect,
     policy,
+    ...(options.pool === true ? { pool: true } : {}),
   });
   holdOnSecondNode(edge, [tunnel]);
   return tunnel;
@@ -128,6 +135,7 @@ export type GroupTunnelSpec = Pick<
   | 'remoteAddr'
   | 'idleTimeoutMs'
   | 'proxyProtocol'
+  | 'pool'
   | keyof AccessOptions
 >;
 
@@ -211,10 +219,11 @@ function checkedTcpTarget(options: Pick<ForwardOptions, 'addr' | 'proxyProtocol'
 async function bindTcpOn(
   edge: OpenEdge,
   target: TcpTarget,
-  options: Pick<ForwardOptions, 'remoteAddr' | 'idleTimeoutMs' | 'proxyProtocol'>,
+  options: Pick<ForwardOptions, 'remoteAddr' | 'idleTimeoutMs' | 'proxyProtocol' | 'pool'>,
 ): Promise<Tunnel> {
   const { session } = edge;
   const request: BindRequest = { local: target.hostPort, proto: 'tcp' };
+  if (options.pool === true) request.pool = true;
   if (edge.group !== undefined) request.group = edge.group;
   if (options.remoteAddr !== undefined) request.remoteAddr = options.remoteAddr;
   let tunnel: Tunnel | undefined;
@@ -343,10 +352,11 @@ function dialOptions(options: Pick<ForwardOptions, 'token' | 'serverUrl' | 'ca' 
 export async function bindOn(
   edge: OpenEdge,
   target: LocalTarget,
-  options: Pick<ForwardOptions, 'subdomain' | 'domain' | 'hostHeader' | 'inspect'> & { policy: TunnelPolicy | undefined },
+  options: Pick<ForwardOptions, 'subdomain' | 'domain' | 'hostHeader' | 'inspect' | 'pool'> & { policy: TunnelPolicy | undefined },
 ): Promise<Tunnel> {
   const { session } = edge;
   const request: BindRequest = { local: target.hostPort };
+  if (options.pool === true) request.pool = true;
   if (options.policy !== undefined) request.policy = options.policy;
   if (edge.group !== undefined) request.group = edge.group;
   if (options.subdomain !== undefined) request.subdomain = options.subdomain;

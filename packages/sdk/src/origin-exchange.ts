@@ -17,14 +17,21 @@ export type { RequestLog } from './request-log.js';
 
 /** Network errors that mean "the local service is not there" rather than "it failed mid-way". */
 const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'ETIMEDOUT']);
+/** Of those, the ones only a connection attempt fails with: nothing of the request reached the local service. */
+const REFUSED_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 /** Logged for a request the visitor abandoned before it completed (nginx's "client closed request"). */
 const STATUS_VISITOR_LEFT = 499;
 /** Logged when the origin failed before it answered. */
 const STATUS_BAD_GATEWAY = 502;
 
-/** The reset code for a failure to reach the origin, before any response. */
-export function resetCodeFor(error: Error | undefined): string {
+/**
+ * The reset code for a failure to reach the origin, before any response: UPSTREAM_REFUSED when
+ * the request never reached it (a pool's edge then tries another member), unless an earlier
+ * attempt of this request may have (`fresh` false).
+ */
+export function resetCodeFor(error: Error | undefined, fresh = true): string {
   const code = (error as NodeJS.ErrnoException | undefined)?.code ?? '';
+  if (fresh && REFUSED_CODES.has(code)) return ResetCode.UPSTREAM_REFUSED;
   return UNREACHABLE_CODES.has(code) ? ResetCode.UPSTREAM_UNREACHABLE : ResetCode.UPSTREAM_ERROR;
 }
 
@@ -252,7 +259,8 @@ export class OriginExchange implements ConnectionUser, ResponseHandler, Callback
     this.finished = true;
     this.dropConnection();
     if (this.status === 0) {
-      this.stream.reset(resetCodeFor(error));
+      // A stale connection's attempt may have reached the origin: its retry's refusal is not "nothing sent".
+      this.stream.reset(resetCodeFor(error, !this.retried));
       this.log(STATUS_BAD_GATEWAY);
     } else {
       this.stream.reset(ResetCode.UPSTREAM_ERROR);

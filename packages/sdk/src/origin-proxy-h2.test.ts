@@ -159,10 +159,10 @@ describe('OriginProxy with proto h2', () => {
     assert.equal(upload.resetCode, ResetCode.UPSTREAM_ERROR);
   });
 
-  it('resets with UPSTREAM_UNREACHABLE when nothing listens', async () => {
+  it('resets with UPSTREAM_REFUSED when nothing listens', async () => {
     const fixture = await fixtureFor(`h2c://127.0.0.1:${await closedPort()}`);
     const result = await visit(fixture);
-    assert.equal(result.resetCode, ResetCode.UPSTREAM_UNREACHABLE);
+    assert.equal(result.resetCode, ResetCode.UPSTREAM_REFUSED);
   });
 
   it('answers a gRPC call to an HTTP/1.1 target with 502 and grpc-status 14, without asking the origin', async () => {

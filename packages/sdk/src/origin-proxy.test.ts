@@ -153,12 +153,12 @@ describe('OriginProxy connections', () => {
     assert.equal((await fixture.nextLog()).status, 200);
   });
 
-  it('resets with UPSTREAM_UNREACHABLE and logs 502 when nothing listens on the port', async () => {
+  it('resets with UPSTREAM_REFUSED and logs 502 when nothing listens on the port', async () => {
     const port = await closedPort();
     // Nothing listens: an "origin" with nothing to close.
     const { fixture } = await setup({ url: `http://127.0.0.1:${port}`, port, connections: [], close: async () => undefined });
     const result = await visit(fixture);
-    assert.equal(result.resetCode, ResetCode.UPSTREAM_UNREACHABLE);
+    assert.equal(result.resetCode, ResetCode.UPSTREAM_REFUSED);
     assert.equal((await fixture.nextLog()).status, 502);
   });
 

@@ -19,6 +19,8 @@ export interface BindRequest {
   proto?: 'tcp';
   /** A TCP tunnel's reserved address to bind (`--remote-addr`). */
   remoteAddr?: string;
+  /** Join the name's pool: several agents of the account serve it, each request going to one (`--pool`). */
+  pool?: boolean;
 }
 
 /** A successful bind. */

@@ -90,6 +90,7 @@ export async function createWebhooks(
         hostname: binding.hostname,
         status: 'offline',
         pinned: binding.pinned,
+        pool: binding.pool !== undefined,
         localAddr: binding.local,
         agentVersion: '',
         agentIp: '',

@@ -64,6 +64,14 @@ function TunnelRow({ tunnel, onStopped }: { tunnel: Tunnel; onStopped: () => Pro
       </td>
       <td role="cell" data-label="Status">
         <span class={`badge ${tunnel.status}`}>{tunnel.status}</span>
+        {tunnel.pool && (
+          <>
+            {' '}
+            <span class="badge" title="one member of a pool: other agents serve this URL too, and Stop stops this member only">
+              pool member
+            </span>
+          </>
+        )}
       </td>
       <td role="cell" data-label="Access">
         <AccessRules access={tunnel.access} />
@@ -83,7 +91,17 @@ function TunnelRow({ tunnel, onStopped }: { tunnel: Tunnel; onStopped: () => Pro
             label="Stop"
             question={
               <>
-                Stop the tunnel <strong>{tunnel.url}</strong>? Its agent is disconnected and the hostname answers “This tunnel is offline”.
+                {tunnel.pool ? (
+                  <>
+                    Stop this member of the pool at <strong>{tunnel.url}</strong>? Its agent is disconnected; the other members keep
+                    serving.
+                  </>
+                ) : (
+                  <>
+                    Stop the tunnel <strong>{tunnel.url}</strong>? Its agent is disconnected and the hostname answers “This tunnel is
+                    offline”.
+                  </>
+                )}
               </>
             }
             onConfirm={async () => {

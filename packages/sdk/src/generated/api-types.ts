@@ -263,6 +263,8 @@ export interface components {
       host: string;
       /** @description the agent chose the name (SVC_SUBDOMAIN / SVC_DOMAIN) */
       pinned: boolean;
+      /** @description one member of a pool: several tunnels of the account serve this url (--pool) */
+      pool: boolean;
       /** @description the agent's local address */
       local: string;
       agentVersion: string;

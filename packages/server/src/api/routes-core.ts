@@ -28,6 +28,7 @@ export function tunnelView(tunnel: Tunnel, deps: Pick<CoreRouteDeps, 'publicUrl'
     url: tcp ? `tcp://${tunnel.hostname}` : deps.publicUrl(tunnel.hostname),
     host: tunnel.hostname,
     pinned: tunnel.pinned,
+    pool: tunnel.pool,
     local: tunnel.localAddr,
     agentVersion: tunnel.agentVersion,
     agentIp: tunnel.agentIp,

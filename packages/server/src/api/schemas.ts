@@ -95,6 +95,7 @@ export const Tunnel = named(
     url: z.string().describe('public address: https://host for http, tcp://host:port for tcp'),
     host: z.string().describe('the hostname, or host:port for tcp'),
     pinned: z.boolean().describe('the agent chose the name (SVC_SUBDOMAIN / SVC_DOMAIN)'),
+    pool: z.boolean().describe('one member of a pool: several tunnels of the account serve this url (--pool)'),
     local: z.string().describe("the agent's local address"),
     agentVersion: z.string(),
     agentIp: z.string(),

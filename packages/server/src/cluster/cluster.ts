@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { ClusterConfig } from '../config.js';
-import type { Binding, Edge, Fleet, LiveBinding } from '../edge/index.js';
+import { pickMember, type Binding, type Edge, type Fleet, type LiveBinding } from '../edge/index.js';
 import type { Store } from '../store/index.js';
 import { ClusterBus, type ClusterMessage } from './cluster-bus.js';
 import { PeerLinks } from './peer-links.js';
@@ -81,7 +81,11 @@ export class Cluster implements Fleet {
       log: clusterLog,
       onStream: (stream) => {
         this.forwardedIn++;
-        relayToAgent(stream, (tunnelId) => edge.router.byTunnelId(tunnelId) ?? this.unboundLately(tunnelId));
+        relayToAgent(stream, (tunnelId) => {
+          const binding = edge.router.byTunnelId(tunnelId) ?? this.unboundLately(tunnelId);
+          // A pool's route names one member: the request goes to whichever member of this node is least busy.
+          return binding?.pool !== undefined ? pickMember(binding.pool) : binding;
+        });
       },
     });
     this.bus = new ClusterBus({

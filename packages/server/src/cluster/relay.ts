@@ -30,6 +30,11 @@ export function relayToAgent(stream: CallbackStream, bindingOf: (tunnelId: strin
   }
   const binding = bindingOf(head.t);
   if (!binding || binding.session.isClosed) return answerOffline(peer, head);
+  return relayTo(peer, binding.tunnelId === head.t ? head : { ...head, t: binding.tunnelId }, binding);
+}
+
+/** Relays the peer's request to `binding` (a pool's member other than the route's gets the head with its own tunnel id). */
+function relayTo(peer: StreamDuplex, head: RequestHead, binding: Binding): void {
   // The tunnel's access rules are applied here, on the node holding its agent, for requests that
   // entered anywhere: the peer appended the visitor's own address to X-Forwarded-For.
   const access = binding.access;

@@ -52,13 +52,19 @@ export class RouteWriter {
       if (edge.router.resolve(hostname) !== binding) return;
       const now = Date.now();
       const boundAt = binding.boundAt ?? 0;
-      const rival = (await store.cluster.routesFor(hostname)).find(
+      const rivals = (await store.cluster.routesFor(hostname)).filter(
         (route) =>
           route.nodeId !== nodeId &&
           route.expiresAt > now &&
           !(binding.group !== undefined && route.group === binding.group) &&
           (route.claimedAt > boundAt || (route.claimedAt === boundAt && route.nodeId > nodeId)),
       );
+      // Members of one pool on several nodes are no rivals (the store keeps a pool and a tunnel of its own apart).
+      let rival = rivals[0];
+      if (binding.pool !== undefined) {
+        rival = undefined;
+        for (const route of rivals) if (!(await store.tunnels.byId(binding.accountId, route.tunnelId))?.pool) rival ??= route;
+      }
       if (!rival) return;
       binding.session.release(binding.tunnelId, ErrorCode.TUNNEL_RELEASED, BindMessages.takenOver(hostname));
       edge.router.remove(binding);

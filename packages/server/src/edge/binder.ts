@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { BindMessages, ErrorCode, Messages, SvcError, hasRules, policyProblem, type AgentMessage } from '@svcrouter/protocol';
 import {
   PolicyConflictError,
+  PoolConflictError,
   StoreConflictError,
   type Account,
   type Plan,
@@ -127,14 +128,18 @@ export class Binder {
     const { router, store, log } = this.deps;
     const clean = reason === 'goodbye';
     const removed = router.remove(binding);
-    if (removed && reason === 'lost') this.holdName(binding);
+    // A pool member leaving is news of its own tunnel; the name waits for a reconnect only when it was the last.
+    const last = binding.pool === undefined || binding.pool.members.length === 0;
+    if (removed && reason === 'lost' && last) this.holdName(binding);
     else if (removed) this.reportOffline(binding);
     const write = serialize(this.hostLocks, binding.hostname, async () => {
       // Rows are reused per (account, hostname): a live binding with this id is newer and owns it.
       if (router.byTunnelId(binding.tunnelId)) return;
       // A lost session of an agent still served through another node leaves the tunnel online.
       if (!clean && (await this.deps.heldElsewhere?.(binding.hostname, binding.tunnelId))) return;
-      if (clean && !binding.pinned) await store.tunnels.delete(binding.accountId, binding.tunnelId);
+      // A member leaving a pool that carries on is gone for good: the name stays listed through the others.
+      if (clean && (!binding.pinned || (binding.pool?.members.length ?? 0) > 0))
+        await store.tunnels.delete(binding.accountId, binding.tunnelId);
       else await store.tunnels.setOffline(binding.tunnelId);
     }).catch((error: unknown) => log.error({ err: error, tunnelId: binding.tunnelId }, 'could not record tunnel offline'));
     let pending = this.pendingWrites.get(binding.accountId);
@@ -233,14 +238,18 @@ export class Binder {
     const { store, router } = this.deps;
     const holder = router.resolve(hostname);
     if (holder && holder.accountId !== account.id) throw nameTaken(hostname);
+    const pooled = request.pool === true;
+    if (holder && (holder.pool !== undefined) !== pooled) {
+      throw new SvcError(ErrorCode.NAME_TAKEN, BindMessages.poolMismatch(hostname, !pooled));
+    }
     const grace = this.graces.get(hostname);
     if (grace && grace.until > Date.now() && grace.accountId !== account.id) throw nameTaken(hostname);
     // The same account back within the grace period (or replacing its own binding) is no news.
-    const returning = (grace !== undefined && grace.until > Date.now()) || holder !== undefined;
+    const returning = (grace !== undefined && grace.until > Date.now()) || (holder !== undefined && !pooled);
 
     const group = typeof request.group === 'string' && request.group !== '' ? request.group.slice(0, MAX_GROUP_LENGTH) : undefined;
     // One agent's two sessions on one node would replace each other: the second is refused.
-    if (holder && group !== undefined && holder.group === group && holder.session !== session) {
+    if (holder && !pooled && group !== undefined && holder.group === group && holder.session !== session) {
       throw new SvcError(ErrorCode.NAME_TAKEN, BindMessages.sameNode(hostname));
     }
 
@@ -262,6 +271,7 @@ export class Binder {
       agentIp: session.agentIp,
       nodeId: this.deps.nodeId,
       ...(policy !== undefined ? { policy: JSON.stringify(policy) } : {}),
+      ...(pooled ? { pool: true } : {}),
     };
     let tunnel;
     try {
@@ -272,11 +282,13 @@ export class Binder {
         if (!tunnel) throw new SvcError(ErrorCode.TUNNEL_LIMIT, Messages.TUNNEL_LIMIT);
       } else {
         const online = await store.tunnels.countOnline(account.id);
-        const evicting = holder ? 1 : 0;
+        const evicting = holder && !pooled ? 1 : 0;
         if (online - evicting >= limit) throw new SvcError(ErrorCode.TUNNEL_LIMIT, Messages.TUNNEL_LIMIT);
         tunnel = await store.tunnels.upsertOnline(input);
       }
     } catch (error) {
+      if (error instanceof PoolConflictError)
+        throw new SvcError(ErrorCode.NAME_TAKEN, BindMessages.poolMismatch(hostname, error.heldAsPool));
       if (error instanceof PolicyConflictError) throw new SvcError(ErrorCode.POLICY_INVALID, BindMessages.policyRequired(hostname));
       if (error instanceof StoreConflictError) throw nameTaken(hostname);
       throw error;
@@ -295,6 +307,7 @@ export class Binder {
     };
     const access = compilePolicy(policy);
     if (access !== undefined) binding.access = access;
+
     // From here to the end is synchronous: the router, the session and the store agree.
     if (session.isClosed) {
       // The agent left while the row was being written: record it offline (the write queues
@@ -303,7 +316,10 @@ export class Binder {
       throw new SvcError(ErrorCode.SESSION_CLOSED, BindMessages.sessionClosed);
     }
     const current = router.resolve(hostname);
-    if (current && current.session !== session) {
+    if (pooled) {
+      binding.pool = current?.pool ?? { members: [], next: 0 };
+      binding.inFlight = 0;
+    } else if (current && current.session !== session) {
       // Superseded, not failed: the older agent exits 0, so a supervisor restarting it "on
       // failure" does not start a tug of war over the name.
       current.session.release(current.tunnelId, ErrorCode.TUNNEL_RELEASED, BindMessages.takenOver(hostname));

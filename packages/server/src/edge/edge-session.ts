@@ -24,6 +24,20 @@ export interface Binding {
    * a binding that carries requests to another node, checked on the node holding the agent).
    */
   access?: AccessCheck;
+  /** The pool this binding is a member of (`--pool`); absent: the name is this binding's alone. */
+  pool?: Pool;
+  /** A pool member's requests (or TCP connections) in flight on this node, which picks the next member. */
+  inFlight?: number;
+}
+
+/**
+ * The members of a pooled hostname on this node: several bindings of one account's tunnels, each
+ * with its own agent, sharing one object. Requests go to the member with the fewest in flight.
+ */
+export interface Pool {
+  readonly members: Binding[];
+  /** Where the next scan starts, so members with equal counts take turns (round robin). */
+  next: number;
 }
 
 /** What a binding's requests travel over: the streams of an agent session, or of a peer link. */

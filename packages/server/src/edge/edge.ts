@@ -19,6 +19,7 @@ import { authorizationOf } from '../policy/index.js';
 import { EdgeExchange, type ByteMeter, type ExchangeDeps, type ExchangeObserver } from './exchange.js';
 import type { Fleet, LiveBinding } from './fleet.js';
 import { hasRequestBody } from './forwarding.js';
+import { pickMember } from './pool.js';
 import { NodeVisitor, sendPage } from './proxy.js';
 import { Router, type Binding } from './router.js';
 import {
@@ -381,6 +382,7 @@ export class Edge implements LeanHandler, Fleet {
    */
   private tunnelFor(exchange: EdgeExchange): boolean {
     let binding = this.router.resolve(exchange.host);
+    if (binding?.pool !== undefined) binding = pickMember(binding.pool);
     if (!binding && this.deps.remoteBinding) binding = this.deps.remoteBinding(exchange.host);
     if (!binding || binding.session.isClosed) return false;
     exchange.binding = binding;

@@ -10,8 +10,12 @@ import {
 } from '@svcrouter/protocol';
 import { declaredLength, requestHead, responseHeaders, type HeadSource, type RequestKind } from './forwarding.js';
 import { bandwidthPage, offlinePage, unreachablePage, upstreamErrorPage, type EdgePage } from './pages.js';
+import { pickMember } from './pool.js';
 import type { AbsoluteTarget } from './request-target.js';
 import type { Binding } from './router.js';
+
+/** Methods whose request is retried on another pool member after the member died before answering (RFC 9110 §9.2.2, without PUT/DELETE, which a dead member may have applied). */
+const IDEMPOTENT: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** What the edge learns about each proxied request (for the inspector and metering). */
 export interface Exchange {
@@ -163,6 +167,12 @@ export class EdgeExchange implements Exchange, CallbackStreamHandler {
   /** Body bytes the response head's Content-Length still owes the visitor; -1: no length to hold it to. */
   private bodyLeft = -1;
   private finished = false;
+  /** The pool member this exchange counts as in flight on (see `open`); undefined: none. */
+  private member: Binding | undefined = undefined;
+  /** Sends the request again over `binding` (a pool's other member); set by a path that can, for pooled bindings only. */
+  private again: (() => void) | undefined = undefined;
+  /** Pool members this request already failed on; made at the first retry. */
+  private tried: Binding[] | undefined = undefined;
 
   constructor(
     init: ExchangeInit,
@@ -230,7 +240,17 @@ export class EdgeExchange implements Exchange, CallbackStreamHandler {
       return undefined;
     }
     this.stream = stream;
+    if (binding.pool !== undefined) this.countOn(binding);
     return stream;
+  }
+
+  /**
+   * Lets a failed attempt on a pool member be sent again to another member: `again` opens the
+   * request anew over `binding`. Paths call it only for pooled bindings, so other requests
+   * allocate nothing for it.
+   */
+  retryWith(again: () => void): void {
+    this.again = again;
   }
 
   // ---- from the stream (CallbackStreamHandler, or a StreamDuplex's events) ----
@@ -307,8 +327,9 @@ export class EdgeExchange implements Exchange, CallbackStreamHandler {
    */
   failed(code: string): void {
     if (this.status !== 0) return this.abort('INTERNAL_ERROR');
+    if (this.again !== undefined && this.retried(code)) return;
     this.refuse(
-      code === ResetCode.UPSTREAM_UNREACHABLE
+      code === ResetCode.UPSTREAM_UNREACHABLE || code === ResetCode.UPSTREAM_REFUSED
         ? unreachablePage(this.host, this.binding!.local)
         : upstreamErrorPage(this.host, code === 'SESSION_CLOSED' ? 'the agent disconnected' : 'the local service failed'),
     );
@@ -357,8 +378,37 @@ export class EdgeExchange implements Exchange, CallbackStreamHandler {
   finish(): void {
     if (this.finished) return;
     this.finished = true;
+    if (this.member !== undefined) this.member.inFlight!--;
     this.durationMs = performance.now() - this.startedAt;
     this.deps.observe(this);
+  }
+
+  /**
+   * Sends the request to another member of the pool after its member failed before answering,
+   * when that cannot repeat anything: the agent sent nothing to its local service (refused, or
+   * the tunnel unknown there), or the member's agent is gone and the method is idempotent. Only
+   * when no byte of a request body was taken from the visitor, as bodies are never buffered.
+   * False: no retry (another member left or none fits), the failure is answered as usual.
+   */
+  private retried(code: string): boolean {
+    if (this.finished || this.bytesIn > 0) return false;
+    const notSent = code === ResetCode.UPSTREAM_REFUSED || code === 'NOT_FOUND';
+    if (!notSent && !(code === 'SESSION_CLOSED' && IDEMPOTENT.has(this.method))) return false;
+    const failed = this.binding!;
+    const tried = (this.tried ??= []);
+    tried.push(failed);
+    const next = failed.pool === undefined ? undefined : pickMember(failed.pool, tried);
+    if (next === undefined) return false;
+    this.binding = next;
+    this.again!();
+    return true;
+  }
+
+  /** Counts this exchange in flight on a pool member (moved along by a retry). */
+  private countOn(member: Binding): void {
+    if (this.member !== undefined) this.member.inFlight!--;
+    this.member = member;
+    member.inFlight!++;
   }
 
   /** Meters body bytes of either direction; false once the account's quota is gone (the exchange is then cut off). */

@@ -9,4 +9,5 @@ export type { Binding } from './router.js';
 export type { ByteMeter, Exchange, ExchangeObserver } from './exchange.js';
 export type { DomainDecision, TunnelChange } from './binder.js';
 export { normalizeHost } from './host.js';
+export { pickMember } from './pool.js';
 export type { Fleet, LiveBinding } from './fleet.js';

@@ -68,24 +68,10 @@ export class NodeVisitor implements VisitorWriter {
   forward(): void {
     const { exchange, req, res } = this;
     const withBody = hasRequestBody(req);
-    const open = (mux: Mux, head: RequestHead): StreamDuplex => streamDuplex(mux.open(head, undefined, !withBody));
-    const stream = exchange.open(req, 'request', withBody, open, expectsContinue(req));
-    if (stream === undefined) return;
-    this.stream = stream;
-    if (withBody) {
-      // Registered before the pipe, so the chunk that crossed a quota is not forwarded.
-      this.onUpload = (chunk: Buffer) => {
-        if (!exchange.uploaded(chunk.length)) req.unpipe(stream);
-      };
-      req.on('data', this.onUpload);
-      // Ended by hand: the request's trailers, if any, travel with the end.
-      req.pipe(stream, { end: false });
-      req.on('end', () => {
-        if (!stream.destroyed) stream.endWithTrailers(requestTrailers(req));
-      });
-    }
-    followStream(stream, exchange);
-    const responded = (): void => exchange.responded(withBody && !stream.writableFinished);
+    // A pool member that failed first: the exchange sends the request again over another (see EdgeExchange.retried).
+    if (exchange.binding!.pool !== undefined) exchange.retryWith(() => this.send(withBody));
+    if (!this.send(withBody)) return;
+    const responded = (): void => exchange.responded(withBody && !this.stream!.writableFinished);
     // HTTP/2's compatibility response finishes only once the whole stream closed, upload included:
     // its own stream's write side says when the answer is out.
     if (req.httpVersionMajor === 2) (req as Http2ServerRequest).stream.once('finish', responded);
@@ -97,6 +83,33 @@ export class NodeVisitor implements VisitorWriter {
       if (res.writableFinished && this.responseEnded) exchange.finish();
       else exchange.visitorGone();
     });
+  }
+
+  /** Opens the stream over the exchange's binding and sends the request (its body piped) into it; false: refused. */
+  private send(withBody: boolean): boolean {
+    const { exchange, req } = this;
+    const open = (mux: Mux, head: RequestHead): StreamDuplex => streamDuplex(mux.open(head, undefined, !withBody));
+    const stream = exchange.open(req, 'request', withBody, open, expectsContinue(req));
+    if (stream === undefined) return false;
+    // A retry: none of the body was read yet (or there is none), so the new stream gets all of it.
+    if (this.stream !== undefined) req.unpipe(this.stream);
+    this.stream = stream;
+    if (withBody) {
+      if (this.onUpload === undefined) {
+        // Registered before the pipe, so the chunk that crossed a quota is not forwarded.
+        this.onUpload = (chunk: Buffer) => {
+          if (!exchange.uploaded(chunk.length)) req.unpipe(this.stream);
+        };
+        req.on('data', this.onUpload);
+        // Ended by hand: the request's trailers, if any, travel with the end.
+        req.on('end', () => {
+          if (!this.stream!.destroyed) this.stream!.endWithTrailers(requestTrailers(req));
+        });
+      }
+      req.pipe(stream, { end: false });
+    }
+    followStream(stream, exchange);
+    return true;
   }
 
   sendPage(page: EdgePage): void {

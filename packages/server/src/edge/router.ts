@@ -10,7 +10,8 @@ export interface RouterWatcher {
 }
 
 /**
- * Routing table of this edge node: hostname → live binding, in memory, so the request path
+ * Routing table of this edge node: hostname → live binding (for a pool, one member, whose
+ * `pool` lists them all), in memory, so the request path
  * never touches the store. Hostnames are stored normalised (lower-case, no port).
  */
 export class Router {
@@ -40,9 +41,16 @@ export class Router {
     return this.added;
   }
 
-  /** Adds or replaces the binding for its hostname. */
+  /** Adds or replaces the binding for its hostname; a pool member joins its pool (the first one routes the name). */
   add(binding: Binding): void {
     this.added++;
+    if (binding.pool !== undefined) {
+      binding.pool.members.push(binding);
+      if (!this.byHost.has(binding.hostname)) this.byHost.set(binding.hostname, binding);
+      this.byTunnel.set(binding.tunnelId, binding);
+      this.watcher?.added(binding);
+      return;
+    }
     const previous = this.byHost.get(binding.hostname);
     if (previous) this.byTunnel.delete(previous.tunnelId);
     this.byHost.set(binding.hostname, binding);
@@ -52,6 +60,23 @@ export class Router {
 
   /** Removes exactly this binding; a newer binding for the same hostname is left alone. */
   remove(binding: Binding): boolean {
+    const pool = binding.pool;
+    if (pool !== undefined) {
+      const index = pool.members.indexOf(binding);
+      if (index < 0) return false;
+      pool.members.splice(index, 1);
+      if (pool.next > index) pool.next--;
+      if (this.byTunnel.get(binding.tunnelId) === binding) this.byTunnel.delete(binding.tunnelId);
+      const head = pool.members[0];
+      if (this.byHost.get(binding.hostname) === binding) {
+        if (head === undefined) this.byHost.delete(binding.hostname);
+        else this.byHost.set(binding.hostname, head);
+      }
+      this.watcher?.removed(binding);
+      // The name's route now names another member of this node.
+      if (head !== undefined) this.watcher?.added(head);
+      return true;
+    }
     if (this.byHost.get(binding.hostname) !== binding) return false;
     this.byHost.delete(binding.hostname);
     if (this.byTunnel.get(binding.tunnelId) === binding) this.byTunnel.delete(binding.tunnelId);
@@ -59,20 +84,20 @@ export class Router {
     return true;
   }
 
-  /** Number of live bindings. */
+  /** Number of live bindings (each pool member counts). */
   get size(): number {
-    return this.byHost.size;
+    return this.byTunnel.size;
   }
 
-  /** Every live binding of this node. */
+  /** Every live binding of this node, each pool member included. */
   bindings(): IterableIterator<Binding> {
-    return this.byHost.values();
+    return this.byTunnel.values();
   }
 
   /** Live bindings of one account. */
   countForAccount(accountId: string): number {
     let count = 0;
-    for (const binding of this.byHost.values()) if (binding.accountId === accountId) count++;
+    for (const binding of this.byTunnel.values()) if (binding.accountId === accountId) count++;
     return count;
   }
 }

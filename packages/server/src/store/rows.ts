@@ -48,5 +48,6 @@ export function tunnelFromRow(row: Selectable<TunnelsTable>): Tunnel {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     policy: row.policy ?? undefined,
+    pool: row.pool_member !== '',
   };
 }

@@ -42,6 +42,8 @@ export interface TunnelsTable {
   updated_at: number;
   /** The tunnel's policy as JSON (passwords hashed); null: no rules (migration 011). */
   policy: string | null;
+  /** '' for a tunnel of its own; in a pool, the member's id, unique with the hostname (migration 016_pools). */
+  pool_member: Generated<string>;
 }
 
 /** domains: custom domains; a host may be pending on several accounts, verified on at most one. */

@@ -16,6 +16,18 @@ export class PolicyConflictError extends StoreConflictError {
   }
 }
 
+/** Thrown when a bind would mix a pool and a tunnel of its own on one hostname of the account. */
+export class PoolConflictError extends StoreConflictError {
+  constructor(
+    hostname: string,
+    /** Whether the name is held as a pool (the refused bind had no pool), else by a tunnel of its own. */
+    readonly heldAsPool: boolean,
+  ) {
+    super(`hostname ${hostname} is online ${heldAsPool ? 'as a pool' : 'without a pool'}`);
+    this.name = 'PoolConflictError';
+  }
+}
+
 // better-sqlite3 reports SQLITE_CONSTRAINT_UNIQUE / _PRIMARYKEY; pg reports SQLSTATE 23505.
 const UNIQUE_CODES = new Set(['SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY', '23505']);
 

@@ -71,6 +71,8 @@ export interface Tunnel {
   updatedAt: number;
   /** The policy of its last bind as JSON (passwords hashed); undefined: no rules. */
   policy?: string;
+  /** A member of a pool: one of several tunnels of the account on this hostname. */
+  pool: boolean;
 }
 
 export interface NewAccount {
@@ -96,6 +98,8 @@ export interface TunnelBinding {
   nodeId: string;
   /** The bind's policy as JSON; undefined: no rules, which may not replace a live tunnel that has some (PolicyConflictError). */
   policy?: string;
+  /** Joins the hostname's pool (a row of its own) instead of taking the name over; a pool and a tunnel of its own never share a name (PoolConflictError). */
+  pool?: boolean;
 }
 
 export interface AccountRepo {

@@ -3,7 +3,7 @@ import { newId } from './engine/ids.js';
 import { tunnelFromRow } from './rows.js';
 import type { Database } from './schema.js';
 import type { Tunnel, TunnelBinding, TunnelRepo } from './store.js';
-import { isUniqueViolation, PolicyConflictError, StoreConflictError } from './store-conflict-error.js';
+import { isUniqueViolation, PolicyConflictError, PoolConflictError, StoreConflictError } from './store-conflict-error.js';
 
 // upsertOnline retries when it loses a race for a hostname (a concurrent
 // insert or takeover between its statements). Each retry re-reads the truth,
@@ -22,6 +22,7 @@ export function createTunnelRepo(db: Kysely<Database>, now: () => number): Tunne
   // process, or several PostgreSQL nodes), and the unique index on hostname
   // is the final arbiter.
   async function upsertOnline(input: TunnelBinding): Promise<Tunnel> {
+    if (input.pool === true) return joinPool(input);
     const hostname = input.hostname.toLowerCase();
     for (let attempt = 0; attempt < UPSERT_ATTEMPTS; attempt++) {
       const at = now();
@@ -37,7 +38,13 @@ export function createTunnelRepo(db: Kysely<Database>, now: () => number): Tunne
       };
       // 1. The account already has this hostname: keep its id so API links stay valid. A bind
       // without rules never replaces a live tunnel that has some (on whichever node it is).
-      let reuse = db.updateTable('tunnels').set(fields).where('hostname', '=', hostname).where('account_id', '=', input.accountId);
+      await refuseOtherKind(hostname, input.accountId, false);
+      let reuse = db
+        .updateTable('tunnels')
+        .set(fields)
+        .where('hostname', '=', hostname)
+        .where('account_id', '=', input.accountId)
+        .where('pool_member', '=', '');
       if (input.policy === undefined) reuse = reuse.where((eb) => eb.or([eb('status', '<>', 'online'), eb('policy', 'is', null)]));
       const reused = await reuse.returningAll().executeTakeFirst();
       if (reused) return tunnelFromRow(reused);
@@ -55,7 +62,7 @@ export function createTunnelRepo(db: Kysely<Database>, now: () => number): Tunne
         .execute();
 
       // 3. Claim it. A unique violation means someone holds it (or just took it).
-      const row = { id: newId('tun'), account_id: input.accountId, hostname, created_at: at, ...fields };
+      const row = { id: newId('tun'), account_id: input.accountId, hostname, created_at: at, pool_member: '', ...fields };
       try {
         await db.insertInto('tunnels').values(row).execute();
         return tunnelFromRow(row);
@@ -70,15 +77,88 @@ export function createTunnelRepo(db: Kysely<Database>, now: () => number): Tunne
     throw new StoreConflictError(`hostname ${hostname} is contended; gave up after ${UPSERT_ATTEMPTS} attempts`);
   }
 
-  /** Online hostnames of an account other than `hostname` (whose row a bind reuses). */
-  async function countOthersOnline(on: Kysely<Database>, accountId: string, hostname: string): Promise<number> {
-    const row = await on
+  /**
+   * Throws when `hostname` is online as the other kind (a pool for a bind without one, or the
+   * reverse): PoolConflictError for the same account, StoreConflictError for another.
+   */
+  async function refuseOtherKind(hostname: string, accountId: string, pool: boolean): Promise<void> {
+    const rows = await db
+      .selectFrom('tunnels')
+      .select(['account_id', 'pool_member'])
+      .where('hostname', '=', hostname)
+      .where('status', '=', 'online')
+      .where('pool_member', pool ? '=' : '<>', '')
+      .execute();
+    const row = rows[0];
+    if (row === undefined) return;
+    if (row.account_id !== accountId) throw new StoreConflictError(`hostname ${hostname} is online for another account`);
+    throw new PoolConflictError(hostname, !pool);
+  }
+
+  /**
+   * A pool member's row: one of the account's offline members of the name is reused (a member
+   * reconnecting), else a row of its own is added. Another account's online row, or the
+   * account's own tunnel without a pool, refuses it.
+   */
+  async function joinPool(input: TunnelBinding): Promise<Tunnel> {
+    const hostname = input.hostname.toLowerCase();
+    await refuseOtherKind(hostname, input.accountId, true);
+    const others = await db
+      .selectFrom('tunnels')
+      .select('id')
+      .where('hostname', '=', hostname)
+      .where('account_id', '<>', input.accountId)
+      .where('status', '=', 'online')
+      .executeTakeFirst();
+    if (others) throw new StoreConflictError(`hostname ${hostname} is online for another account`);
+    // Offline rows of the name that are not members of this account's pool make way for it.
+    await db
+      .deleteFrom('tunnels')
+      .where('hostname', '=', hostname)
+      .where('status', '=', 'offline')
+      .where((eb) => eb.or([eb('account_id', '<>', input.accountId), eb('pool_member', '=', '')]))
+      .execute();
+    const at = now();
+    const fields = {
+      status: 'online',
+      pinned: input.pinned ? 1 : 0,
+      local_addr: input.localAddr,
+      agent_version: input.agentVersion,
+      agent_ip: input.agentIp,
+      node_id: input.nodeId,
+      updated_at: at,
+      policy: input.policy ?? null,
+    };
+    const offline = db
+      .selectFrom('tunnels')
+      .select('id')
+      .where('hostname', '=', hostname)
+      .where('account_id', '=', input.accountId)
+      .where('status', '=', 'offline')
+      .limit(1);
+    const reused = await db
+      .updateTable('tunnels')
+      .set(fields)
+      .where('id', 'in', offline)
+      .where('status', '=', 'offline')
+      .returningAll()
+      .executeTakeFirst();
+    if (reused) return tunnelFromRow(reused);
+    const id = newId('tun');
+    const row = { id, account_id: input.accountId, hostname, created_at: at, pool_member: id, ...fields };
+    await db.insertInto('tunnels').values(row).execute();
+    return tunnelFromRow(row);
+  }
+
+  /** Online tunnels of an account other than `hostname`'s own row (which a bind reuses); a pool member counts them all. */
+  async function countOthersOnline(on: Kysely<Database>, accountId: string, hostname: string | undefined): Promise<number> {
+    let query = on
       .selectFrom('tunnels')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('account_id', '=', accountId)
-      .where('status', '=', 'online')
-      .where('hostname', '<>', hostname)
-      .executeTakeFirstOrThrow();
+      .where('status', '=', 'online');
+    if (hostname !== undefined) query = query.where((eb) => eb.or([eb('hostname', '<>', hostname), eb('pool_member', '<>', '')]));
+    const row = await query.executeTakeFirstOrThrow();
     return Number(row.n);
   }
 
@@ -90,7 +170,7 @@ export function createTunnelRepo(db: Kysely<Database>, now: () => number): Tunne
     if (!(db.getExecutor().adapter instanceof PostgresAdapter)) {
       const previous = claimChains.get(input.accountId) ?? Promise.resolve();
       const claim = previous.then(async () => {
-        if ((await countOthersOnline(db, input.accountId, hostname)) >= limit) return undefined;
+        if ((await countOthersOnline(db, input.accountId, input.pool === true ? undefined : hostname)) >= limit) return undefined;
         return upsertOnline(input);
       });
       const tail = claim.catch(() => undefined);
@@ -107,7 +187,7 @@ export function createTunnelRepo(db: Kysely<Database>, now: () => number): Tunne
       const key = `svc:tunnels:${input.accountId}`;
       await sql`select pg_advisory_lock(hashtext(${key}))`.execute(conn);
       try {
-        if ((await countOthersOnline(conn, input.accountId, hostname)) >= limit) return undefined;
+        if ((await countOthersOnline(conn, input.accountId, input.pool === true ? undefined : hostname)) >= limit) return undefined;
         return await createTunnelRepo(conn, now).upsertOnline(input);
       } finally {
         await sql`select pg_advisory_unlock(hashtext(${key}))`.execute(conn);

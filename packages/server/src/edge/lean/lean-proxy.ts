@@ -1,3 +1,4 @@
+import type { CallbackStream, Mux, RequestHead } from '@svcrouter/protocol';
 import type { EdgeExchange, VisitorWriter } from '../exchange.js';
 import type { EdgePage } from '../pages.js';
 import type { LeanRequest } from './request-head.js';
@@ -24,7 +25,9 @@ export class LeanVisitor implements VisitorWriter, ResponseOwner {
   forward(): void {
     const { exchange, request } = this;
     const source = { rawHeaders: request.rawHeaders, method: request.method, url: request.target };
-    const stream = exchange.open(source, 'request', false, (mux, head) => mux.open(head, exchange, true));
+    const open = (mux: Mux, head: RequestHead): CallbackStream => mux.open(head, exchange, true);
+    if (exchange.binding!.pool !== undefined) exchange.retryWith(() => exchange.open(source, 'request', false, open));
+    const stream = exchange.open(source, 'request', false, open);
     if (stream !== undefined) this.connection.adopt(this);
   }
 

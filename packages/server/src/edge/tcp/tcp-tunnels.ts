@@ -3,6 +3,7 @@ import net, { type Server, type Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { BindMessages, ErrorCode, Messages, SvcError, type AgentMessage } from '@svcrouter/protocol';
 import type { Store } from '../../store/index.js';
+import { pickMember } from '../pool.js';
 import type { Binding, Router } from '../router.js';
 import { pipeTcpVisitor, type TcpPipeDeps } from './tcp-pipe.js';
 import { portOfRemoteAddr, portOfTcpHostname, tcpHostname } from './tcp-address.js';
@@ -150,13 +151,20 @@ export class TcpTunnels {
   }
 
   private accept(port: number, socket: Socket, sockets: Set<Socket>): void {
-    const binding = this.deps.router.resolve(tcpHostname(this.deps.sharedDomain, port));
+    let binding = this.deps.router.resolve(tcpHostname(this.deps.sharedDomain, port));
+    // A pool: each connection goes to the member with the fewest open, and counts there until it closes.
+    if (binding?.pool !== undefined) binding = pickMember(binding.pool);
     if (!binding || binding.session.isClosed) {
       socket.destroy();
       return;
     }
     sockets.add(socket);
-    pipeTcpVisitor(socket, binding, port, this.deps, () => sockets.delete(socket));
+    const member = binding.pool !== undefined ? binding : undefined;
+    if (member !== undefined) member.inFlight!++;
+    pipeTcpVisitor(socket, binding, port, this.deps, () => {
+      sockets.delete(socket);
+      if (member !== undefined) member.inFlight!--;
+    });
   }
 
   private stopListening(port: number): Promise<void> {
