@@ -32,6 +32,12 @@ export interface TunnelFlags {
   cidrAllow?: string[];
   /** `--cidr-deny`, repeatable. */
   cidrDeny?: string[];
+  /** `--oidc <provider>`: visitors sign in with it. */
+  oidc?: string;
+  /** `--allow-email`, repeatable. */
+  allowEmail?: string[];
+  /** `--allow-domain`, repeatable. */
+  allowDomain?: string[];
 }
 
 /** Flags of `svc tcp`. */
@@ -71,6 +77,9 @@ Options:
   --basic-auth <user:pass>    visitors must sign in (repeatable, at most 10; default SVC_BASIC_AUTH)
   --cidr-allow <cidr>         only these addresses may visit (repeatable; default SVC_CIDR_ALLOW)
   --cidr-deny <cidr>          these addresses get 403 (repeatable; default SVC_CIDR_DENY)
+  --oidc <provider>           visitors sign in with this provider of the server (single sign-on)
+  --allow-email <email>       with --oidc: this signed-in email may visit (repeatable)
+  --allow-domain <domain>     with --oidc: emails of this domain may visit (repeatable)
   --remote-addr <host:port>   tcp: bind a TCP address reserved by the account (POST /v1/tcp-addresses)
   --idle-timeout <duration>   tcp: close a connection idle this long (default 1h; 30s, 5m, 0 = never)
   --proxy-protocol <v1|v2>    tcp: send the visitor's address first as a PROXY protocol header
@@ -102,6 +111,9 @@ const OPTIONS = {
   'basic-auth': { type: 'string', multiple: true },
   'cidr-allow': { type: 'string', multiple: true },
   'cidr-deny': { type: 'string', multiple: true },
+  oidc: { type: 'string' },
+  'allow-email': { type: 'string', multiple: true },
+  'allow-domain': { type: 'string', multiple: true },
   'remote-addr': { type: 'string' },
   'idle-timeout': { type: 'string' },
   'proxy-protocol': { type: 'string' },
@@ -150,6 +162,9 @@ export function parseCommand(argv: string[]): Command | string {
       if (values['basic-auth'] !== undefined) tunnel.basicAuth = values['basic-auth'];
       if (values['cidr-allow'] !== undefined) tunnel.cidrAllow = values['cidr-allow'];
       if (values['cidr-deny'] !== undefined) tunnel.cidrDeny = values['cidr-deny'];
+      if (values.oidc !== undefined) tunnel.oidc = values.oidc;
+      if (values['allow-email'] !== undefined) tunnel.allowEmail = values['allow-email'];
+      if (values['allow-domain'] !== undefined) tunnel.allowDomain = values['allow-domain'];
       const problem = accessProblem(tunnel);
       if (problem !== undefined) return `--${flagOf(problem)}: ${problem.slice(problem.indexOf(':') + 2)}`;
       return { kind: 'http', target: rest[0]!, tunnel, display, inspect };
@@ -205,7 +220,7 @@ export function parseSize(text: string): number | undefined {
 /** The flag a rule's problem (`basicAuth: …`) is about. */
 function flagOf(problem: string): string {
   const key = problem.slice(0, problem.indexOf(':'));
-  return key === 'basicAuth' ? 'basic-auth' : key === 'cidrAllow' ? 'cidr-allow' : 'cidr-deny';
+  return key.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`);
 }
 
 function displayFlags(log: string | undefined, format: string | undefined): DisplayFlags | string {

@@ -45,11 +45,13 @@ export const Feature = {
   TRAILERS: 'trailers',
   /** The edge enforces a bind's `policy`: an agent never sends rules to an edge that would ignore them. */
   POLICY: 'policy',
+  /** The edge signs visitors in with OpenID Connect: a policy's `oidc`, `allowEmail`, `allowDomain`. */
+  OIDC: 'oidc',
 } as const;
 /** Feature: the TRAILERS frame (type 9). */
 export const FEATURE_TRAILERS = Feature.TRAILERS;
 /** Every feature this version understands, in FEATURES_HEADER order. */
-export const ALL_FEATURES: readonly string[] = [Feature.INFO, Feature.TRAILERS, Feature.POLICY];
+export const ALL_FEATURES: readonly string[] = [Feature.INFO, Feature.TRAILERS, Feature.POLICY, Feature.OIDC];
 /** The features this version understands, as sent in FEATURES_HEADER. */
 export const LOCAL_FEATURES = ALL_FEATURES.join(',');
 

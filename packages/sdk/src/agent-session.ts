@@ -207,6 +207,9 @@ export class AgentSession extends EventEmitter {
     if (request.policy !== undefined && !this.edgeFeatures.has(Feature.POLICY)) {
       return Promise.reject(new SvcError(ErrorCode.POLICY_INVALID, BindMessages.policyUnsupported));
     }
+    if (request.policy?.oidc !== undefined && !this.edgeFeatures.has(Feature.OIDC)) {
+      return Promise.reject(new SvcError(ErrorCode.POLICY_INVALID, BindMessages.oidcUnsupported));
+    }
     const requestId = this.nextRequestId++;
     return new Promise((resolve, reject) => {
       this.pendingBinds.set(requestId, { resolve, reject, tunnel, adding });

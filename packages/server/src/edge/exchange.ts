@@ -12,6 +12,7 @@ import { declaredLength, requestHead, responseHeaders, type HeadSource, type Req
 import { bandwidthPage, offlinePage, unreachablePage, upstreamErrorPage, type EdgePage } from './pages.js';
 import type { AbsoluteTarget } from './request-target.js';
 import type { Binding } from './router.js';
+import type { Identity } from '../policy/index.js';
 
 /** What the edge learns about each proxied request (for the inspector and metering). */
 export interface Exchange {
@@ -149,7 +150,10 @@ export class EdgeExchange implements Exchange, CallbackStreamHandler {
   readonly ip: string;
   readonly userAgent: string;
   readonly proto: string;
-  private readonly secure: boolean;
+  /** The visitor came over TLS. */
+  readonly secure: boolean;
+  /** The signed-in visitor the access rules admitted (single sign-on): forwarded as headers. */
+  identity: Identity | undefined = undefined;
   private readonly absolute: AbsoluteTarget | undefined;
   /** The edge's meter, held here: the body path reads it per chunk, without a hop through `deps`. */
   private readonly meter: ByteMeter | undefined;
@@ -221,6 +225,7 @@ export class EdgeExchange implements Exchange, CallbackStreamHandler {
       absolute: this.absolute,
       forwardExpect,
       dropAuthorization: binding.access?.consumesAuthorization === true,
+      identity: this.identity,
     });
     let stream: S;
     try {

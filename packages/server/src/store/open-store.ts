@@ -20,6 +20,7 @@ import { createAcmeAccountRepo, createCertificateRepo } from './certificates-rep
 import { createDomainRepo } from './domains-repo.js';
 import { createAcmeSharedRepo } from './acme-shared-repo.js';
 import { createDashboardSessionRepo, createSignInLinkRepo } from './sign-in-repo.js';
+import { createOidcRepo } from './oidc-repo.js';
 import { createWebhookRepo } from './webhooks-repo.js';
 import { StatementCachingDatabase } from './sqlite-statement-cache.js';
 import { applyConnectionPragmas, openSqliteConnection, SQLITE_BUSY_TIMEOUT_MS } from './sqlite-connection.js';
@@ -75,6 +76,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
     cluster: createClusterRepo(db),
     webhooks: createWebhookRepo(db, now),
     tcpAddresses: createTcpAddressRepo(db, now),
+    oidc: createOidcRepo(db, now),
     close: async () => {
       try {
         // First: it waits for the inspector batches in flight.
