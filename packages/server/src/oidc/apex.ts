@@ -73,11 +73,19 @@ async function callback(deps: ApexDeps, name: string, params: URLSearchParams, t
     idTokenExpected: true,
   });
   const claims = tokens.claims();
-  const email = claims?.email;
-  if (claims === undefined || typeof email !== 'string' || email === '') {
+  if (claims === undefined) return edgePage(403, 'No identity', 'The provider sent no ID token.');
+  let email = claims.email;
+  let verified = claims.email_verified;
+  // Some providers keep the email for the UserInfo endpoint (the ID token then names the subject alone).
+  if (typeof email !== 'string' || email === '') {
+    const info = await client.fetchUserInfo(config, tokens.access_token, claims.sub);
+    email = info.email;
+    verified = info.email_verified;
+  }
+  if (typeof email !== 'string' || email === '') {
     return edgePage(403, 'No email address', 'The provider did not say which email address you signed in with.');
   }
-  if (claims.email_verified === false) return edgePage(403, 'Email not verified', `The provider has not verified ${email}.`);
+  if (verified === false) return edgePage(403, 'Email not verified', `The provider has not verified ${email}.`);
   const code: CodeTicket = {
     host: ticket.host,
     origin: ticket.origin,

@@ -83,7 +83,7 @@ export class Gate implements SignIn {
       state,
       nonce,
     });
-    return redirect(url.href, setCookie(SIGN_IN_COOKIE, browser, SIGN_IN_TTL_MS / 1000, request.secure));
+    return redirect(url.href, setCookie(SIGN_IN_COOKIE, browser, SIGN_IN_TTL_MS / 1000, request.secure, RETURN_PATH));
   }
 
   /** Ends a sign-in on the tunnel host: takes the one-time code, sets the session cookie, goes on to the path. */

@@ -85,7 +85,10 @@ export function cookieOf(headers: readonly string[], name: string): string | und
   return undefined;
 }
 
-/** A Set-Cookie value for the tunnel host: host-only (no Domain), HttpOnly, SameSite=Lax, Secure on HTTPS. */
-export function setCookie(name: string, value: string, maxAgeSeconds: number, secure: boolean): string {
-  return `${name}=${value}; Path=/; Max-Age=${Math.max(0, Math.floor(maxAgeSeconds))}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
+/**
+ * A Set-Cookie value for the tunnel host: host-only (no Domain), HttpOnly, SameSite=Lax, Secure
+ * on HTTPS; `path` narrows where the browser sends it (the sign-in cookie goes to its return path alone).
+ */
+export function setCookie(name: string, value: string, maxAgeSeconds: number, secure: boolean, path = '/'): string {
+  return `${name}=${value}; Path=${path}; Max-Age=${Math.max(0, Math.floor(maxAgeSeconds))}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
 }
