@@ -75,6 +75,8 @@ const SERVER_FOLDER_RULES = {
   webhooks: ['hostname', 'store'],
   // A tunnel's policy on the request path (access rules): a leaf the edge and the cluster's relay use.
   policy: [],
+  // Single sign-on: providers, the tunnel host's gate (the policy's SignIn), the apex's callback and JWKS.
+  oidc: ['hostname', 'store', 'policy', 'edge'],
 };
 
 function files(dir, out = []) {

@@ -133,7 +133,7 @@ describe('config file', () => {
     assert.equal(result.code, 1);
     assert.deepEqual(result.stderr.split('\n'), [
       `${bad}:1:9 server: expected an http:// or https:// URL`,
-      `${bad}:5:5 tunnels.web.hostheader: unknown key (expected one of: addr, proto, remoteAddr, idleTimeoutMs, proxyProtocol, subdomain, domain, hostHeader, inspect, basicAuth, cidrAllow, cidrDeny)`,
+      `${bad}:5:5 tunnels.web.hostheader: unknown key (expected one of: addr, proto, remoteAddr, idleTimeoutMs, proxyProtocol, subdomain, domain, hostHeader, inspect, basicAuth, cidrAllow, cidrDeny, oidc, allowEmail, allowDomain, pool)`,
       `${bad}:6:8 tunnels.api.addr: required`,
     ]);
     // Access rules: each bad entry at its own position, and never the password it holds.
@@ -146,6 +146,19 @@ describe('config file', () => {
       `${rules}:5:21 tunnels.admin.cidrDeny.1: "10.0.0.0/99": the prefix length must be 0 to 32`,
     ]);
     assert.ok(!checked.stderr.includes('tiny-pw'));
+    // Single sign-on rules: a provider name, emails and domains, and allow rules only with oidc.
+    const sso = path.join(temp.dir, 'sso.yml');
+    await writeFile(
+      sso,
+      'tunnels:\n  sso:\n    addr: 3000\n    oidc: Google!\n    allowEmail: [alice@example.com, nope]\n  lone:\n    addr: 3001\n    allowDomain: [example.com]\n',
+    );
+    const ssoChecked = await runAgent(['config', 'check', '--config', sso], {});
+    assert.equal(ssoChecked.code, 1);
+    assert.deepEqual(ssoChecked.stderr.split('\n'), [
+      `${sso}:4:11 tunnels.sso.oidc: expected a provider name: lower-case letters, digits, - and _, at most 32 characters`,
+      `${sso}:5:37 tunnels.sso.allowEmail.1: "nope" is not an email address such as a@example.com`,
+      `${sso}:8:18 tunnels.lone.allowDomain: needs oidc (the provider visitors sign in with)`,
+    ]);
     const missing = await runAgent(['config', 'check', '--config', path.join(temp.dir, 'absent.yml')], {});
     assert.deepEqual([missing.code, missing.stderr], [1, `${path.join(temp.dir, 'absent.yml')}:1:1 cannot read the file (ENOENT)`]);
   });

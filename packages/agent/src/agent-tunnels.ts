@@ -144,7 +144,14 @@ export class AgentTunnels implements TunnelControl {
     if (body.domain !== undefined) spec.domain = body.domain;
     if (body.hostHeader !== undefined) spec.hostHeader = body.hostHeader;
     if (body.pool === true) spec.pool = true;
-    spec.access = { basicAuth: body.basicAuth, cidrAllow: body.cidrAllow, cidrDeny: body.cidrDeny };
+    spec.access = {
+      basicAuth: body.basicAuth,
+      cidrAllow: body.cidrAllow,
+      cidrDeny: body.cidrDeny,
+      oidc: body.oidc,
+      allowEmail: body.allowEmail,
+      allowDomain: body.allowDomain,
+    };
     if (body.inspect !== false) spec.inspector = this.inspector;
     this.adding.add(body.name);
     let tunnel: Tunnel;

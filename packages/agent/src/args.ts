@@ -34,6 +34,12 @@ export interface TunnelFlags {
   cidrDeny?: string[];
   /** `--pool`: share the name with the account's other agents instead of taking it over. */
   pool?: boolean;
+  /** `--oidc <provider>`: visitors sign in with it. */
+  oidc?: string;
+  /** `--allow-email`, repeatable. */
+  allowEmail?: string[];
+  /** `--allow-domain`, repeatable. */
+  allowDomain?: string[];
 }
 
 /** Flags of `svc tcp`. */
@@ -78,6 +84,9 @@ Options:
   --pool                      share the name with the account's other agents: each request (tcp:
                               each connection) goes to one of them (needs --subdomain, --domain
                               or --remote-addr)
+  --oidc <provider>           visitors sign in with this provider of the server (single sign-on)
+  --allow-email <email>       with --oidc: this signed-in email may visit (repeatable)
+  --allow-domain <domain>     with --oidc: emails of this domain may visit (repeatable)
   --remote-addr <host:port>   tcp: bind a TCP address reserved by the account (POST /v1/tcp-addresses)
   --idle-timeout <duration>   tcp: close a connection idle this long (default 1h; 30s, 5m, 0 = never)
   --proxy-protocol <v1|v2>    tcp: send the visitor's address first as a PROXY protocol header
@@ -109,6 +118,9 @@ const OPTIONS = {
   'basic-auth': { type: 'string', multiple: true },
   'cidr-allow': { type: 'string', multiple: true },
   'cidr-deny': { type: 'string', multiple: true },
+  oidc: { type: 'string' },
+  'allow-email': { type: 'string', multiple: true },
+  'allow-domain': { type: 'string', multiple: true },
   'remote-addr': { type: 'string' },
   pool: { type: 'boolean' },
   'idle-timeout': { type: 'string' },
@@ -159,6 +171,9 @@ export function parseCommand(argv: string[]): Command | string {
       if (values['cidr-allow'] !== undefined) tunnel.cidrAllow = values['cidr-allow'];
       if (values['cidr-deny'] !== undefined) tunnel.cidrDeny = values['cidr-deny'];
       if (values.pool === true) tunnel.pool = true;
+      if (values.oidc !== undefined) tunnel.oidc = values.oidc;
+      if (values['allow-email'] !== undefined) tunnel.allowEmail = values['allow-email'];
+      if (values['allow-domain'] !== undefined) tunnel.allowDomain = values['allow-domain'];
       const problem = accessProblem(tunnel);
       if (problem !== undefined) return `--${flagOf(problem)}: ${problem.slice(problem.indexOf(':') + 2)}`;
       return { kind: 'http', target: rest[0]!, tunnel, display, inspect };
@@ -215,7 +230,7 @@ export function parseSize(text: string): number | undefined {
 /** The flag a rule's problem (`basicAuth: …`) is about. */
 function flagOf(problem: string): string {
   const key = problem.slice(0, problem.indexOf(':'));
-  return key === 'basicAuth' ? 'basic-auth' : key === 'cidrAllow' ? 'cidr-allow' : 'cidr-deny';
+  return key.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`);
 }
 
 function displayFlags(log: string | undefined, format: string | undefined): DisplayFlags | string {

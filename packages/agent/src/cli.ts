@@ -197,6 +197,9 @@ function tunnelSpecs(config: ConfigFile, names: string[], env: AgentEnv, envAcce
       basicAuth: envAccess.basicAuth ?? tunnel.basicAuth,
       cidrAllow: envAccess.cidrAllow ?? tunnel.cidrAllow,
       cidrDeny: envAccess.cidrDeny ?? tunnel.cidrDeny,
+      oidc: tunnel.oidc,
+      allowEmail: tunnel.allowEmail,
+      allowDomain: tunnel.allowDomain,
     };
     return spec;
   });
@@ -226,6 +229,9 @@ function accessRules(flags: AccessOptions, env: AgentEnv): AccessOptions | strin
   if (cidrAllow !== undefined) rules.cidrAllow = cidrAllow;
   const cidrDeny = flags.cidrDeny ?? fromEnv.cidrDeny;
   if (cidrDeny !== undefined) rules.cidrDeny = cidrDeny;
+  if (flags.oidc !== undefined) rules.oidc = flags.oidc;
+  if (flags.allowEmail !== undefined) rules.allowEmail = flags.allowEmail;
+  if (flags.allowDomain !== undefined) rules.allowDomain = flags.allowDomain;
   return rules;
 }
 

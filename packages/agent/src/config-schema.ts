@@ -1,4 +1,13 @@
-import { MAX_BASIC_AUTH_USERS, MAX_CIDRS, cidrProblem, parseBasicAuthPair } from '@svcrouter/protocol';
+import {
+  MAX_ALLOW_RULES,
+  MAX_BASIC_AUTH_USERS,
+  MAX_CIDRS,
+  allowDomainProblem,
+  allowEmailProblem,
+  cidrProblem,
+  oidcNameProblem,
+  parseBasicAuthPair,
+} from '@svcrouter/protocol';
 import { hostHeaderProblem, parseLocalTarget, parseTcpTarget } from '@svcrouter/sdk';
 import { z } from 'zod';
 
@@ -20,6 +29,16 @@ const cidr = z.string().superRefine((value, context) => {
   const problem = cidrProblem(value);
   if (problem !== undefined) context.addIssue({ code: 'custom', message: problem });
 });
+
+/** A string checked by one of the policy's `…Problem` functions. */
+const checked = (problemOf: (value: unknown) => string | undefined) =>
+  z.string().superRefine((value, context) => {
+    const problem = problemOf(value);
+    if (problem !== undefined) context.addIssue({ code: 'custom', message: problem });
+  });
+
+const allowList = (problemOf: (value: unknown) => string | undefined) =>
+  z.array(checked(problemOf)).min(1, 'expected at least one entry').max(MAX_ALLOW_RULES, `at most ${MAX_ALLOW_RULES} entries`);
 
 const cidrList = z.array(cidr).min(1, 'expected at least one CIDR').max(MAX_CIDRS, `at most ${MAX_CIDRS} entries`);
 
@@ -79,6 +98,12 @@ export const TunnelFieldsSchema = z.strictObject({
   cidrAllow: cidrList.optional(),
   /** These CIDRs get 403 (default none); deny wins over allow. SVC_CIDR_DENY overrides it. */
   cidrDeny: cidrList.optional(),
+  /** Visitors sign in with this OpenID Connect provider of the server (default none: no sign-in). */
+  oidc: checked(oidcNameProblem).optional(),
+  /** With oidc: signed-in emails allowed (default: with allowDomain absent too, every signed-in visitor). */
+  allowEmail: allowList(allowEmailProblem).optional(),
+  /** With oidc: email domains allowed (default none). */
+  allowDomain: allowList(allowDomainProblem).optional(),
   /** Share the name (or `remoteAddr`) with the account's other agents, each request or connection going to one (default false: take it over). */
   pool: z.boolean().optional(),
 });
@@ -87,8 +112,24 @@ export const TunnelFieldsSchema = z.strictObject({
 export function checkTunnel(tunnel: z.infer<typeof TunnelFieldsSchema>, context: z.RefinementCtx): void {
   const parsed = tunnel.proto === 'tcp' ? parseTcpTarget(tunnel.addr) : parseLocalTarget(tunnel.addr);
   if (typeof parsed === 'string') context.addIssue({ code: 'custom', message: parsed, path: ['addr'] });
+  for (const key of ['allowEmail', 'allowDomain'] as const) {
+    if (tunnel[key] !== undefined && tunnel.oidc === undefined)
+      context.addIssue({ code: 'custom', message: 'needs oidc (the provider visitors sign in with)', path: [key] });
+  }
+  if (tunnel.oidc !== undefined && tunnel.basicAuth !== undefined)
+    context.addIssue({ code: 'custom', message: 'cannot be combined with basicAuth', path: ['oidc'] });
   if (tunnel.proto !== 'tcp') return;
-  for (const key of ['basicAuth', 'cidrAllow', 'cidrDeny', 'subdomain', 'domain', 'hostHeader'] as const) {
+  for (const key of [
+    'basicAuth',
+    'cidrAllow',
+    'cidrDeny',
+    'oidc',
+    'allowEmail',
+    'allowDomain',
+    'subdomain',
+    'domain',
+    'hostHeader',
+  ] as const) {
     if (tunnel[key] !== undefined)
       context.addIssue({ code: 'custom', message: 'applies to HTTP tunnels only, not proto: tcp', path: [key] });
   }

@@ -78,6 +78,11 @@ export const BindMessages = {
     `${hostname} is protected by access rules; bind it with rules, or release it first (DELETE /v1/tunnels/:id)`,
   /** The edge is too old to enforce rules, so the tunnel is not bound without them. */
   policyUnsupported: 'this edge does not enforce access rules (upgrade svc-server); the tunnel was not bound',
+  /** The edge is too old for single sign-on, so the tunnel is not bound without it. */
+  oidcUnsupported: 'this edge does not offer single sign-on (--oidc; upgrade svc-server); the tunnel was not bound',
+  /** The bind names an OIDC provider the server does not have. */
+  oidcUnknown: (name: string, known: readonly string[]) =>
+    `unknown OIDC provider "${name}": ${known.length === 0 ? 'this server has none (set SVC_OIDC_PROVIDERS)' : `this server offers ${known.join(', ')}`}`,
   noFreeName: 'could not find a free random name; try again',
   /** `--remote-addr` names a port that is not reserved by this account. */
   tcpAddressNotYours: (addr: string) => `${addr} is not a TCP address reserved by this account; reserve one with POST /v1/tcp-addresses`,

@@ -47,11 +47,13 @@ export const Feature = {
   POLICY: 'policy',
   /** The edge pools binds with `pool: true` and retries UPSTREAM_REFUSED: an agent never sends such a bind to an edge that would take the name over instead. */
   POOL: 'pool',
+  /** The edge signs visitors in with OpenID Connect: a policy's `oidc`, `allowEmail`, `allowDomain`. */
+  OIDC: 'oidc',
 } as const;
 /** Feature: the TRAILERS frame (type 9). */
 export const FEATURE_TRAILERS = Feature.TRAILERS;
 /** Every feature this version understands, in FEATURES_HEADER order. */
-export const ALL_FEATURES: readonly string[] = [Feature.INFO, Feature.TRAILERS, Feature.POLICY, Feature.POOL];
+export const ALL_FEATURES: readonly string[] = [Feature.INFO, Feature.TRAILERS, Feature.POLICY, Feature.OIDC, Feature.POOL];
 /** The features this version understands, as sent in FEATURES_HEADER. */
 export const LOCAL_FEATURES = ALL_FEATURES.join(',');
 

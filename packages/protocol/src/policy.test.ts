@@ -50,5 +50,26 @@ test('the edge refuses malformed policies with key: message', () => {
 
 test('the summary shows user names and CIDRs, never hashes', async () => {
   const summary = accessSummary({ basicAuth: [{ user: 'alice', hash: await hashPassword('correct-horse') }], cidrAllow: ['10.0.0.0/8'] });
-  assert.deepEqual(summary, { basicAuth: ['alice'], cidrAllow: ['10.0.0.0/8'], cidrDeny: [] });
+  assert.deepEqual(summary, { basicAuth: ['alice'], cidrAllow: ['10.0.0.0/8'], cidrDeny: [], oidc: null, allowEmail: [], allowDomain: [] });
+  const sso = accessSummary({ oidc: 'google', allowEmail: ['a@example.com'], allowDomain: ['example.org'] });
+  assert.deepEqual(sso, {
+    basicAuth: [],
+    cidrAllow: [],
+    cidrDeny: [],
+    oidc: 'google',
+    allowEmail: ['a@example.com'],
+    allowDomain: ['example.org'],
+  });
+});
+
+test('single sign-on rules: a provider name, emails and domains, only with oidc and never with basic auth', async () => {
+  assert.equal(policyProblem({ oidc: 'google', allowEmail: ['a@example.com'], allowDomain: ['example.org'] }), undefined);
+  assert.equal(policyProblem({ oidc: 'google' }), undefined);
+  assert.match(policyProblem({ oidc: 'Google!' })!, /^oidc: expected a provider name/);
+  assert.match(policyProblem({ allowEmail: ['a@example.com'] })!, /^allowEmail: needs oidc/);
+  assert.match(policyProblem({ oidc: 'g', allowEmail: ['not-an-email'] })!, /^allowEmail: "not-an-email" is not an email address/);
+  assert.match(policyProblem({ oidc: 'g', allowDomain: ['exa mple.com'] })!, /^allowDomain: /);
+  assert.match(policyProblem({ oidc: 'g', allowDomain: [] })!, /^allowDomain: expected a non-empty list/);
+  const hash = await hashPassword('correct-horse');
+  assert.equal(policyProblem({ oidc: 'g', basicAuth: [{ user: 'alice', hash }] }), 'oidc: cannot be combined with basicAuth');
 });

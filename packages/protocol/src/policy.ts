@@ -22,6 +22,12 @@ export interface TunnelPolicy {
   cidrAllow?: string[];
   /** CIDRs (or single addresses) denied; deny wins over allow. */
   cidrDeny?: string[];
+  /** Visitors sign in with this OpenID Connect provider (a name from the server's SVC_OIDC_PROVIDERS). */
+  oidc?: string;
+  /** With oidc: signed-in emails allowed (compared case-insensitively). */
+  allowEmail?: string[];
+  /** With oidc: email domains allowed (`example.com` admits `a@example.com`, not `a@sub.example.com`). */
+  allowDomain?: string[];
 }
 
 /** What `GET /v1/tunnels` shows of a policy: no secrets. */
@@ -29,6 +35,10 @@ export interface AccessSummary {
   basicAuth: string[];
   cidrAllow: string[];
   cidrDeny: string[];
+  /** The OIDC provider's name, or null without single sign-on. */
+  oidc: string | null;
+  allowEmail: string[];
+  allowDomain: string[];
 }
 
 /** Most basic-auth users per tunnel. */
@@ -40,6 +50,12 @@ export const MAX_PASSWORD_LENGTH = 128;
 export const MAX_USER_LENGTH = 64;
 /** Most entries in each of cidrAllow and cidrDeny. */
 export const MAX_CIDRS = 100;
+/** Most entries in each of allowEmail and allowDomain. */
+export const MAX_ALLOW_RULES = 100;
+/** An OIDC provider's name: how the server's SVC_OIDC_PROVIDERS and a bind's `oidc` spell it. */
+export const OIDC_NAME_SHAPE = /^[a-z0-9][a-z0-9_-]{0,31}$/;
+const EMAIL_SHAPE = /^[^\s@",;<>()\\]{1,64}@[a-z0-9](?:[a-z0-9-]{0,62}\.)*[a-z0-9-]{1,63}$/i;
+const DOMAIN_SHAPE = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,62}\.)*[a-z0-9-]{1,63}$/i;
 
 /**
  * scrypt parameters, fixed in the hash's prefix: an edge accepts only these, so a bind cannot
@@ -112,6 +128,27 @@ export function cidrProblem(value: string): string | undefined {
   return undefined;
 }
 
+/** Why a value is not an email address an allow rule can hold, or undefined. */
+export function allowEmailProblem(value: unknown): string | undefined {
+  if (typeof value !== 'string' || !EMAIL_SHAPE.test(value))
+    return `${JSON.stringify(value)} is not an email address such as a@example.com`;
+  return undefined;
+}
+
+/** Why a value is not an email domain an allow rule can hold, or undefined. */
+export function allowDomainProblem(value: unknown): string | undefined {
+  if (typeof value !== 'string' || !DOMAIN_SHAPE.test(value)) return `${JSON.stringify(value)} is not a domain such as example.com`;
+  return undefined;
+}
+
+/** Why a value is not an OIDC provider name, or undefined. */
+export function oidcNameProblem(value: unknown): string | undefined {
+  if (typeof value !== 'string' || !OIDC_NAME_SHAPE.test(value)) {
+    return 'expected a provider name: lower-case letters, digits, - and _, at most 32 characters';
+  }
+  return undefined;
+}
+
 /**
  * Why a value received as a policy is not a valid one, as `key: message`, or undefined. Both the
  * agent (before sending) and the edge (on every bind, since the agent is not trusted) ask.
@@ -120,7 +157,7 @@ export function policyProblem(value: unknown): string | undefined {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'policy: expected an object';
   const policy = value as Record<string, unknown>;
   for (const key of Object.keys(policy)) {
-    if (key !== 'basicAuth' && key !== 'cidrAllow' && key !== 'cidrDeny') return `policy: unknown rule "${key}"`;
+    if (!RULE_KEYS.has(key)) return `policy: unknown rule "${key}"`;
   }
   if (policy.basicAuth !== undefined) {
     const users = policy.basicAuth;
@@ -147,12 +184,41 @@ export function policyProblem(value: unknown): string | undefined {
       if (problem) return `${key}: ${problem}`;
     }
   }
+  return oidcRulesProblem(policy);
+}
+
+const RULE_KEYS = new Set(['basicAuth', 'cidrAllow', 'cidrDeny', 'oidc', 'allowEmail', 'allowDomain']);
+
+function oidcRulesProblem(policy: Record<string, unknown>): string | undefined {
+  if (policy.oidc !== undefined) {
+    const problem = oidcNameProblem(policy.oidc);
+    if (problem) return `oidc: ${problem}`;
+    // Two sign-ins would each answer the browser their own way: one per tunnel.
+    if (policy.basicAuth !== undefined) return 'oidc: cannot be combined with basicAuth';
+  }
+  for (const [key, problemOf] of [
+    ['allowEmail', allowEmailProblem],
+    ['allowDomain', allowDomainProblem],
+  ] as const) {
+    const list = policy[key];
+    if (list === undefined) continue;
+    if (policy.oidc === undefined) return `${key}: needs oidc (the provider visitors sign in with)`;
+    if (!Array.isArray(list) || list.length === 0) return `${key}: expected a non-empty list`;
+    if (list.length > MAX_ALLOW_RULES) return `${key}: at most ${MAX_ALLOW_RULES} entries`;
+    for (const entry of list as unknown[]) {
+      const problem = problemOf(entry);
+      if (problem) return `${key}: ${problem}`;
+    }
+  }
   return undefined;
 }
 
 /** Whether a policy has any rule at all (an empty object is the same as none). */
 export function hasRules(policy: TunnelPolicy | undefined): policy is TunnelPolicy {
-  return policy !== undefined && (policy.basicAuth !== undefined || policy.cidrAllow !== undefined || policy.cidrDeny !== undefined);
+  return (
+    policy !== undefined &&
+    (policy.basicAuth !== undefined || policy.cidrAllow !== undefined || policy.cidrDeny !== undefined || policy.oidc !== undefined)
+  );
 }
 
 /** A policy's rules without secrets: user names, CIDRs. */
@@ -161,5 +227,8 @@ export function accessSummary(policy: TunnelPolicy | undefined): AccessSummary {
     basicAuth: policy?.basicAuth?.map((entry) => entry.user) ?? [],
     cidrAllow: [...(policy?.cidrAllow ?? [])],
     cidrDeny: [...(policy?.cidrDeny ?? [])],
+    oidc: policy?.oidc ?? null,
+    allowEmail: [...(policy?.allowEmail ?? [])],
+    allowDomain: [...(policy?.allowDomain ?? [])],
   };
 }

@@ -1,6 +1,10 @@
 import {
   ErrorCode,
+  MAX_ALLOW_RULES,
   MAX_BASIC_AUTH_USERS,
+  allowDomainProblem,
+  allowEmailProblem,
+  oidcNameProblem,
   SvcError,
   cidrProblem,
   hashPassword,
@@ -17,6 +21,12 @@ export interface AccessOptions {
   cidrAllow?: string | readonly string[];
   /** CIDRs or addresses denied (403); deny wins over allow. */
   cidrDeny?: string | readonly string[];
+  /** Visitors sign in with this OpenID Connect provider (a name the server's operator configured). */
+  oidc?: string;
+  /** With oidc: emails allowed in; with neither this nor allowDomain, every signed-in visitor is. */
+  allowEmail?: string | readonly string[];
+  /** With oidc: email domains allowed in (`example.com`). */
+  allowDomain?: string | readonly string[];
 }
 
 /**
@@ -36,6 +46,27 @@ export function accessProblem(options: AccessOptions): string | undefined {
   for (const key of ['cidrAllow', 'cidrDeny'] as const) {
     for (const cidr of list(options[key])) {
       const problem = cidrProblem(cidr);
+      if (problem) return `${key}: ${problem}`;
+    }
+  }
+  return oidcProblem(options, pairs.length > 0);
+}
+
+function oidcProblem(options: AccessOptions, basicAuth: boolean): string | undefined {
+  if (options.oidc !== undefined) {
+    const problem = oidcNameProblem(options.oidc);
+    if (problem) return `oidc: ${problem}`;
+    if (basicAuth) return 'oidc: cannot be combined with basicAuth';
+  }
+  for (const [key, problemOf] of [
+    ['allowEmail', allowEmailProblem],
+    ['allowDomain', allowDomainProblem],
+  ] as const) {
+    const entries = list(options[key]);
+    if (entries.length > 0 && options.oidc === undefined) return `${key}: needs oidc (the provider visitors sign in with)`;
+    if (entries.length > MAX_ALLOW_RULES) return `${key}: at most ${MAX_ALLOW_RULES} entries`;
+    for (const entry of entries) {
+      const problem = problemOf(entry);
       if (problem) return `${key}: ${problem}`;
     }
   }
@@ -64,6 +95,11 @@ export async function buildPolicy(options: AccessOptions): Promise<TunnelPolicy 
   if (allow.length > 0) policy.cidrAllow = allow;
   const deny = list(options.cidrDeny);
   if (deny.length > 0) policy.cidrDeny = deny;
+  if (options.oidc !== undefined) policy.oidc = options.oidc;
+  const emails = list(options.allowEmail);
+  if (emails.length > 0) policy.allowEmail = emails;
+  const domains = list(options.allowDomain);
+  if (domains.length > 0) policy.allowDomain = domains;
   if (Object.keys(policy).length === 0) return undefined;
   const invalid = policyProblem(policy);
   if (invalid !== undefined) throw new SvcError(ErrorCode.POLICY_INVALID, invalid);

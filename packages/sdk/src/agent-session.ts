@@ -210,6 +210,9 @@ export class AgentSession extends EventEmitter {
     if (request.pool === true && !this.edgeFeatures.has(Feature.POOL)) {
       return Promise.reject(new SvcError(ErrorCode.PROTOCOL, BindMessages.poolUnsupported));
     }
+    if (request.policy?.oidc !== undefined && !this.edgeFeatures.has(Feature.OIDC)) {
+      return Promise.reject(new SvcError(ErrorCode.POLICY_INVALID, BindMessages.oidcUnsupported));
+    }
     const requestId = this.nextRequestId++;
     return new Promise((resolve, reject) => {
       this.pendingBinds.set(requestId, { resolve, reject, tunnel, adding });

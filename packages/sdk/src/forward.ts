@@ -18,7 +18,7 @@ import { isProxyProtocolVersion, type ProxyProtocolVersion } from './proxy-proto
 
 export { DEFAULT_SERVER_URL };
 
-/** Options of forward(); the access rules (`basicAuth`, `cidrAllow`, `cidrDeny`) are checked at the edge. */
+/** Options of forward(); the access rules (`basicAuth`, `cidrAllow`, `cidrDeny`, `oidc`, `allowEmail`, `allowDomain`) are checked at the edge. */
 export interface ForwardOptions extends AccessOptions {
   /** Local service: a port, `host:port`, an http(s) URL or `h2c://host:port`. */
   addr: string | number;
@@ -172,7 +172,8 @@ export async function checkedTunnelSpec(spec: GroupTunnelSpec): Promise<CheckedT
   if (spec.proto === 'tcp') {
     const problem = accessProblem(spec);
     if (problem !== undefined) throw new SvcError(ErrorCode.POLICY_INVALID, problem);
-    if (spec.basicAuth !== undefined || spec.cidrAllow !== undefined || spec.cidrDeny !== undefined) {
+    const rules = [spec.basicAuth, spec.cidrAllow, spec.cidrDeny, spec.oidc, spec.allowEmail, spec.allowDomain];
+    if (rules.some((rule) => rule !== undefined)) {
       throw new SvcError(ErrorCode.POLICY_INVALID, 'access rules apply to HTTP tunnels only, not proto "tcp"');
     }
     return { target: checkedTcpTarget(spec), policy: undefined };

@@ -31,6 +31,8 @@ describe('loadConfig defaults', () => {
       maxSessions: 20_000,
       maxAccountSessions: 1000,
       trustedProxies: [],
+      oidcProviders: [],
+      oidcSessionHours: 12,
       logLevel: 'info',
       nodeId: hostname(),
       inspectorRetentionDays: 3,
@@ -58,6 +60,28 @@ describe('loadConfig defaults', () => {
 
   it('treats empty variables as unset', () => {
     assert.deepEqual(loadConfig({ SVC_HTTP_PORT: '', SVC_DATABASE_URL: '', SVC_PLANS: '' }, CWD), config);
+  });
+});
+
+describe('SVC_OIDC_PROVIDERS and SVC_OIDC_SESSION_HOURS', () => {
+  const provider = { name: 'google', issuer: 'https://accounts.google.com', clientId: 'id', clientSecret: 'secret' };
+
+  it('takes a JSON array of providers and a number of hours', () => {
+    const config = loadConfig({ SVC_OIDC_PROVIDERS: JSON.stringify([provider]), SVC_OIDC_SESSION_HOURS: '0.5' }, CWD);
+    assert.deepEqual(config.oidcProviders, [provider]);
+    assert.equal(config.oidcSessionHours, 0.5);
+  });
+
+  it('refuses bad JSON, a missing field, a bad issuer, a name given twice and zero hours, naming the variable', () => {
+    const bad = (env: Record<string, string>, message: RegExp) => assert.throws(() => loadConfig(env, CWD), message);
+    bad({ SVC_OIDC_PROVIDERS: '{' }, /^Error: invalid SVC_OIDC_PROVIDERS: expected a JSON array/);
+    bad(
+      { SVC_OIDC_PROVIDERS: JSON.stringify([{ ...provider, clientSecret: undefined }]) },
+      /invalid SVC_OIDC_PROVIDERS: .*at 0\.clientSecret/,
+    );
+    bad({ SVC_OIDC_PROVIDERS: JSON.stringify([{ ...provider, issuer: 'ftp://x' }]) }, /invalid SVC_OIDC_PROVIDERS: .*at 0\.issuer/);
+    bad({ SVC_OIDC_PROVIDERS: JSON.stringify([provider, provider]) }, /"google" is given twice/);
+    bad({ SVC_OIDC_SESSION_HOURS: '0' }, /invalid SVC_OIDC_SESSION_HOURS: expected a number of hours/);
   });
 });
 

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { hostname as osHostname } from 'node:os';
 import { resolve } from 'node:path';
-import { cidrProblem } from '@svcrouter/protocol';
+import { OIDC_NAME_SHAPE, cidrProblem } from '@svcrouter/protocol';
 import { z } from 'zod';
 import { parseEdgeTarget, type EdgeTarget } from './domains/index.js';
 import { hasDnsLabels } from './hostname/index.js';
@@ -79,6 +79,14 @@ export interface ServerConfig {
    * whose connections may start with a PROXY protocol v1 or v2 header naming the visitor.
    */
   readonly trustedProxies: readonly string[];
+  /**
+   * SVC_OIDC_PROVIDERS. Default none. A JSON array of `{"name", "issuer", "clientId",
+   * "clientSecret"}`: the OpenID Connect providers a tunnel's `--oidc <name>` may pick; each
+   * registers the callback `<apex>/auth/oidc/<name>/callback`.
+   */
+  readonly oidcProviders: readonly OidcProviderConfig[];
+  /** SVC_OIDC_SESSION_HOURS. Default 12: how long a visitor's single sign-on session lasts (decimals allowed). */
+  readonly oidcSessionHours: number;
   /** SVC_LOG_LEVEL. Default `info`; one of fatal, error, warn, info, debug, trace, silent. */
   readonly logLevel: LogLevel;
   /** SVC_NODE_ID. Default the OS hostname. Names this edge node in the shared tunnel table; unique per node. */
@@ -153,6 +161,16 @@ export interface ClusterConfig {
   readonly secret: string;
 }
 
+/** One OpenID Connect provider of SVC_OIDC_PROVIDERS. */
+export interface OidcProviderConfig {
+  /** What a bind's `oidc` names (lower-case letters, digits, - and _). */
+  readonly name: string;
+  /** The issuer URL; discovery reads `<issuer>/.well-known/openid-configuration`. */
+  readonly issuer: string;
+  readonly clientId: string;
+  readonly clientSecret: string;
+}
+
 /** Plan limits before SVC_PLANS overrides. */
 export const DEFAULT_PLANS: Readonly<Record<Plan, Readonly<PlanLimits>>> = Object.freeze({
   free: Object.freeze({ tunnels: 10, domains: 2, bandwidthBytes: 53_687_091_200, webhooks: 2, tcpAddresses: 1 }),
@@ -182,6 +200,7 @@ export const DEFAULTS = Object.freeze({
   unreadyMs: 0,
   webhookRetryMs: Object.freeze([5_000, 30_000, 120_000, 600_000, 3_600_000]),
   tcpPorts: Object.freeze({ from: 20000, to: 20999 }) as TcpPortRange | undefined,
+  oidcSessionHours: 12,
 });
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -311,6 +330,40 @@ const planOverride = z.strictObject({
 });
 const plansOverride = z.strictObject({ free: planOverride.optional(), pro: planOverride.optional() });
 
+const oidcProviderSchema = z.strictObject({
+  name: z.string().regex(OIDC_NAME_SHAPE, 'lower-case letters, digits, - and _, at most 32 characters'),
+  issuer: z.string().refine((raw) => /^https?:\/\//.test(raw) && URL.canParse(raw), 'an http(s) URL'),
+  clientId: z.string().min(1),
+  clientSecret: z.string().min(1),
+});
+
+const oidcProviders: Check<readonly OidcProviderConfig[]> = (raw) => {
+  const shape = 'a JSON array of {"name","issuer","clientId","clientSecret"}';
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    return expected(shape);
+  }
+  const parsed = z.array(oidcProviderSchema).min(1).safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.join('.') ?? '';
+    return expected(`${shape}${where ? ` (at ${where}: ${issue?.message ?? 'invalid'})` : ''}`);
+  }
+  const names = new Set<string>();
+  for (const provider of parsed.data) {
+    if (names.has(provider.name)) return expected(`${shape} with distinct names ("${provider.name}" is given twice)`);
+    names.add(provider.name);
+  }
+  return ok(Object.freeze(parsed.data.map((provider) => Object.freeze({ ...provider }))));
+};
+
+const hours: Check<number> = (raw) => {
+  const n = Number(raw);
+  return /^\d+(\.\d+)?$/.test(raw) && n >= 0.0001 && n <= 8760 ? ok(n) : expected('a number of hours, 0.0001-8760');
+};
+
 const tcpPortRange: Check<TcpPortRange | undefined> = (raw) => {
   if (raw === 'off') return ok(undefined);
   const match = /^(\d{1,5})(?:-(\d{1,5}))?$/.exec(raw);
@@ -380,6 +433,8 @@ const ENV_SCHEMA = z.object({
   SVC_WEBHOOK_RETRY_MS: envVar(DEFAULTS.webhookRetryMs, msList),
   SVC_WEBHOOK_KEY: envVar<string | undefined>(undefined, clusterSecret),
   SVC_TRUSTED_PROXIES: envVar<readonly string[]>(Object.freeze([]), cidrList),
+  SVC_OIDC_PROVIDERS: envVar<readonly OidcProviderConfig[]>(Object.freeze([]), oidcProviders),
+  SVC_OIDC_SESSION_HOURS: envVar(DEFAULTS.oidcSessionHours, hours),
 });
 
 /**
@@ -429,6 +484,8 @@ export function loadConfig(env: Record<string, string | undefined>, cwd: string 
     maxSessions: e.SVC_MAX_SESSIONS,
     maxAccountSessions: e.SVC_MAX_ACCOUNT_SESSIONS,
     trustedProxies: e.SVC_TRUSTED_PROXIES,
+    oidcProviders: e.SVC_OIDC_PROVIDERS,
+    oidcSessionHours: e.SVC_OIDC_SESSION_HOURS,
     logLevel: e.SVC_LOG_LEVEL,
     nodeId: e.SVC_NODE_ID ?? osHostname(),
     inspectorRetentionDays: e.SVC_INSPECTOR_RETENTION_DAYS,

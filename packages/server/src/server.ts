@@ -12,6 +12,7 @@ import { Edge, startListeners, type Exchange, type Fleet } from './edge/index.js
 import { Inspector, type CapturedRequest } from './inspector/index.js';
 import { drainSessions, tellLeaving } from './drain.js';
 import { createMetrics, type Metrics } from './metrics/index.js';
+import { startSingleSignOn } from './oidc/index.js';
 import { openStore, type Store } from './store/index.js';
 import { UsageMeter } from './usage/index.js';
 import { createWebhooks } from './webhooks-wiring.js';
@@ -151,6 +152,14 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
   };
   let publicHttpsPort = config.publicHttpsPort ?? config.httpsPort;
   const publicUrl = (hostname: string): string => `https://${hostname}${publicHttpsPort === 443 ? '' : `:${publicHttpsPort}`}`;
+  // Single sign-on (SVC_OIDC_PROVIDERS): its keys come from the store, the same on every node.
+  const sso = await startSingleSignOn({
+    providers: config.oidcProviders,
+    sessionHours: config.oidcSessionHours,
+    repo: store.oidc,
+    apexUrl: () => publicUrl(config.sharedDomain),
+    log,
+  });
 
   // Dashboard sign-in: sessions in the store, failed sign-ins counted in memory on this node.
   const sessions = new DashboardSessions(store);
@@ -200,8 +209,9 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
     nodeId,
     publicUrl,
     limitsFor: (plan) => config.plans[plan],
-    apex: api,
+    apex: sso === undefined ? api : (req, res) => sso.apex(req, res) || api(req, res),
     observe,
+    ...(sso !== undefined ? { signIn: sso.signIn } : {}),
     isOverBandwidth: (accountId) => usage.isOverQuota(accountId),
     tcpPorts: config.tcpPorts,
     tcpHost: config.host,
@@ -292,6 +302,7 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
         log.info(drained, drained.streamsLeft === 0 ? 'requests in flight finished' : 'drain time over; open streams are cut');
       }
       await edge.close();
+      sso?.close();
       await cluster?.close();
       await listeners.close();
       // Destroyed sockets emit 'close' on the next tick; let their exchanges finish first.

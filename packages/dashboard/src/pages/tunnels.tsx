@@ -121,6 +121,10 @@ function AccessRules({ access }: { access: Tunnel['access'] }): JSX.Element {
   if (access.basicAuth.length > 0) parts.push(`basic auth: ${access.basicAuth.join(', ')}`);
   if (access.cidrAllow.length > 0) parts.push(`allow ${access.cidrAllow.join(', ')}`);
   if (access.cidrDeny.length > 0) parts.push(`deny ${access.cidrDeny.join(', ')}`);
+  if (access.oidc !== null) {
+    const who = [...access.allowEmail, ...access.allowDomain.map((domain) => `@${domain}`)];
+    parts.push(`sign-in with ${access.oidc}${who.length > 0 ? `: ${who.join(', ')}` : ''}`);
+  }
   if (parts.length === 0) return <span class="muted">public</span>;
   return <span>{parts.join(' · ')}</span>;
 }

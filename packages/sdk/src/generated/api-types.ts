@@ -277,6 +277,12 @@ export interface components {
         cidrAllow: string[];
         /** @description these addresses get 403 */
         cidrDeny: string[];
+        /** @description the OpenID Connect provider visitors sign in with; null: no single sign-on */
+        oidc: string | null;
+        /** @description with oidc: signed-in emails allowed */
+        allowEmail: string[];
+        /** @description with oidc: email domains allowed; with allowEmail also empty, every signed-in visitor */
+        allowDomain: string[];
       };
       /**
        * Format: date-time

@@ -104,6 +104,9 @@ export const Tunnel = named(
         basicAuth: z.array(z.string()).describe('user names that may sign in (passwords are never shown)'),
         cidrAllow: z.array(z.string()).describe('only these addresses may visit; empty: all'),
         cidrDeny: z.array(z.string()).describe('these addresses get 403'),
+        oidc: z.string().nullable().describe('the OpenID Connect provider visitors sign in with; null: no single sign-on'),
+        allowEmail: z.array(z.string()).describe('with oidc: signed-in emails allowed'),
+        allowDomain: z.array(z.string()).describe('with oidc: email domains allowed; with allowEmail also empty, every signed-in visitor'),
       })
       .describe("the tunnel's access rules, without secrets"),
     createdAt: timestamp,

@@ -7,10 +7,10 @@ import {
   type RequestHead,
   type StreamDuplex,
 } from '@svcrouter/protocol';
-import { normalizeHost } from '../edge/index.js';
+import { actOn, isPending, normalizeHost, withIdentity } from '../edge/index.js';
 import type { Binding } from '../edge/index.js';
-import { deniedPage, offlinePage, type EdgePage } from '../edge/pages.js';
-import { authorizationOf, type AccessCheck } from '../policy/index.js';
+import { offlinePage, type EdgePage } from '../edge/pages.js';
+import type { AccessCheck, Identity } from '../policy/index.js';
 
 /**
  * On the node holding a tunnel's agent: carries one stream a peer node opened (a visitor's
@@ -39,20 +39,31 @@ function relayTo(peer: StreamDuplex, head: RequestHead, binding: Binding): void 
   // entered anywhere: the peer appended the visitor's own address to X-Forwarded-For.
   const access = binding.access;
   if (access === undefined) return openToAgent(peer, head, binding);
-  const verdict = access.check(visitorOf(head.h), access.consumesAuthorization ? authorizationOf(head.h) : undefined);
-  if (verdict === undefined) return openToAgent(peer, head, binding, access);
-  if (typeof verdict === 'number') return answerPage(peer, deniedPage(verdict));
-  void verdict.then((denial) => {
-    if (peer.destroyed) return;
-    if (denial !== undefined) answerPage(peer, deniedPage(denial));
-    else if (binding.session.isClosed) answerOffline(peer, head);
-    else openToAgent(peer, head, binding, access);
+  const verdict = access.admit({
+    ip: visitorOf(head.h),
+    headers: head.h,
+    method: head.m,
+    path: head.p,
+    host: hostOf(head.h),
+    secure: forwardedProtoOf(head.h) === 'https',
+  });
+  const actions = {
+    pass: (identity: Identity | undefined) => {
+      if (binding.session.isClosed) answerOffline(peer, head);
+      else openToAgent(peer, head, binding, access, identity);
+    },
+    refuse: (page: EdgePage) => answerPage(peer, page),
+  };
+  if (!isPending(verdict)) return actOn(verdict, actions);
+  void verdict.then((settled) => {
+    if (!peer.destroyed) actOn(settled, actions);
   });
 }
 
 /** Opens the agent's stream for a peer's request and pipes the two together. */
-function openToAgent(peer: StreamDuplex, head: RequestHead, binding: Binding, access?: AccessCheck): void {
+function openToAgent(peer: StreamDuplex, head: RequestHead, binding: Binding, access?: AccessCheck, identity?: Identity): void {
   if (access?.consumesAuthorization) head = { ...head, h: withoutAuthorization(head.h) };
+  if (identity !== undefined) head = { ...head, h: withIdentity(head.h, identity) };
   // OPEN carries END exactly when the peer has no body to send: no body flag, no upgrade.
   const end = head.b !== 1 && head.u !== 1;
   let agent: StreamDuplex;
@@ -110,6 +121,15 @@ function withoutAuthorization(headers: readonly string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < headers.length; i += 2) if (headers[i]!.toLowerCase() !== 'authorization') out.push(headers[i]!, headers[i + 1]!);
   return out;
+}
+
+/** The scheme the entry node saw the visitor use (its X-Forwarded-Proto, the last one it set). */
+function forwardedProtoOf(headers: readonly string[]): string {
+  let proto = '';
+  for (let i = 0; i < headers.length; i += 2) {
+    if (headers[i]!.toLowerCase() === 'x-forwarded-proto') proto = headers[i + 1]!;
+  }
+  return proto;
 }
 
 function hostOf(headers: readonly string[]): string {

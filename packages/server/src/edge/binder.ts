@@ -11,7 +11,7 @@ import {
   type Store,
   type Tunnel,
 } from '../store/index.js';
-import { compilePolicy } from '../policy/index.js';
+import { compilePolicy, type SignIn } from '../policy/index.js';
 import type { EdgeSession, UnbindReason } from './edge-session.js';
 import { isDnsLabel } from '../hostname/index.js';
 import { RESERVED_LABELS } from './host.js';
@@ -56,6 +56,8 @@ export interface BinderDeps {
   onTunnelChange?(change: TunnelChange): void;
   /** TCP tunnels (edge/tcp/): picks and claims a bind's port; absent: `proto: 'tcp'` binds are refused. */
   tcp?: TcpChooser;
+  /** Single sign-on (SVC_OIDC_PROVIDERS); absent: a bind naming a provider is refused. */
+  signIn?: SignIn;
 }
 
 /** What the binder asks of TCP tunnels: the port's name for a bind, and giving it up when the bind fails after. */
@@ -204,6 +206,10 @@ export class Binder {
     if (request.policy !== undefined) {
       const problem = policyProblem(request.policy);
       if (problem !== undefined) throw new SvcError(ErrorCode.POLICY_INVALID, BindMessages.policyInvalid(problem));
+      const provider = request.policy.oidc;
+      if (provider !== undefined && (this.deps.signIn === undefined || !this.deps.signIn.providers.includes(provider))) {
+        throw new SvcError(ErrorCode.POLICY_INVALID, BindMessages.oidcUnknown(provider, this.deps.signIn?.providers ?? []));
+      }
     }
     const account = await store.accounts.byId(session.accountId);
     if (!account) throw new SvcError(ErrorCode.TOKEN_INVALID, Messages.TOKEN_INVALID);
@@ -305,7 +311,7 @@ export class Binder {
       boundAt: Date.now(),
       ...(group !== undefined ? { group } : {}),
     };
-    const access = compilePolicy(policy);
+    const access = compilePolicy(policy, this.deps.signIn);
     if (access !== undefined) binding.access = access;
 
     // From here to the end is synchronous: the router, the session and the store agree.

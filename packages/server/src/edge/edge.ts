@@ -14,8 +14,9 @@ import type { LeanRequest } from './lean/request-head.js';
 import type { LeanHandler, VisitorConnection } from './lean/visitor-connection.js';
 import { expectsContinue } from './interim.js';
 import { headerListBytes, MAX_HEADER_BYTES } from './limits.js';
-import { badRequestPage, bandwidthPage, deniedPage, headTooLargePage, offlinePage, rawResponse, type EdgePage } from './pages.js';
-import { authorizationOf } from '../policy/index.js';
+import { badRequestPage, bandwidthPage, headTooLargePage, offlinePage, rawResponse, type EdgePage } from './pages.js';
+import type { Identity } from '../policy/index.js';
+import { actOn, isPending } from './access-verdict.js';
 import { EdgeExchange, type ByteMeter, type ExchangeDeps, type ExchangeObserver } from './exchange.js';
 import type { Fleet, LiveBinding } from './fleet.js';
 import { hasRequestBody } from './forwarding.js';
@@ -486,21 +487,30 @@ export class Edge implements LeanHandler, Fleet {
       forward();
       return undefined;
     }
-    const verdict = access.check(exchange.ip, access.consumesAuthorization ? authorizationOf(rawHeaders) : undefined);
-    if (verdict === undefined) {
-      forward();
-      return undefined;
-    }
-    if (typeof verdict === 'number') {
-      exchange.refuse(deniedPage(verdict));
+    const verdict = access.admit({
+      ip: exchange.ip,
+      headers: rawHeaders,
+      method: exchange.method,
+      path: exchange.path,
+      host: exchange.host,
+      secure: exchange.secure,
+    });
+    const actions = {
+      pass: (identity: Identity | undefined) => {
+        if (identity !== undefined) exchange.identity = identity;
+        forward();
+      },
+      refuse: (page: EdgePage) => exchange.refuse(page),
+    };
+    if (!isPending(verdict)) {
+      actOn(verdict, actions);
       return undefined;
     }
     let gone = false;
-    void verdict.then((denial) => {
+    void verdict.then((settledVerdict) => {
       if (gone) return;
       settled?.();
-      if (denial === undefined) forward();
-      else exchange.refuse(deniedPage(denial));
+      actOn(settledVerdict, actions);
     });
     return () => {
       gone = true;

@@ -13,6 +13,7 @@ import { bandwidthPage, offlinePage, unreachablePage, upstreamErrorPage, type Ed
 import { pickMember } from './pool.js';
 import type { AbsoluteTarget } from './request-target.js';
 import type { Binding } from './router.js';
+import type { Identity } from '../policy/index.js';
 
 /** Methods whose request is retried on another pool member after the member died before answering (RFC 9110 §9.2.2, without PUT/DELETE, which a dead member may have applied). */
 const IDEMPOTENT: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -153,7 +154,10 @@ export class EdgeExchange implements Exchange, CallbackStreamHandler {
   readonly ip: string;
   readonly userAgent: string;
   readonly proto: string;
-  private readonly secure: boolean;
+  /** The visitor came over TLS. */
+  readonly secure: boolean;
+  /** The signed-in visitor the access rules admitted (single sign-on): forwarded as headers. */
+  identity: Identity | undefined = undefined;
   private readonly absolute: AbsoluteTarget | undefined;
   /** The edge's meter, held here: the body path reads it per chunk, without a hop through `deps`. */
   private readonly meter: ByteMeter | undefined;
@@ -231,6 +235,7 @@ export class EdgeExchange implements Exchange, CallbackStreamHandler {
       absolute: this.absolute,
       forwardExpect,
       dropAuthorization: binding.access?.consumesAuthorization === true,
+      identity: this.identity,
     });
     let stream: S;
     try {

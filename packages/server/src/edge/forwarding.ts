@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Http2ServerRequest } from 'node:http2';
 import { HOP_BY_HOP, INTERNAL_HEADER_PREFIX, type RequestHead } from '@svcrouter/protocol';
+import type { Identity } from '../policy/index.js';
 import type { AbsoluteTarget } from './request-target.js';
 
 /*
@@ -38,7 +39,15 @@ export interface Forwarding {
   forwardExpect?: boolean;
   /** The edge checked the visitor's credentials (basic auth): its Authorization header stays here. */
   dropAuthorization?: boolean;
+  /** The signed-in visitor (single sign-on): sent as X-Svc-Identity and X-Forwarded-Email, the edge's cookies removed. */
+  identity?: Identity | undefined;
 }
+
+/** Headers that carry the identity of a signed-in visitor; only the edge sets them. */
+export const IDENTITY_HEADER = 'x-svc-identity';
+export const EMAIL_HEADER = 'x-forwarded-email';
+/** Prefix of the edge's own cookies (the sign-in's); they never reach the local service. */
+export const EDGE_COOKIE_PREFIX = '__svc_';
 
 /**
  * Builds the request head sent to the agent: hop-by-hop and internal headers removed,
@@ -47,7 +56,7 @@ export interface Forwarding {
  * path.
  */
 export function requestHead(req: HeadSource, forwarding: Forwarding): RequestHead {
-  const { kind, absolute, forwardExpect = false, dropAuthorization = false } = forwarding;
+  const { kind, absolute, forwardExpect = false, dropAuthorization = false, identity } = forwarding;
   const upgrade = kind === 'upgrade';
   const raw = req.rawHeaders;
   const out: string[] = [];
@@ -84,7 +93,13 @@ export function requestHead(req: HeadSource, forwarding: Forwarding): RequestHea
     if (HOP_BY_HOP.has(lower) || EDGE_SET.has(lower) || named?.has(lower)) continue;
     if (lower === 'expect' && !forwardExpect) continue;
     if (dropAuthorization && lower === 'authorization') continue;
-    if (lower.startsWith(INTERNAL_HEADER_PREFIX)) continue;
+    // X-Svc-Identity goes with the internal prefix; X-Forwarded-Email is only ever the edge's.
+    if (lower.startsWith(INTERNAL_HEADER_PREFIX) || (lower.length === 17 && lower === EMAIL_HEADER)) continue;
+    if (identity !== undefined && lower === 'cookie') {
+      const kept = withoutEdgeCookies(value);
+      if (kept !== '') out.push(name, kept);
+      continue;
+    }
     if (lower === 'x-forwarded-for') {
       forwardedFor = forwardedFor ? `${forwardedFor}, ${value}` : value;
       continue;
@@ -102,11 +117,44 @@ export function requestHead(req: HeadSource, forwarding: Forwarding): RequestHea
     'x-forwarded-host',
     originalHost || host,
   );
+  if (identity !== undefined) out.push(IDENTITY_HEADER, identity.token, EMAIL_HEADER, identity.email);
   const head: RequestHead = { m: req.method ?? 'GET', p: absolute?.path ?? req.url ?? '/', h: out, t: forwarding.tunnelId };
   if (upgrade) head.u = 1;
   else head.i = 1; // the edge takes the origin's 1xx heads (INFO) on a plain request
   if (forwarding.body) head.b = 1;
   return head;
+}
+
+/** A Cookie header's value without the edge's own cookies (EDGE_COOKIE_PREFIX); '' when none is left. */
+export function withoutEdgeCookies(value: string): string {
+  if (!value.includes(EDGE_COOKIE_PREFIX)) return value;
+  return value
+    .split(';')
+    .filter((pair) => !pair.trimStart().startsWith(EDGE_COOKIE_PREFIX))
+    .join(';')
+    .trim()
+    .replace(/^;\s*/, '');
+}
+
+/**
+ * Header pairs of a request head built on another node (the cluster's relay) with the identity
+ * added and the edge's cookies removed; the entry node already dropped the visitor's copies.
+ */
+export function withIdentity(headers: readonly string[], identity: Identity): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < headers.length; i += 2) {
+    const name = headers[i]!;
+    const lower = name.toLowerCase();
+    if (lower === IDENTITY_HEADER || lower === EMAIL_HEADER) continue;
+    if (lower === 'cookie') {
+      const kept = withoutEdgeCookies(headers[i + 1]!);
+      if (kept !== '') out.push(name, kept);
+      continue;
+    }
+    out.push(name, headers[i + 1]!);
+  }
+  out.push(IDENTITY_HEADER, identity.token, EMAIL_HEADER, identity.email);
+  return out;
 }
 
 /** Whether a visitor request carries a body (so the stream stays open for it). */

@@ -9,7 +9,8 @@ export interface EdgePage {
   body: string;
 }
 
-function page(status: number, title: string, detail: string): EdgePage {
+/** One of the edge's small HTML pages: a title and a sentence. */
+export function page(status: number, title: string, detail: string): EdgePage {
   const body = `<!doctype html>
 <html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
 <style>body{font-family:system-ui,sans-serif;max-width:40rem;margin:4rem auto;padding:0 1rem;color:#222}h1{font-size:1.4rem}p{color:#555}</style>

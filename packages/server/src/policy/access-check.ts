@@ -1,9 +1,13 @@
 import { hasRules, type TunnelPolicy } from '@svcrouter/protocol';
 import { BasicAuth } from './basic-auth.js';
 import { IpRules } from './ip-rules.js';
+import type { AccessRequest, Identity, Reply, SignIn, SignInRules } from './sign-in.js';
 
 /** Why a visitor request was refused: 401 (credentials), 403 (address), 429 (too many failed attempts). */
 export type Denial = 401 | 403 | 429;
+
+/** What the rules say of one request: pass as is (undefined), a denial page, a whole reply, or pass with an identity. */
+export type Verdict = undefined | Denial | Reply | Identity;
 
 /**
  * The rules of one tunnel, ready for the request path: made once per bind from its policy, then
@@ -13,13 +17,22 @@ export type Denial = 401 | 403 | 429;
 export class AccessCheck {
   private readonly ip: IpRules | undefined;
   private readonly basic: BasicAuth | undefined;
+  private readonly signIn: { gate: SignIn; rules: SignInRules } | undefined;
   /** The edge consumes the visitor's Authorization header: it is not forwarded to the agent. */
   readonly consumesAuthorization: boolean;
 
-  constructor(policy: TunnelPolicy) {
+  constructor(policy: TunnelPolicy, signIn?: SignIn) {
     this.ip = policy.cidrAllow !== undefined || policy.cidrDeny !== undefined ? new IpRules(policy.cidrAllow, policy.cidrDeny) : undefined;
     this.basic = policy.basicAuth !== undefined ? new BasicAuth(policy.basicAuth) : undefined;
     this.consumesAuthorization = this.basic !== undefined;
+    // The binder refuses a provider that is not configured, so a gate is always there for one.
+    if (policy.oidc !== undefined && signIn !== undefined) {
+      const lower = (list: readonly string[] | undefined) => new Set((list ?? []).map((entry) => entry.toLowerCase()));
+      this.signIn = {
+        gate: signIn,
+        rules: { provider: policy.oidc, emails: lower(policy.allowEmail), domains: lower(policy.allowDomain) },
+      };
+    }
   }
 
   /**
@@ -33,6 +46,16 @@ export class AccessCheck {
     const verdict = this.basic.check(ip, authorization, Date.now());
     return typeof verdict === 'string' ? denialOf(verdict) : verdict.then(denialOf);
   }
+
+  /**
+   * Every rule for one request: the address and basic-auth rules (`check`), then single sign-on,
+   * which answers an identity to forward with or a reply of its own.
+   */
+  admit(request: AccessRequest): Verdict | Promise<Verdict> {
+    const first = this.check(request.ip, this.consumesAuthorization ? authorizationOf(request.headers) : undefined);
+    if (this.signIn === undefined || first !== undefined) return first;
+    return this.signIn.gate.admit(request, this.signIn.rules);
+  }
 }
 
 function denialOf(verdict: 'ok' | 'unauthorized' | 'limited'): Denial | undefined {
@@ -40,8 +63,8 @@ function denialOf(verdict: 'ok' | 'unauthorized' | 'limited'): Denial | undefine
 }
 
 /** The check of a policy, or undefined when it has no rules. */
-export function compilePolicy(policy: TunnelPolicy | undefined): AccessCheck | undefined {
-  return hasRules(policy) ? new AccessCheck(policy) : undefined;
+export function compilePolicy(policy: TunnelPolicy | undefined, signIn?: SignIn): AccessCheck | undefined {
+  return hasRules(policy) ? new AccessCheck(policy, signIn) : undefined;
 }
 
 /** The value of the first Authorization header in flat name/value pairs (raw headers, a request head's `h`). */

@@ -36,6 +36,7 @@ export type { NewRequestRecord, RequestCursor, RequestQuery, RequestRecord, Requ
 export { MAX_REQUEST_PAGE, statusClassRange } from './requests/request-records.js';
 export { storedRecord } from './requests/request-rows.js';
 export type { DailyUsage, MonthTotal, UsageDelta, UsageRepo } from './usage-records.js';
+export type { OidcKey, OidcRepo } from './oidc-records.js';
 export type { DashboardSession, DashboardSessionRepo, NewDashboardSession, NewSignInLink, SignInLinkRepo } from './sign-in-records.js';
 export { PolicyConflictError, PoolConflictError, StoreConflictError } from './store-conflict-error.js';
 export { openStore, isPostgresUrl, SQLITE_FILE, type OpenStoreOptions } from './open-store.js';

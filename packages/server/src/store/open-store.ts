@@ -8,6 +8,7 @@ import { createKeyRepo } from './keys-repo.js';
 import { migrateToLatest } from './migrations/migrations.js';
 import { createPagedRequestRepo } from './requests/paged-requests-repo.js';
 import { createRequestRepo } from './requests/requests-repo.js';
+import { createOidcRepo } from './oidc-repo.js';
 import { SqliteRequestWriter } from './requests/sqlite-request-writer.js';
 import { createDashboardSessionRepo, createSignInLinkRepo } from './sign-in-repo.js';
 import type { Store } from './store.js';
@@ -52,6 +53,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
     cluster: createClusterRepo(db),
     webhooks: createWebhookRepo(db, now),
     tcpAddresses: createTcpAddressRepo(db, now),
+    oidc: createOidcRepo(db, now),
     close: async () => {
       try {
         // First: it waits for the inspector batches in flight.

@@ -183,6 +183,22 @@ export interface SignInLinksTable {
   used_at: number | null;
 }
 
+/** oidc_keys: one signing key per purpose, shared by every node. */
+export interface OidcKeysTable {
+  purpose: string;
+  key_id: string;
+  secret: string;
+  created_at: number;
+}
+
+/** oidc_tickets: one-time sign-in state and codes, keyed by the SHA-256 of their random value. */
+export interface OidcTicketsTable {
+  id: string;
+  kind: string;
+  payload: string;
+  expires_at: number;
+}
+
 /** The Kysely database type: table name to row shape. */
 /** cluster_nodes: one row per edge node sharing the database, renewed by its heartbeat. */
 export interface ClusterNodesTable {
@@ -287,4 +303,6 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
   tcp_addresses: TcpAddressesTable;
+  oidc_keys: OidcKeysTable;
+  oidc_tickets: OidcTicketsTable;
 }

@@ -7,6 +7,7 @@ import type { ClusterRepo } from './cluster-records.js';
 import type { AcmeAccountRepo, AcmeSharedRepo, CertificateRepo, DomainRepo } from './domain-records.js';
 import type { RequestRepo } from './requests/request-records.js';
 import type { DashboardSessionRepo, SignInLinkRepo } from './sign-in-records.js';
+import type { OidcRepo } from './oidc-records.js';
 import type { TcpAddressRepo } from './tcp-address-records.js';
 import type { UsageRepo } from './usage-records.js';
 import type { WebhookRepo } from './webhook-records.js';
@@ -182,6 +183,8 @@ export interface Store {
   webhooks: WebhookRepo;
   /** Ports of TCP tunnels: running agents' leases and accounts' reservations. */
   tcpAddresses: TcpAddressRepo;
+  /** Single sign-on: shared signing keys and one-time tickets. */
+  oidc: OidcRepo;
   /** Waits for inspector batches in flight, then closes the database connection(s); the store is unusable afterwards. */
   close(): Promise<void>;
 }

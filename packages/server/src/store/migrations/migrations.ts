@@ -2,6 +2,7 @@ import { Migrator, SqliteAdapter, sql, type CreateTableBuilder, type Kysely } fr
 import { DecodedPage, pageFromRecords, type StoredPage } from '../requests/request-pages.js';
 import { fromRow, toRow } from '../requests/request-rows.js';
 import { CLUSTER_MIGRATIONS } from './migrations-cluster.js';
+import { OIDC_MIGRATIONS } from './migrations-oidc.js';
 import { POOLS_MIGRATIONS } from './migrations-pools.js';
 import { TCP_MIGRATIONS } from './migrations-tcp.js';
 import { TUNNEL_POLICY_MIGRATIONS } from './migrations-tunnel-policy.js';
@@ -311,6 +312,7 @@ const MIGRATIONS: readonly NamedMigration[] = [
   ...TCP_MIGRATIONS,
   ...TUNNEL_POLICY_MIGRATIONS,
   ...WEBHOOK_MIGRATIONS,
+  ...OIDC_MIGRATIONS,
   ...POOLS_MIGRATIONS,
 ];
 

@@ -1,0 +1,94 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+/** The session cookie of a tunnel host (host-only, HttpOnly, SameSite=Lax; Secure on HTTPS). */
+export const SESSION_COOKIE = '__svc_session';
+/** Binds a sign-in to the browser that started it, so a code sent to another browser is refused. */
+export const SIGN_IN_COOKIE = '__svc_signin';
+/** Longest cookie value looked at; anything longer is not ours. */
+const MAX_COOKIE_LENGTH = 2048;
+/** Verified cookies remembered; past it the memo starts over. */
+const MAX_REMEMBERED = 10_000;
+
+/** A signed-in visitor of one tunnel host. */
+export interface Session {
+  /** The tunnel host the cookie was made for: it is good there alone. */
+  host: string;
+  /** The provider's subject and the visitor's email. */
+  sub: string;
+  email: string;
+  /** When it ends, ms since the epoch. */
+  expiresAt: number;
+}
+
+/**
+ * Session cookies: `<payload>.<mac>`, the payload base64url JSON, the MAC HMAC-SHA256 under the
+ * key all nodes share. A checked value is remembered (its MAC is not computed again), so a
+ * browser's next request costs a map lookup; expiry and host are checked every time.
+ */
+export class SessionCookies {
+  private readonly verified = new Map<string, Session>();
+
+  constructor(private readonly key: Buffer) {}
+
+  /** The cookie value of a session. */
+  seal(session: Session): string {
+    const payload = Buffer.from(JSON.stringify({ h: session.host, s: session.sub, e: session.email, x: session.expiresAt })).toString(
+      'base64url',
+    );
+    return `${payload}.${this.mac(payload)}`;
+  }
+
+  /** The session of a cookie value when it is ours, untampered, for `host` and not expired at `now`. */
+  open(value: string, host: string, now: number): Session | undefined {
+    let session = this.verified.get(value);
+    if (session === undefined) {
+      session = this.verify(value);
+      if (session === undefined) return undefined;
+      if (this.verified.size >= MAX_REMEMBERED) this.verified.clear();
+      this.verified.set(value, session);
+    }
+    return session.host === host && session.expiresAt > now ? session : undefined;
+  }
+
+  private verify(value: string): Session | undefined {
+    if (value.length > MAX_COOKIE_LENGTH) return undefined;
+    const dot = value.indexOf('.');
+    if (dot < 0) return undefined;
+    const payload = value.slice(0, dot);
+    const mac = Buffer.from(value.slice(dot + 1), 'base64url');
+    const expected = Buffer.from(this.mac(payload), 'base64url');
+    if (mac.length !== expected.length || !timingSafeEqual(mac, expected)) return undefined;
+    try {
+      const { h, s, e, x } = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>;
+      if (typeof h !== 'string' || typeof s !== 'string' || typeof e !== 'string' || typeof x !== 'number') return undefined;
+      return { host: h, sub: s, email: e, expiresAt: x };
+    } catch {
+      return undefined;
+    }
+  }
+
+  private mac(payload: string): string {
+    return createHmac('sha256', this.key).update(payload).digest('base64url');
+  }
+}
+
+/** The value of cookie `name` in flat header pairs (every Cookie header, HTTP/2 may split them), or undefined. */
+export function cookieOf(headers: readonly string[], name: string): string | undefined {
+  for (let i = 0; i < headers.length; i += 2) {
+    const header = headers[i]!;
+    if (header.length !== 6 || header.toLowerCase() !== 'cookie') continue;
+    for (const pair of headers[i + 1]!.split(';')) {
+      const eq = pair.indexOf('=');
+      if (eq > 0 && pair.slice(0, eq).trim() === name) return pair.slice(eq + 1).trim();
+    }
+  }
+  return undefined;
+}
+
+/**
+ * A Set-Cookie value for the tunnel host: host-only (no Domain), HttpOnly, SameSite=Lax, Secure
+ * on HTTPS; `path` narrows where the browser sends it (the sign-in cookie goes to its return path alone).
+ */
+export function setCookie(name: string, value: string, maxAgeSeconds: number, secure: boolean, path = '/'): string {
+  return `${name}=${value}; Path=${path}; Max-Age=${Math.max(0, Math.floor(maxAgeSeconds))}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
+}

@@ -1,0 +1,23 @@
+/** A key every node signs with, as stored: one per purpose, written once. */
+export interface OidcKey {
+  purpose: string;
+  keyId: string;
+  /** The key material (a private JWK, or random bytes in base64url). */
+  secret: string;
+  createdAt: number;
+}
+
+/** The shared keys and one-time tickets of single sign-on (oidc_keys, oidc_tickets). */
+export interface OidcRepo {
+  /**
+   * The key of `purpose`: the stored one, else `candidate` once stored. Nodes starting together
+   * all end up with the same key (the first insert wins; the others read it).
+   */
+  key(purpose: string, candidate: Omit<OidcKey, 'purpose' | 'createdAt'>): Promise<OidcKey>;
+  /** Stores a ticket (`id` is the hash of its random value) until `expiresAt` (ms). */
+  putTicket(id: string, kind: string, payload: string, expiresAt: number): Promise<void>;
+  /** Takes a ticket of `kind`: its payload, deleted in the same statement, or undefined (unknown, used or expired). */
+  takeTicket(id: string, kind: string, atMs: number): Promise<string | undefined>;
+  /** Deletes tickets expired at `atMs`; returns how many. */
+  deleteExpiredTickets(atMs: number): Promise<number>;
+}

@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Browser } from 'playwright-core';
+import { freshDatabase, startNode, until, type TestDatabase } from './harness/cluster-support.js';
+import { launchChromium, requireChromium } from './harness/browser.js';
+import { startAgent, type TestAgent, type TestServer } from './harness/index.js';
+import { visitFrom } from './harness/access-support.js';
+import { echoOf, signInAtIdp, startIdentityOrigin, startIdp, type TestIdp } from './harness/oidc-support.js';
+
+// Single sign-on on a cluster: two svc-server processes on one real PostgreSQL, the agent's
+// session on node A, the browser through node B. The sign-in's tickets and keys are in the store,
+// so a sign-in started on one node ends on another, and an identity signed by A verifies with
+// the JWKS B publishes.
+
+const SKIP_NOTICE = 'skipping the single sign-on cluster suite: set SVC_TEST_DATABASE_URL (apt-get install postgresql)';
+const baseUrl = process.env.SVC_TEST_DATABASE_URL;
+const PROVIDER = 'test-idp';
+
+if (baseUrl === undefined || baseUrl === '') {
+  if (process.env.CI === 'true') {
+    it('single sign-on on a cluster', () => assert.fail('SVC_TEST_DATABASE_URL is unset; CI must run the cluster suites'));
+  } else {
+    process.stderr.write(`${SKIP_NOTICE}\n`);
+    it('single sign-on on a cluster', { skip: SKIP_NOTICE }, () => {});
+  }
+} else if (requireChromium('single sign-on on a cluster in Chromium')) {
+  describe('single sign-on on several edge nodes', () => {
+    let database: TestDatabase;
+    let idp: TestIdp;
+    let a: TestServer;
+    let b: TestServer;
+    let origin: { port: number; close(): Promise<void> };
+    let agent: TestAgent;
+    let browser: Browser;
+
+    before(async () => {
+      database = await freshDatabase(baseUrl);
+      idp = await startIdp();
+      const env = { SVC_OIDC_PROVIDERS: idp.providersEnv(PROVIDER) };
+      a = await startNode(database.url, 'node-a', { first: true, env });
+      b = await startNode(database.url, 'node-b', { env });
+      // The sign-in starts on the node holding the agent (A), whose apex is the callback's.
+      idp.serve([a, b].map((node) => `https://localhost:${node.httpsPort}/auth/oidc/${PROVIDER}/callback`));
+      // The local service trusts node B's JWKS: the key is the cluster's, not one node's.
+      origin = await startIdentityOrigin(`${b.url}/.well-known/jwks.json`, `https://localhost:${a.httpsPort}`);
+      agent = await startAgent(a, {
+        token: a.token,
+        target: origin.port,
+        subdomain: 'sso-cluster',
+        args: ['--oidc', PROVIDER, '--allow-domain', 'example.com'],
+      });
+      await until(
+        `${agent.hostname} routed through B`,
+        async () => (await visitFrom(b, agent.hostname, '/', { headers: { accept: 'application/json' } })).status === 401,
+      );
+      browser = await launchChromium();
+    });
+    after(async () => {
+      await browser?.close();
+      await agent?.close();
+      await Promise.all([a, b].map((node) => node?.close()));
+      await Promise.all([origin?.close(), idp?.close()]);
+      await database?.drop();
+    });
+
+    it("signs in through another node, and the service verifies the identity with any node's JWKS", async () => {
+      const context = await browser.newContext({ ignoreHTTPSErrors: true });
+      try {
+        const page = await context.newPage();
+        await page.goto(`https://${agent.hostname}:${b.httpsPort}/echo`);
+        await signInAtIdp(page, idp.issuer, 'grace@example.com', agent.hostname);
+        assert.equal(new URL(page.url()).port, String(b.httpsPort), 'back on the node the visitor came through');
+        const echo = await echoOf(page);
+        assert.equal(echo.error, null);
+        assert.equal(echo.identity?.email, 'grace@example.com');
+        assert.doesNotMatch(String(echo.headers.cookie ?? ''), /__svc_/);
+        // The same cookie is good on node A too.
+        const cookie = (await context.cookies()).find((c) => c.name === '__svc_session')!;
+        const viaA = await visitFrom(a, agent.hostname, '/echo', {
+          headers: { accept: 'application/json', cookie: `__svc_session=${cookie.value}` },
+        });
+        assert.equal(viaA.status, 200);
+        const forged = await visitFrom(b, agent.hostname, '/echo', {
+          headers: { accept: 'application/json', cookie: `__svc_session=${cookie.value}`, 'x-forwarded-email': 'eve@example.com' },
+        });
+        assert.equal((JSON.parse(forged.text) as { headers: Record<string, string> }).headers['x-forwarded-email'], 'grace@example.com');
+      } finally {
+        await context.close();
+      }
+    });
+  });
+}
