@@ -1,12 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { Duplex } from 'node:stream';
-import type { Logger } from 'pino';
 import { ErrorCode, SESSION_PATH } from '@svcrouter/protocol';
 import { ACME_CHALLENGE_PATH, acmeChallengeToken } from '../certs/index.js';
-import type { Store } from '../store/index.js';
-import { Binder, type BinderDeps } from './binder.js';
-import { HOLD_BODY_RESERVE, Holds } from './hold.js';
+import { Binder } from './binder.js';
+import { Holds, heldRequestBytes } from './hold.js';
 import type { EdgeSession, UnbindReason } from './edge-session.js';
 import { isIpHost, normalizeHost } from './host.js';
 import { LeanVisitor } from './lean/lean-proxy.js';
@@ -17,9 +14,8 @@ import { headerListBytes, MAX_HEADER_BYTES } from './limits.js';
 import { badRequestPage, bandwidthPage, headTooLargePage, offlinePage, rawResponse, type EdgePage } from './pages.js';
 import type { Identity } from '../policy/index.js';
 import { actOn, isPending } from './access-verdict.js';
-import { EdgeExchange, type ByteMeter, type ExchangeDeps, type ExchangeObserver } from './exchange.js';
+import { EdgeExchange, type ExchangeDeps } from './exchange.js';
 import type { Fleet, LiveBinding } from './fleet.js';
-import { hasRequestBody } from './forwarding.js';
 import { pickMember } from './pool.js';
 import { NodeVisitor, sendPage } from './proxy.js';
 import { Router, type Binding } from './router.js';
@@ -31,44 +27,13 @@ import {
   routingAuthority,
   type AbsoluteTarget,
 } from './request-target.js';
-import { acceptSession, clientIp, isSessionUpgrade, type Authenticate } from './session-acceptor.js';
+import { acceptSession, clientIp, isSessionUpgrade } from './session-acceptor.js';
 import { UpgradeVisitor } from './upgrade.js';
-import { SessionLimits, type SessionLimitsConfig } from './session-limits.js';
+import { SessionLimits } from './session-limits.js';
 import { TcpTunnels } from './tcp/tcp-tunnels.js';
+import type { EdgeDeps, VisitorRequest, VisitorResponse } from './edge-deps.js';
 
-type VisitorRequest = IncomingMessage | Http2ServerRequest;
-type VisitorResponse = ServerResponse | Http2ServerResponse;
-
-/** Serves requests for the apex host (REST API, dashboard, health). */
-export type ApexHandler = (req: VisitorRequest, res: VisitorResponse) => void;
-
-export interface EdgeDeps extends Omit<BinderDeps, 'router'> {
-  store: Store;
-  authenticate: Authenticate;
-  heartbeatMs: number;
-  /** Most agent sessions on this node, in all and per account; absent: no limit. */
-  sessionLimits?: SessionLimitsConfig;
-  log: Logger;
-  /** Requests whose Host is the apex (shared domain itself, or an IP address). */
-  apex: ApexHandler;
-  /** Sees every finished exchange routed to a tunnel hostname (inspector, metering). */
-  observe?: ExchangeObserver;
-  /** Meters body bytes per account on the data path; false stops the transfer (quota). */
-  meter?: ByteMeter;
-  /** ACME HTTP-01: the key authorization for a token the CA is validating (from memory, or the shared store on a cluster), else undefined. */
-  acmeChallenge?(token: string): string | undefined | Promise<string | undefined>;
-  /** How long a request for a name in its grace period waits for its agent to come back (see Holds); 0 or absent: not at all. */
-  holdMs?: number;
-  /**
-   * Several edge nodes: a binding that carries requests for `host` to the node holding its agent,
-   * when this node holds none; undefined when no node does (or this node is alone).
-   */
-  remoteBinding?(host: string): Binding | undefined;
-  /** SVC_TCP_PORTS: the ports of TCP tunnels; absent: TCP tunnels are off. */
-  tcpPorts?: { from: number; to: number } | undefined;
-  /** Interface TCP tunnel ports listen on (SVC_BIND_HOST); default every interface. */
-  tcpHost?: string;
-}
+export type { ApexHandler, EdgeDeps } from './edge-deps.js';
 
 /**
  * The edge: routes visitors by Host to live bindings, accepts agent sessions, and owns the
@@ -517,17 +482,6 @@ export class Edge implements LeanHandler, Fleet {
       exchange.finish();
     };
   }
-}
-
-/**
- * What holding a request may cost the edge: its head, and the body bytes Node buffers before it
- * stops reading the visitor (at most HOLD_BODY_RESERVE; less when Content-Length says so).
- */
-function heldRequestBytes(req: VisitorRequest): number {
-  const headBytes = headerListBytes(req.rawHeaders);
-  if (!hasRequestBody(req)) return headBytes;
-  const declared = Number(req.headers['content-length']);
-  return headBytes + (Number.isSafeInteger(declared) && declared >= 0 ? Math.min(declared, HOLD_BODY_RESERVE) : HOLD_BODY_RESERVE);
 }
 
 function sendAcmeAnswer(res: VisitorResponse, answer: string): void {

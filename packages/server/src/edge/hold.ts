@@ -1,3 +1,7 @@
+import type { IncomingMessage } from 'node:http';
+import type { Http2ServerRequest } from 'node:http2';
+import { hasRequestBody } from './forwarding.js';
+import { headerListBytes } from './limits.js';
 import type { Binding } from './router.js';
 
 /** Most requests held at once for one name while its agent reconnects; more get the offline page. */
@@ -150,4 +154,15 @@ export class Holds {
     if (queue.entries.size === 0 && this.queues.get(hostname) === queue) this.queues.delete(hostname);
     return true;
   }
+}
+
+/**
+ * What holding a request may cost the edge: its head, and the body bytes Node buffers before it
+ * stops reading the visitor (at most HOLD_BODY_RESERVE; less when Content-Length says so).
+ */
+export function heldRequestBytes(req: IncomingMessage | Http2ServerRequest): number {
+  const headBytes = headerListBytes(req.rawHeaders);
+  if (!hasRequestBody(req)) return headBytes;
+  const declared = Number(req.headers['content-length']);
+  return headBytes + (Number.isSafeInteger(declared) && declared >= 0 ? Math.min(declared, HOLD_BODY_RESERVE) : HOLD_BODY_RESERVE);
 }
