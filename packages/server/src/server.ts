@@ -9,6 +9,7 @@ import type { ServerConfig } from './config.js';
 import { createCustomDomains } from './custom-domains.js';
 import { createDashboardHandler } from './dashboard/index.js';
 import { Edge, startListeners, type Exchange, type Fleet } from './edge/index.js';
+import { LocalRateLimiter } from './policy/index.js';
 import { Inspector, type CapturedRequest } from './inspector/index.js';
 import { drainSessions, tellLeaving } from './drain.js';
 import { createMetrics, type Metrics } from './metrics/index.js';
@@ -221,6 +222,8 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
     },
     ...domains.edge,
     onTunnelChange: webhooks.onTunnelChange,
+    sealSecret: webhooks.seal,
+    rateLimiter: new LocalRateLimiter(),
     ...(config.cluster
       ? {
           remoteBinding: (host: string) => cluster?.remoteBinding(host),
