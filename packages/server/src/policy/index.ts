@@ -6,3 +6,10 @@ export { AccessCheck, authorizationOf, compilePolicy, type Denial, type Verdict 
 export { BLOCK_MS, MAX_AUTHORIZATION_LENGTH, MAX_FAILURES, decodeBasic } from './basic-auth.js';
 export { IpRules } from './ip-rules.js';
 export type { AccessRequest, Identity, Reply, SignIn, SignInRules } from './sign-in.js';
+export {
+  verifyWebhookSignature,
+  webhookSecretProblem,
+  type SignedRequest,
+  type WebhookFailure,
+  type WebhookProvider,
+} from './webhook-signatures.js';
