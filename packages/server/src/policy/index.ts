@@ -10,3 +10,10 @@ export { EdgeRules, type RuleOutcome, type RuleRequest } from './edge-rules.js';
 export { HeaderRules, headerRules } from './header-rules.js';
 export { LocalRateLimiter, MAX_LIMITER_KEYS, type RateLimit, type RateLimiter } from './rate-limiter.js';
 export { TrafficRules, compileTraffic, type TrafficDeps } from './traffic-rules.js';
+export {
+  verifyWebhookSignature,
+  webhookSecretProblem,
+  type SignedRequest,
+  type WebhookFailure,
+  type WebhookProvider,
+} from './webhook-signatures.js';
