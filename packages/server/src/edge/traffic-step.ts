@@ -1,3 +1,4 @@
+import type { WebhookProvider } from '@svcrouter/protocol';
 import type { TrafficRules } from '../policy/index.js';
 import type { EdgeExchange } from './exchange.js';
 import { page, type EdgePage } from './pages.js';
@@ -14,7 +15,7 @@ export interface WebhookRequest {
 }
 
 /** Checks a webhook signature as its provider documents it (policy/webhook-signatures.ts). */
-export type WebhookVerifier = (provider: string, secret: string, request: WebhookRequest, nowMs: number) => WebhookFailure | undefined;
+export type WebhookVerifier = (provider: WebhookProvider, secret: string, request: WebhookRequest, nowMs: number) => WebhookFailure | undefined;
 
 /** A visitor's side the traffic step drives: forwarding, and reading the whole body for a webhook check. */
 export interface TrafficVisitor {
