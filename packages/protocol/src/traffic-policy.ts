@@ -205,6 +205,9 @@ function verifyWebhookProblem(value: unknown): string | undefined {
   if (typeof secret !== 'string' || secret.length === 0 || secret.length > MAX_WEBHOOK_SECRET_LENGTH || /[\x00-\x1f\x7f]/.test(secret)) {
     return `the secret must have 1 to ${MAX_WEBHOOK_SECRET_LENGTH} characters, no control characters`;
   }
+  // Standard Webhooks keys are base64 (after whsec_): anything else could never verify.
+  if (provider === 'standard' && !/^(whsec_)?[A-Za-z0-9+/]+={0,2}$/.test(secret))
+    return 'a Standard Webhooks secret is whsec_ followed by base64';
   if (!Number.isInteger(maxBody) || maxBody! < 1 || maxBody! > MAX_WEBHOOK_MAX_BODY) {
     return `maxBody must be 1 byte to ${MAX_WEBHOOK_MAX_BODY / 1024 / 1024} MiB`;
   }

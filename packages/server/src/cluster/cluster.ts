@@ -83,11 +83,15 @@ export class Cluster implements Fleet {
       log: clusterLog,
       onStream: (stream) => {
         this.forwardedIn++;
-        relayToAgent(stream, (tunnelId) => {
-          const binding = edge.router.byTunnelId(tunnelId) ?? this.unboundLately(tunnelId);
-          // A pool's route names one member: the request goes to whichever member of this node is least busy.
-          return binding?.pool !== undefined ? pickMember(binding.pool) : binding;
-        }, deps.verifyWebhook);
+        relayToAgent(
+          stream,
+          (tunnelId) => {
+            const binding = edge.router.byTunnelId(tunnelId) ?? this.unboundLately(tunnelId);
+            // A pool's route names one member: the request goes to whichever member of this node is least busy.
+            return binding?.pool !== undefined ? pickMember(binding.pool) : binding;
+          },
+          deps.verifyWebhook,
+        );
       },
     });
     this.bus = new ClusterBus({

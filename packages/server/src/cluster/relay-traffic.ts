@@ -1,5 +1,13 @@
 import type { RequestHead, StreamDuplex } from '@svcrouter/protocol';
-import { bodyTooLargePage, headerRecord, rateLimitedPage, webhookRefusedPage, type Binding, type EdgePage, type WebhookVerifier } from '../edge/index.js';
+import {
+  bodyTooLargePage,
+  headerRecord,
+  rateLimitedPage,
+  webhookRefusedPage,
+  type Binding,
+  type EdgePage,
+  type WebhookVerifier,
+} from '../edge/index.js';
 
 /** Where a request goes once the traffic rules let it: its head (a rewritten target) and the body read for a webhook check, if any. */
 export type RelayOnward = (head: RequestHead, body: Buffer | undefined) => void;

@@ -42,10 +42,18 @@ function relayTo(peer: StreamDuplex, head: RequestHead, binding: Binding, verify
   const access = binding.access;
   const visitor = { ip: visitorOf(head.h), proto: forwardedProtoOf(head.h) || 'http', authority: forwardedHostOf(head.h) };
   const onward = (identity: Identity | undefined): void =>
-    relayTraffic(peer, head, binding, visitor, verify, (page) => answerPage(peer, page), (shaped, body) => {
-      if (binding.session.isClosed) answerOffline(peer, shaped);
-      else openToAgent(peer, shaped, binding, access, identity, body);
-    });
+    relayTraffic(
+      peer,
+      head,
+      binding,
+      visitor,
+      verify,
+      (page) => answerPage(peer, page),
+      (shaped, body) => {
+        if (binding.session.isClosed) answerOffline(peer, shaped);
+        else openToAgent(peer, shaped, binding, access, identity, body);
+      },
+    );
   if (access === undefined) return onward(undefined);
   const verdict = access.admit({
     ip: visitor.ip,

@@ -126,13 +126,7 @@ export class Edge implements LeanHandler, Fleet {
     const visitor = new NodeVisitor(exchange, req, res);
     const gone = (): void => leave?.();
     // A held request's body is not read: Node stops reading the visitor once its buffer is full.
-    const leave = this.dispatch(
-      exchange,
-      req.rawHeaders,
-      heldRequestBytes(req),
-      visitor,
-      () => res.off('close', gone),
-    );
+    const leave = this.dispatch(exchange, req.rawHeaders, heldRequestBytes(req), visitor, () => res.off('close', gone));
     if (leave) res.once('close', gone);
   }
 
@@ -212,13 +206,7 @@ export class Edge implements LeanHandler, Fleet {
     const gone = (): void => leave?.();
     // Nothing reads the socket while the request is held (Node leaves an upgraded socket paused).
     const bytes = headerListBytes(req.rawHeaders) + head.length;
-    const leave = this.dispatch(
-      exchange,
-      req.rawHeaders,
-      bytes,
-      visitor,
-      () => socket.off('close', gone),
-    );
+    const leave = this.dispatch(exchange, req.rawHeaders, bytes, visitor, () => socket.off('close', gone));
     if (leave) socket.once('close', gone);
   }
 

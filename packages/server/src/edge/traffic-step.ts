@@ -15,7 +15,12 @@ export interface WebhookRequest {
 }
 
 /** Checks a webhook signature as its provider documents it (policy/webhook-signatures.ts). */
-export type WebhookVerifier = (provider: WebhookProvider, secret: string, request: WebhookRequest, nowMs: number) => WebhookFailure | undefined;
+export type WebhookVerifier = (
+  provider: WebhookProvider,
+  secret: string,
+  request: WebhookRequest,
+  nowMs: number,
+) => WebhookFailure | undefined;
 
 /** A visitor's side the traffic step drives: forwarding, and reading the whole body for a webhook check. */
 export interface TrafficVisitor {
@@ -138,7 +143,11 @@ export function headerRecord(pairs: readonly string[]): Record<string, string | 
 
 /** 429 from the tunnel's rate limit, with when to try again. */
 export function rateLimitedPage(retryAfterSeconds: number): EdgePage {
-  const limited = page(429, 'Too many requests', `This tunnel allows a limited number of requests per visitor. Try again in ${retryAfterSeconds} s.`);
+  const limited = page(
+    429,
+    'Too many requests',
+    `This tunnel allows a limited number of requests per visitor. Try again in ${retryAfterSeconds} s.`,
+  );
   limited.headers['retry-after'] = String(retryAfterSeconds);
   return limited;
 }
