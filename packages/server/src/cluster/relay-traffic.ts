@@ -3,6 +3,7 @@ import {
   bodyTooLargePage,
   headerRecord,
   rateLimitedPage,
+  rateLimitUnavailablePage,
   webhookRefusedPage,
   type Binding,
   type EdgePage,
@@ -54,7 +55,7 @@ export function relayTraffic(
       if (settled === true) afterRate();
       else answer(rateLimitedPage(settled));
     },
-    () => peer.destroyed || answer(rateLimitedPage(1)),
+    () => peer.destroyed || answer(rateLimitUnavailablePage()),
   );
 }
 

@@ -77,7 +77,7 @@ export function applyTraffic(
       else exchange.refuse(rateLimitedPage(settled));
     },
     // A shared store that cannot answer must not let a flood through, nor hang the visitor.
-    () => exchange.isFinished || exchange.refuse(page(503, 'Rate limit unavailable', 'The rate limit could not be checked. Try again.')),
+    () => exchange.isFinished || exchange.refuse(rateLimitUnavailablePage()),
   );
   return () => exchange.finish();
 }
@@ -150,6 +150,11 @@ export function rateLimitedPage(retryAfterSeconds: number): EdgePage {
   );
   limited.headers['retry-after'] = String(retryAfterSeconds);
   return limited;
+}
+
+/** 503: the shared count behind the rate limit did not answer; the request is not let through uncounted. */
+export function rateLimitUnavailablePage(): EdgePage {
+  return page(503, 'Rate limit unavailable', 'The rate limit could not be checked. Try again.');
 }
 
 /** 403 from the webhook check, naming why. */
