@@ -86,6 +86,22 @@ export function runStoreContract(name: string, open: (now: () => number) => Prom
         assert.equal(await store.accounts.setPlan('acc_missing', 'pro'), undefined);
       });
 
+      it('plansOf reads the plans of many accounts at once, leaving unknown ids out', async () => {
+        const free = await newAccount('free');
+        const pro = await newAccount('pro');
+        // More ids than one query takes: the unknown ones fill the first chunks.
+        const unknown = Array.from({ length: 1200 }, (_, i) => `acc_missing_${i}`);
+        const plans = await store.accounts.plansOf([...unknown, free.id, pro.id]);
+        assert.deepEqual(
+          [...plans].sort(),
+          [
+            [free.id, 'free'],
+            [pro.id, 'pro'],
+          ].sort(),
+        );
+        assert.equal((await store.accounts.plansOf([])).size, 0);
+      });
+
       it('count counts accounts', async () => {
         const initial = await store.accounts.count();
         await newAccount();

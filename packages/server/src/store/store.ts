@@ -110,6 +110,8 @@ export interface AccountRepo {
   byEmail(email: string): Promise<Account | undefined>;
   /** Changes the plan; undefined when there is no such account. */
   setPlan(id: string, plan: Plan): Promise<Account | undefined>;
+  /** The plans of these accounts, by id (an unknown id is left out); a few queries however many ids. */
+  plansOf(ids: readonly string[]): Promise<Map<string, Plan>>;
   /** The stored password hash; undefined when the account has none (or does not exist). */
   passwordHash(id: string): Promise<string | undefined>;
   /** Sets (replaces) the password hash; false when there is no such account. */
