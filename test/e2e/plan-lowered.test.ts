@@ -41,10 +41,14 @@ function heldAny(server: TestServer, label: string): boolean {
 }
 
 /** Lowers the account to the free plan through the account command, as its own process. */
-async function lower(server: TestServer, email: string): Promise<number> {
+async function lower(server: TestServer, email: string, online: number): Promise<number> {
   const changed = await server.cli(['account', 'plan', '--email', email, '--plan', 'free']);
   assert.equal(changed.code, 0, changed.stderr);
   assert.match(changed.stdout, /is now on the free plan/);
+  assert.match(
+    changed.stdout,
+    new RegExp(`It has ${online} tunnels online and the plan allows 1: the ${online - 1} newest are being ended`),
+  );
   return performance.now();
 }
 
@@ -113,7 +117,7 @@ describe('a plan lowered below the tunnel count, on one node', () => {
     const tcp = await startTcpAgent(server, token, echo.port);
     agents.push(oldest.proc, second.proc, tcp.proc);
 
-    const since = await lower(server, 'lowered@example.com');
+    const since = await lower(server, 'lowered@example.com', 3);
     await Promise.all([endedByPlan(second.proc, since), endedByPlan(tcp.proc, since)]);
     await offlineAtOnce(server, 'second.localhost');
     assert.ok(!heldAny(server, 'second'), 'a visitor was held for an agent the plan ended');
@@ -141,7 +145,7 @@ describe('a plan lowered below the tunnel count, on one node', () => {
         members.push(await startAgent(server, { token, target: service.port, subdomain: 'pooled', args: ['--pool'] }));
       }
       agents.push(...members.map((member) => member.proc));
-      const since = await lower(server, 'pooled@example.com');
+      const since = await lower(server, 'pooled@example.com', 2);
       await endedByPlan(members[1]!.proc, since);
       for (let i = 0; i < 4; i++) assert.equal((await visit(server, 'pooled.localhost', '/')).text, 'member one');
       assert.equal((await members[0]!.close()).code, 0);
@@ -195,7 +199,7 @@ if (baseUrl === undefined || baseUrl === '') {
         await until(`${node.url} serves c-middle`, async () => (await visit(node, 'c-middle.localhost', '/')).status === 200);
       }
 
-      const since = await lower(a, 'lowered@example.com');
+      const since = await lower(a, 'lowered@example.com', 3);
       await Promise.all([endedByPlan(middle.proc, since), endedByPlan(newest.proc, since)]);
       // The node that held each answers offline at once; the other once the route's removal reached it.
       await offlineAtOnce(b, 'c-middle.localhost');
