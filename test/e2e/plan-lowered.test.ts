@@ -189,36 +189,46 @@ if (baseUrl === undefined || baseUrl === '') {
     it('ends the newest tunnels on whichever node holds them; their names are free on both at once', HANG, async () => {
       const token = await a.createAccount('lowered@example.com', 'pro');
       const otherToken = await a.createAccount('other@example.com', 'pro');
-      // Oldest and newest on A, the middle one on B.
+      // The oldest and a newer one on A, one on B, and the newest held on both (an agent given both URLs).
       const oldest = await startAgent(a, { token, target: origin.port, subdomain: 'c-oldest' });
       const middle = await startAgent(b, { token, target: origin.port, subdomain: 'c-middle' });
-      const newest = await startAgent(a, { token, target: origin.port, subdomain: 'c-newest' });
-      agents.push(oldest.proc, middle.proc, newest.proc);
+      const newer = await startAgent(a, { token, target: origin.port, subdomain: 'c-newer' });
+      const both = await startAgent(a, { token, target: origin.port, subdomain: 'c-both', env: { SVC_SERVER: `${a.url},${b.url}` } });
+      agents.push(oldest.proc, middle.proc, newer.proc, both.proc);
+      const heldOn = async (hostname: string): Promise<string> =>
+        (await database.query('select node_id from cluster_routes where hostname = $1 order by node_id', [hostname]))
+          .map((row) => String(row.node_id))
+          .join();
+      await until('c-both is held on A and B', async () => (await heldOn('c-both.localhost')) === 'node-a,node-b');
       for (const node of [a, b]) {
-        await until(`${node.url} serves c-newest`, async () => (await visit(node, 'c-newest.localhost', '/')).status === 200);
-        await until(`${node.url} serves c-middle`, async () => (await visit(node, 'c-middle.localhost', '/')).status === 200);
+        for (const label of ['c-middle', 'c-newer']) {
+          await until(`${node.url} serves ${label}`, async () => (await visit(node, `${label}.localhost`, '/')).status === 200);
+        }
       }
 
-      const since = await lower(a, 'lowered@example.com', 3);
-      await Promise.all([endedByPlan(middle.proc, since), endedByPlan(newest.proc, since)]);
+      const since = await lower(a, 'lowered@example.com', 4);
+      await Promise.all([endedByPlan(middle.proc, since), endedByPlan(newer.proc, since), endedByPlan(both.proc, since)]);
       // The node that held each answers offline at once; the other once the route's removal reached it.
       await offlineAtOnce(b, 'c-middle.localhost');
-      await offlineAtOnce(a, 'c-newest.localhost');
+      await offlineAtOnce(a, 'c-newer.localhost');
+      await offlineAtOnce(a, 'c-both.localhost');
+      await offlineAtOnce(b, 'c-both.localhost');
       for (const [node, label] of [
         [a, 'c-middle'],
-        [b, 'c-newest'],
+        [b, 'c-newer'],
       ] as const) {
         await until(`${node.url} answers ${label} offline`, async () => (await visit(node, `${label}.localhost`, '/')).status === 404, 40);
         await offlineAtOnce(node, `${label}.localhost`);
       }
       for (const node of [a, b]) {
-        assert.ok(!heldAny(node, 'c-middle') && !heldAny(node, 'c-newest'), `${node.url} held a visitor for an ended tunnel`);
+        for (const label of ['c-middle', 'c-newer', 'c-both']) assert.ok(!heldAny(node, label), `${node.url} held a visitor for ${label}`);
       }
 
-      // Another account takes both names at once, each through the other node.
+      // Another account takes the names at once, each through a node that did not hold it.
       for (const [node, label] of [
         [a, 'c-middle'],
-        [b, 'c-newest'],
+        [b, 'c-newer'],
+        [b, 'c-both'],
       ] as const) {
         const taker = await startAgent(node, { token: otherToken, target: origin.port, subdomain: label });
         assert.equal((await visit(node, taker.hostname, '/')).text, 'hello from origin');
