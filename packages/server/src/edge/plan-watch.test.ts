@@ -51,6 +51,13 @@ function watchOver(held: Map<string, string>, rows: Tunnel[], plans: Map<string,
         queries.push(`listForAccount ${accountId}`);
         return rows.filter((row) => row.accountId === accountId);
       },
+      countOnlineOf: async (ids: readonly string[]) => {
+        queries.push(`countOnlineOf ${ids.join(',')}`);
+        const counts = new Map<string, number>();
+        for (const r of rows)
+          if (r.status === 'online' && ids.includes(r.accountId)) counts.set(r.accountId, (counts.get(r.accountId) ?? 0) + 1);
+        return counts;
+      },
     },
   } as unknown as Pick<Store, 'accounts' | 'tunnels'>;
   const watch = new PlanWatch({
@@ -138,15 +145,30 @@ describe('PlanWatch', () => {
     const { watch, queries, ended, advance } = watchOver(held, rows, plans);
     advance(SWEEP_MS);
     await watch.poll();
-    assert.deepEqual(queries, ['plansOf acc'], 'a sweep reads the plan; within it, nothing more');
+    assert.deepEqual(queries, ['plansOf acc', 'countOnlineOf acc'], 'a sweep reads the plan and the count; within them, nothing more');
     plans.set('acc', 'free');
     await watch.poll();
-    assert.equal(queries.length, 1, 'no sweep due yet');
+    assert.equal(queries.length, 2, 'no sweep due yet');
     advance(SWEEP_MS);
     await watch.poll();
-    // t2, newest, is another node's: this node's t1 stays; the account's tunnels were counted.
-    assert.deepEqual(queries, ['plansOf acc', 'plansOf acc', 'listForAccount acc']);
+    // t2, newest, is another node's: this node's t1 stays; the account's tunnels were listed.
+    assert.deepEqual(queries.slice(2), ['plansOf acc', 'countOnlineOf acc', 'listForAccount acc']);
     assert.deepEqual(ended, []);
+  });
+
+  it('finds at a sweep an account over its plan on every node, though never seen on another plan', async () => {
+    // One tunnel here (the newest), one on another node: over a plan of one, unseen before.
+    const held = new Map([['t2', 'acc']]);
+    const rows = [row('t1', 'acc', 100), row('t2', 'acc', 200)];
+    const { watch, ended, advance } = watchOver(held, rows, new Map([['acc', 'free']]));
+    await watch.poll();
+    assert.equal(ended.length, 0, 'one tunnel here is within the plan as far as this node alone can tell');
+    advance(SWEEP_MS);
+    await watch.poll();
+    assert.deepEqual(
+      ended.map((e) => e.tunnelId),
+      ['t2'],
+    );
   });
 
   it('a notification for an account with no tunnel here costs no query', async () => {

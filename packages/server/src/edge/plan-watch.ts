@@ -6,11 +6,12 @@ import { PLANS, type Plan, type PlanLimits, type Store, type Tunnel } from '../s
 // process of its own against the same store): the newest tunnels beyond the new limit are ended
 // on whichever node holds them, the oldest within it are left alone. A node hears of a change
 // from the cluster's notification at once, or finds it by reading the plans of the accounts it
-// serves: every POLL_MS those that could be over some plan's limit, every SWEEP_MS all of them.
+// serves: every POLL_MS those with more tunnels here than some plan allows, and every SWEEP_MS
+// all of them with their online counts on every node (a notification lost, a node restarted).
 
 /** How often the plans of accounts with more live tunnels here than the smallest plan allows are read. */
 export const POLL_MS = 2_000;
-/** How often the plans of every account with a live tunnel here are read (a notification lost meanwhile). */
+/** How often the plans and online counts of every account with a live tunnel here are read. */
 export const SWEEP_MS = 60_000;
 
 /** An online tunnel as the choice needs it: when it came online (its row's last change). */
@@ -102,11 +103,14 @@ export class PlanWatch {
       const due = [...counts].filter(([, count]) => sweep || count > this.smallestLimit).map(([accountId]) => accountId);
       if (due.length === 0) return;
       const plans = await this.deps.store.accounts.plansOf(due);
+      // A sweep counts every node's tunnels too: an account may be over with few of them here.
+      const everywhere = sweep ? await this.deps.store.tunnels.countOnlineOf(due) : undefined;
       for (const [accountId, plan] of plans) {
+        const limit = this.deps.limitsFor(plan).tunnels;
         const before = this.seen.get(accountId);
         const changed = before !== undefined && before !== plan;
-        // Over here alone, or changed: the store says how many the account has online on every node.
-        if (changed || counts.get(accountId)! > this.deps.limitsFor(plan).tunnels) await this.check(accountId, plan, changed);
+        const over = counts.get(accountId)! > limit || (everywhere?.get(accountId) ?? 0) > limit;
+        if (changed || over) await this.check(accountId, plan, changed);
         else this.seen.set(accountId, plan);
       }
     } catch (error) {

@@ -324,6 +324,26 @@ export function runStoreContract(name: string, open: (now: () => number) => Prom
         assert.equal(await store.tunnels.countOnline(b.id), 1);
       });
 
+      it('countOnlineOf counts the online tunnels of many accounts at once', async () => {
+        const a = await newAccount();
+        const b = await newAccount();
+        const idle = await newAccount();
+        await store.tunnels.upsertOnline(binding(a.id));
+        await store.tunnels.upsertOnline(binding(a.id));
+        const gone = await store.tunnels.upsertOnline(binding(a.id));
+        await store.tunnels.setOffline(gone.id);
+        await store.tunnels.upsertOnline(binding(b.id));
+        const filler = Array.from({ length: 1200 }, (_, i) => `acc_missing_${i}`);
+        const counts = await store.tunnels.countOnlineOf([...filler, a.id, b.id, idle.id]);
+        assert.deepEqual(
+          [...counts].sort(),
+          [
+            [a.id, 2],
+            [b.id, 1],
+          ].sort(),
+        );
+      });
+
       it("markAllOfflineForNode takes that node's tunnels offline and no others", async () => {
         const a = await newAccount();
         const node = `node-${unique()}`;

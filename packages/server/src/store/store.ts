@@ -154,6 +154,8 @@ export interface TunnelRepo {
   /** Deletes one of the account's tunnels and returns it; undefined when not found or not theirs. */
   delete(accountId: string, id: string): Promise<Tunnel | undefined>;
   countOnline(accountId: string): Promise<number>;
+  /** Online tunnels of each of these accounts (none online: left out); a few queries however many ids. */
+  countOnlineOf(accountIds: readonly string[]): Promise<Map<string, number>>;
   /**
    * At node start: rows a crashed process left online become offline. Returns how many. With
    * `heldElsewhereAt` (Date.now()), rows whose hostname another node holds a live route for stay
