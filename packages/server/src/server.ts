@@ -9,6 +9,7 @@ import type { ServerConfig } from './config.js';
 import { createCustomDomains } from './custom-domains.js';
 import { createDashboardHandler } from './dashboard/index.js';
 import { Edge, startListeners, type Exchange, type Fleet } from './edge/index.js';
+import { LocalRateLimiter, verifyWebhookSignature } from './policy/index.js';
 import { Inspector, type CapturedRequest } from './inspector/index.js';
 import { drainSessions, tellLeaving } from './drain.js';
 import { createMetrics, type Metrics } from './metrics/index.js';
@@ -221,6 +222,9 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
     },
     ...domains.edge,
     onTunnelChange: webhooks.onTunnelChange,
+    sealSecret: webhooks.seal,
+    rateLimiter: new LocalRateLimiter(),
+    verifyWebhook: verifyWebhookSignature,
     ...(config.cluster
       ? {
           remoteBinding: (host: string) => cluster?.remoteBinding(host),
@@ -241,6 +245,7 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
         edge,
         log,
         publicUrl,
+        verifyWebhook: verifyWebhookSignature,
         onRemoteAccount: (accountId) => void usage.warm(accountId).catch(() => undefined),
         onPlanChanged: (accountId) => void usage.reload(accountId).catch(() => undefined),
         onDomainRemoved: (domainHost) =>
