@@ -68,10 +68,10 @@ export function checkPolicy(tunnel: PolicyFields, context: z.RefinementCtx): voi
     }
     return;
   }
-  add(trafficProblem(trafficOptionsOf({ ...tunnel, policy: undefined })), [], tunnel);
+  for (const problem of trafficProblems(tunnel)) add(problem, [], tunnel);
   const block = tunnel.policy;
   if (block === undefined) return;
-  add(trafficProblem(block), ['policy'], block);
+  for (const problem of trafficProblems(block)) add(problem, ['policy'], block);
   for (const key of ['allowEmail', 'allowDomain'] as const) {
     if (block[key] !== undefined && block.oidc === undefined && tunnel.oidc === undefined)
       add(`${key}: needs oidc (the provider visitors sign in with)`, ['policy'], block);
@@ -80,6 +80,22 @@ export function checkPolicy(tunnel: PolicyFields, context: z.RefinementCtx): voi
     add('oidc: cannot be combined with basicAuth', ['policy'], block);
   const merged = mergedPolicy(tunnel);
   if (typeof merged === 'string') add(merged, ['policy'], block);
+}
+
+/** The problem of each traffic key on its own (the webhook's size with the webhook), so a file's every mistake is reported. */
+function trafficProblems(fields: PolicyBlock): string[] {
+  const options = trafficOptionsOf({ ...fields, policy: undefined });
+  const problems: string[] = [];
+  for (const key of TRAFFIC_OPTION_KEYS) {
+    if (options[key] === undefined || (key === 'verifyWebhookMaxBody' && options.verifyWebhook !== undefined)) continue;
+    const single =
+      key === 'verifyWebhook'
+        ? { verifyWebhook: options.verifyWebhook, verifyWebhookMaxBody: options.verifyWebhookMaxBody }
+        : { [key]: options[key] };
+    const problem = trafficProblem(single);
+    if (problem !== undefined) problems.push(problem);
+  }
+  return problems;
 }
 
 /**

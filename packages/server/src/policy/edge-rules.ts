@@ -55,8 +55,10 @@ export class EdgeRules {
       if (rule.respond) return { reply: respond(rule.respond) };
       if (compiled.rewriteFrom) {
         const next = path.replace(compiled.rewriteFrom, rule.rewrite!.to);
-        // A rewrite never makes a target that is not a path.
-        target = (next.startsWith('/') ? next : `/${next}`) + (query < 0 ? '' : target.slice(query));
+        // A rewrite never makes a target that is not a path; the visitor's query is kept, after the rule's own.
+        const rewrittenPath = next.startsWith('/') ? next : `/${next}`;
+        const visitorQuery = query < 0 ? '' : target.slice(query + 1);
+        target = visitorQuery === '' ? rewrittenPath : `${rewrittenPath}${rewrittenPath.includes('?') ? '&' : '?'}${visitorQuery}`;
         rewritten = true;
       }
     }
