@@ -1,17 +1,45 @@
-import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { CompiledQuery, type Kysely } from 'kysely';
 import type { RateLimitRepo, RateLimitVerdict } from './rate-limit-records.js';
 import type { Database } from './schema.js';
 
 // The sliding window of rate-limit-records.ts, decided inside the database: the upsert's SET
 // expressions read the row as it is when the statement holds its lock, on PostgreSQL (a racing
 // statement waits and re-reads the row) as on SQLite (one writer), so the check and the count
-// are one atomic step and the nodes of a cluster add up to the limit exactly. Every number is
-// cast to bigint: PostgreSQL cannot type untyped parameters in arithmetic, and products of a
-// count (≤ 1e6) and a window (≤ 8.64e7 ms) need 64 bits.
+// are one atomic step and the nodes of a cluster add up to the limit exactly.
+//
+// It runs on every request of a rate-limited tunnel, so its SQL is written out once per engine
+// rather than built by Kysely each time (building it cost more CPU than the rest of the round
+// trip). Numbers are cast to bigint: products of a count (≤ 1e6) and a window (≤ 8.64e7 ms) need
+// 64 bits, and PostgreSQL cannot type untyped parameters in arithmetic.
 
-const big = (value: number): RawBuilder<number> => sql<number>`cast(${value} as bigint)`;
-const column = (name: 'window_index' | 'in_window' | 'in_previous' | 'expires_at'): RawBuilder<number> =>
-  sql<number>`${sql.ref(`rate_limits.${name}`)}`;
+/** Parameters, in order: {1} stored key, {2} window index, {3} the previous window's, {4} W − elapsed, {5} W, {6} count·W, {7} expiry. */
+const TAKE_SQL = `
+insert into rate_limits ("key", window_index, in_window, in_previous, allowed, expires_at)
+values ({1}, cast({2} as bigint), 1, 0, 1, cast({7} as bigint))
+on conflict ("key") do update set
+  window_index = case when rate_limits.window_index > cast({2} as bigint) then rate_limits.window_index else cast({2} as bigint) end,
+  in_previous = {PREVIOUS},
+  in_window = {CURRENT} + case when {OK} then 1 else 0 end,
+  allowed = case when {OK} then 1 else 0 end,
+  expires_at = case when rate_limits.window_index > cast({2} as bigint) then rate_limits.expires_at else cast({7} as bigint) end
+returning window_index, in_window, in_previous, allowed`;
+// A row from a later window (another node's clock runs ahead) is counted as it stands rather than reset.
+const CURRENT = '(case when rate_limits.window_index >= cast({2} as bigint) then rate_limits.in_window else 0 end)';
+const PREVIOUS =
+  '(case when rate_limits.window_index >= cast({2} as bigint) then rate_limits.in_previous when rate_limits.window_index = cast({3} as bigint) then rate_limits.in_window else 0 end)';
+const OK = `(${PREVIOUS} * cast({4} as bigint) + (${CURRENT} + 1) * cast({5} as bigint) <= cast({6} as bigint))`;
+const TEMPLATE = TAKE_SQL.replaceAll('{OK}', OK).replaceAll('{PREVIOUS}', PREVIOUS).replaceAll('{CURRENT}', CURRENT);
+
+/** The statement for one engine: PostgreSQL numbers its parameters ($1, reusable), SQLite takes one `?` per use. */
+function compileTake(numbered: boolean): { text: string; order: number[] } {
+  const order: number[] = [];
+  const text = TEMPLATE.replace(/\{(\d)\}/g, (_, digit: string) => {
+    if (numbered) return `$${digit}`;
+    order.push(Number(digit));
+    return '?';
+  });
+  return { text, order: numbered ? [1, 2, 3, 4, 5, 6, 7] : order };
+}
 
 /**
  * The smallest wait after which a refused key would be allowed again, counting on nobody taking
@@ -31,40 +59,37 @@ export function retryAfterMs(count: number, windowMs: number, window: number, in
   return Math.max(windowStart + windowMs + neededNext - now, 1);
 }
 
+interface TakeRow {
+  window_index: number | string;
+  in_window: number | string;
+  in_previous: number | string;
+  allowed: number | string;
+}
+
 /** The rate limit repo over a Kysely database (either engine). */
 export function createRateLimitRepo(db: Kysely<Database>): RateLimitRepo {
+  // Which engine: Kysely's PostgreSQL dialect numbers parameters, its SQLite one does not.
+  const numbered = db.selectFrom('rate_limits').select('key').where('key', '=', '').compile().sql.includes('$1');
+  const take = compileTake(numbered);
   return {
     async take(key, count, windowMs, now): Promise<RateLimitVerdict> {
       const window = Math.floor(now / windowMs);
-      const elapsed = now - window * windowMs;
-      // A row from a later window (another node's clock runs ahead) is counted as it stands rather than reset.
-      const sameOrLater = sql<boolean>`${column('window_index')} >= ${big(window)}`;
-      const inWindow = sql<number>`(case when ${sameOrLater} then ${column('in_window')} else 0 end)`;
-      const inPrevious = sql<number>`(case when ${sameOrLater} then ${column('in_previous')} when ${column('window_index')} = ${big(window - 1)} then ${column('in_window')} else 0 end)`;
-      const ok = sql<boolean>`(${inPrevious} * ${big(windowMs - elapsed)} + (${inWindow} + 1) * ${big(windowMs)} <= ${big(count * windowMs)})`;
-      const later = sql<boolean>`${column('window_index')} > ${big(window)}`;
-      const row = await db
-        .insertInto('rate_limits')
-        // The first request of a key is always allowed: the limit is at least 1.
-        .values({
-          key: `${windowMs}/${key}`,
-          window_index: window,
-          in_window: 1,
-          in_previous: 0,
-          allowed: 1,
-          expires_at: (window + 2) * windowMs,
-        })
-        .onConflict((oc) =>
-          oc.column('key').doUpdateSet({
-            window_index: sql<number>`(case when ${later} then ${column('window_index')} else ${big(window)} end)`,
-            in_previous: inPrevious,
-            in_window: sql<number>`${inWindow} + (case when ${ok} then 1 else 0 end)`,
-            allowed: sql<number>`(case when ${ok} then 1 else 0 end)`,
-            expires_at: sql<number>`(case when ${later} then ${column('expires_at')} else ${big((window + 2) * windowMs)} end)`,
-          }),
-        )
-        .returning(['window_index', 'in_window', 'in_previous', 'allowed'])
-        .executeTakeFirstOrThrow();
+      const values = [
+        `${windowMs}/${key}`,
+        window,
+        window - 1,
+        windowMs - (now - window * windowMs),
+        windowMs,
+        count * windowMs,
+        (window + 2) * windowMs,
+      ];
+      const result = await db.executeQuery<TakeRow>(
+        CompiledQuery.raw(
+          take.text,
+          take.order.map((n) => values[n - 1]),
+        ),
+      );
+      const row = result.rows[0]!;
       if (Number(row.allowed) === 1) return { allowed: true, retryAfterMs: 0 };
       return {
         allowed: false,
