@@ -227,6 +227,41 @@ describe('traffic rules of a tunnel', () => {
   });
 });
 
+describe('the agent API and traffic rules', () => {
+  it('POST /api/tunnels honours a policy block, and refuses a bad one with its key', async () => {
+    const server = await startServer();
+    const origin = await startOrigin();
+    const agent = await startAgent(server, { token: server.token, target: origin.port, args: ['--inspect-addr', '127.0.0.1:0'] });
+    try {
+      const inspector = (await agent.proc.waitForLine(/^Inspector (http:\/\/127\.0\.0\.1:\d+)$/))[1]!;
+      const post = async (body: unknown) => {
+        const response = await fetch(`${inspector}/api/tunnels`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+        return { status: response.status, json: (await response.json()) as { url?: string; message?: string } };
+      };
+      const added = await post({
+        name: 'shaped',
+        addr: origin.port,
+        policy: { responseHeaderAdd: ['X-Added: by-api'], rules: [{ match: { path: '/gone' }, respond: { status: 410 } }] },
+      });
+      assert.equal(added.status, 201, JSON.stringify(added.json));
+      const host = new URL(added.json.url!).hostname;
+      assert.equal((await visitFrom(server, host, '/echo')).headers['x-added'], 'by-api');
+      assert.equal((await visitFrom(server, host, '/gone')).status, 410);
+      const refused = await post({ name: 'bad', addr: origin.port, policy: { requestHeaderAdd: ['Forwarded: for=6.6.6.6'] } });
+      assert.equal(refused.status, 400);
+      assert.match(refused.json.message!, /requestHeaderAdd: Forwarded is a forwarding header the edge sets/);
+    } finally {
+      await agent.close();
+      await origin.close();
+      await server.close();
+    }
+  });
+});
+
 describe('svc config check on policy entries', () => {
   it('reports each bad entry as file:line:column key: message', async () => {
     const temp = await tempDir('svc-policy-check-');

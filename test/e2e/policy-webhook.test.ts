@@ -1,13 +1,17 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import http2 from 'node:http2';
 import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
 import { sign as signGithub } from '@octokit/webhooks-methods';
 import Stripe from 'stripe';
 import { startAgent, startOrigin, startServer, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
 import { h2Request, h2Session } from './harness/h2-visitor.js';
 import { closedPort } from './harness/pool-support.js';
 import { send, type Echo } from './harness/policy-support.js';
+
+const run = promisify(execFile);
 
 // Webhook signatures checked at the edge, signed by each provider's own package: a pass reaches
 // the local service with its body unchanged, a failure never does and gets 403 naming the reason,
@@ -79,6 +83,23 @@ describe('webhook signatures checked at the edge', () => {
     } finally {
       session.close();
     }
+  });
+
+  it('takes a signed body from curl that waits for 100 Continue', async () => {
+    const body = JSON.stringify({ payload: 'c'.repeat(2000) });
+    const { stdout } = await run('curl', [
+      '-sS',
+      '--resolve',
+      `${github.hostname}:${server.httpPort}:127.0.0.1`,
+      '-H',
+      'Expect: 100-continue',
+      '-H',
+      `X-Hub-Signature-256: ${await signGithub(GITHUB_SECRET, body)}`,
+      '--data-binary',
+      body,
+      `http://${github.hostname}:${server.httpPort}/echo`,
+    ]);
+    assert.equal((JSON.parse(stdout) as Echo).bodySha256, sha(body));
   });
 
   it('answers 403 naming the reason, and the local service never sees the request', async () => {
