@@ -9,7 +9,7 @@ import type { ServerConfig } from './config.js';
 import { createCustomDomains } from './custom-domains.js';
 import { createDashboardHandler } from './dashboard/index.js';
 import { Edge, PlanWatch, startListeners, type Exchange, type Fleet } from './edge/index.js';
-import { LocalRateLimiter, verifyWebhookSignature } from './policy/index.js';
+import { ClusterRateLimiter, LocalRateLimiter, verifyWebhookSignature } from './policy/index.js';
 import { Inspector, type CapturedRequest } from './inspector/index.js';
 import { drainSessions, tellLeaving } from './drain.js';
 import { createMetrics, type Metrics } from './metrics/index.js';
@@ -223,7 +223,10 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
     ...domains.edge,
     onTunnelChange: webhooks.onTunnelChange,
     sealSecret: webhooks.seal,
-    rateLimiter: new LocalRateLimiter(),
+    // Several nodes count in the store they share, so a limit is one limit for the whole cluster.
+    rateLimiter: config.cluster
+      ? new ClusterRateLimiter({ counter: store.rateLimits, onError: (err) => log.warn({ err }, 'rate limit counted on this node alone') })
+      : new LocalRateLimiter(),
     verifyWebhook: verifyWebhookSignature,
     ...(config.cluster
       ? {

@@ -9,6 +9,7 @@ export type { AccessRequest, Identity, Reply, SignIn, SignInRules } from './sign
 export { EdgeRules, type RuleOutcome, type RuleRequest } from './edge-rules.js';
 export { HeaderRules, headerRules } from './header-rules.js';
 export { LocalRateLimiter, MAX_LIMITER_KEYS, type RateLimit, type RateLimiter } from './rate-limiter.js';
+export { ClusterRateLimiter, type SharedRateCounter } from './cluster-rate-limiter.js';
 export { TrafficRules, compileTraffic, type TrafficDeps } from './traffic-rules.js';
 export {
   verifyWebhookSignature,

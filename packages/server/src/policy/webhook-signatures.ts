@@ -1,3 +1,4 @@
+import type { WebhookProvider } from '@svcrouter/protocol';
 import type { SignedRequest, WebhookFailure } from './webhook-signature-parts.js';
 import { verifyGithub, verifyShopify } from './webhook-signed-body.js';
 import { standardWebhooksKey, verifySlack, verifyStandard, verifyStripe } from './webhook-signed-timestamp.js';
@@ -12,8 +13,8 @@ import { verifyTwilio } from './webhook-twilio.js';
 //   5 minutes from now, either way.
 // Nothing here throws on what a visitor sends. The caller bounds the body.
 
-/** The providers whose signatures the edge checks. */
-export type WebhookProvider = 'github' | 'stripe' | 'slack' | 'shopify' | 'twilio' | 'standard';
+/** The providers whose signatures the edge checks (WEBHOOK_PROVIDERS of the protocol). */
+export type { WebhookProvider } from '@svcrouter/protocol';
 
 export type { SignedRequest, WebhookFailure } from './webhook-signature-parts.js';
 
