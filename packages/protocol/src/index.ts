@@ -16,3 +16,4 @@ export * from './version.js';
 export * from './id-table.js';
 export * from './liveness.js';
 export * from './tcp.js';
+export * from './routes.js';

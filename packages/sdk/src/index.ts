@@ -12,6 +12,7 @@ export { parseServerUrls } from './edge-servers.js';
 export { dialEdge, dialSession, type DialOptions, type EdgeConnection } from './dial.js';
 export { isOriginProto, parseLocalTarget, type LocalTarget, type OriginProto } from './local-target.js';
 export { hostHeaderProblem } from './host-header.js';
+export { checkedRoutes, parseRouteFlag, routeProblem, type CheckedRoute, type RouteOptions } from './routes.js';
 export { accessProblem, buildPolicy, splitList, type AccessOptions } from './access.js';
 export { reconnectDelay, RECONNECT_BASE_MS, RECONNECT_CAP_MS } from './backoff.js';
 export type { RequestLog } from './origin-proxy.js';
