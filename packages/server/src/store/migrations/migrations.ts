@@ -4,6 +4,7 @@ import { fromRow, toRow } from '../requests/request-rows.js';
 import { CLUSTER_MIGRATIONS } from './migrations-cluster.js';
 import { OIDC_MIGRATIONS } from './migrations-oidc.js';
 import { POOLS_MIGRATIONS } from './migrations-pools.js';
+import { REQUEST_TARGET_MIGRATIONS } from './migrations-request-target.js';
 import { TCP_MIGRATIONS } from './migrations-tcp.js';
 import { TUNNEL_POLICY_MIGRATIONS } from './migrations-tunnel-policy.js';
 import { WEBHOOK_MIGRATIONS } from './migrations-webhooks.js';
@@ -264,7 +265,11 @@ const MIGRATIONS: readonly NamedMigration[] = [
           .limit(1)
           .executeTakeFirst();
         if (!page) break;
-        const rows = new DecodedPage(page as StoredPage).records().map((record) => toRow(record, record.id));
+        // Rows of 004's table, which has no `target` (migration 020, reverted before this runs).
+        const rows = new DecodedPage(page as StoredPage).records().map((record) => {
+          const { target: _target, ...row } = toRow(record, record.id);
+          return row;
+        });
         for (let i = 0; i < rows.length; i += CONVERT_ROWS)
           await db
             .insertInto('requests')
@@ -314,6 +319,7 @@ const MIGRATIONS: readonly NamedMigration[] = [
   ...WEBHOOK_MIGRATIONS,
   ...OIDC_MIGRATIONS,
   ...POOLS_MIGRATIONS,
+  ...REQUEST_TARGET_MIGRATIONS,
 ];
 
 /** Rows per statement when migrations convert inspector records: 13 parameters each, far below SQLite's limit. */
