@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
-import { accessProblem, hostHeaderProblem } from '@svcrouter/sdk';
+import { accessProblem, hostHeaderProblem, type RouteOptions } from '@svcrouter/sdk';
+import { parseRouteFlags } from './route-flags.js';
 import { DEFAULT_TRANSFER_BYTES } from './doctor/index.js';
 
 /** How the agent shows what happens: a live screen, plain lines, or JSON lines. */
@@ -40,6 +41,8 @@ export interface TunnelFlags {
   allowEmail?: string[];
   /** `--allow-domain`, repeatable. */
   allowDomain?: string[];
+  /** `--route <path>=<target>[,host-header=…][,proto=h2]`, repeatable. */
+  routes?: RouteOptions[];
 }
 
 /** Flags of `svc tcp`. */
@@ -81,6 +84,8 @@ Options:
   --basic-auth <user:pass>    visitors must sign in (repeatable, at most 10; default SVC_BASIC_AUTH)
   --cidr-allow <cidr>         only these addresses may visit (repeatable; default SVC_CIDR_ALLOW)
   --cidr-deny <cidr>          these addresses get 403 (repeatable; default SVC_CIDR_DENY)
+  --route <path>=<target>     send requests under <path> to another local service (repeatable;
+                              longest path wins); add ,host-header=rewrite|<host> and ,proto=h2
   --pool                      share the name with the account's other agents: each request (tcp:
                               each connection) goes to one of them (needs --subdomain, --domain
                               or --remote-addr)
@@ -123,6 +128,7 @@ const OPTIONS = {
   'allow-domain': { type: 'string', multiple: true },
   'remote-addr': { type: 'string' },
   pool: { type: 'boolean' },
+  route: { type: 'string', multiple: true },
   'idle-timeout': { type: 'string' },
   'proxy-protocol': { type: 'string' },
   log: { type: 'string' },
@@ -174,6 +180,11 @@ export function parseCommand(argv: string[]): Command | string {
       if (values.oidc !== undefined) tunnel.oidc = values.oidc;
       if (values['allow-email'] !== undefined) tunnel.allowEmail = values['allow-email'];
       if (values['allow-domain'] !== undefined) tunnel.allowDomain = values['allow-domain'];
+      if (values.route !== undefined) {
+        const routes = parseRouteFlags(values.route);
+        if (typeof routes === 'string') return `--route: ${routes}`;
+        tunnel.routes = routes;
+      }
       const problem = accessProblem(tunnel);
       if (problem !== undefined) return `--${flagOf(problem)}: ${problem.slice(problem.indexOf(':') + 2)}`;
       return { kind: 'http', target: rest[0]!, tunnel, display, inspect };

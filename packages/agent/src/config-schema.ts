@@ -10,6 +10,7 @@ import {
 } from '@svcrouter/protocol';
 import { hostHeaderProblem, parseLocalTarget, parseTcpTarget } from '@svcrouter/sdk';
 import { z } from 'zod';
+import { checkRoutes, RoutesSchema } from './config-routes.js';
 
 /** Only this shape is a token; anything else (quotes, spaces, other prefixes) is refused as-is. */
 export const TOKEN_SHAPE = /^svc_[A-Za-z0-9_-]{43}$/;
@@ -106,6 +107,8 @@ export const TunnelFieldsSchema = z.strictObject({
   allowDomain: allowList(allowDomainProblem).optional(),
   /** Share the name (or `remoteAddr`) with the account's other agents, each request or connection going to one (default false: take it over). */
   pool: z.boolean().optional(),
+  /** Paths served by other local services: `"/api=4000"` or { path, addr, hostHeader?, proto? } each (default none). */
+  routes: RoutesSchema.optional(),
 });
 
 /** The address read as the tunnel's kind reads it: a URL for HTTP, host:port for TCP; access rules are HTTP's. */
@@ -118,6 +121,7 @@ export function checkTunnel(tunnel: z.infer<typeof TunnelFieldsSchema>, context:
   }
   if (tunnel.oidc !== undefined && tunnel.basicAuth !== undefined)
     context.addIssue({ code: 'custom', message: 'cannot be combined with basicAuth', path: ['oidc'] });
+  if (tunnel.routes !== undefined && tunnel.proto !== 'tcp') checkRoutes(tunnel.routes, context);
   if (tunnel.proto !== 'tcp') return;
   for (const key of [
     'basicAuth',
@@ -129,6 +133,7 @@ export function checkTunnel(tunnel: z.infer<typeof TunnelFieldsSchema>, context:
     'subdomain',
     'domain',
     'hostHeader',
+    'routes',
   ] as const) {
     if (tunnel[key] !== undefined)
       context.addIssue({ code: 'custom', message: 'applies to HTTP tunnels only, not proto: tcp', path: [key] });
