@@ -42,7 +42,12 @@ describe('routes with a Vite dev server and an API on another port', () => {
         '',
       ].join('\n'),
     );
-    vite = await createServer({ root: temp.dir, configFile: false, logLevel: 'silent', server: { host: '127.0.0.1', port: 0, strictPort: false } });
+    vite = await createServer({
+      root: temp.dir,
+      configFile: false,
+      logLevel: 'silent',
+      server: { host: '127.0.0.1', port: 0, strictPort: false },
+    });
     await vite.listen();
     vitePort = (vite.httpServer!.address() as AddressInfo).port;
     apiServer = http.createServer((request, response) => {

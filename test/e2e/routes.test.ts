@@ -6,7 +6,18 @@ import type { AddressInfo, Socket } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { eventually } from './harness/api-helpers.js';
-import { AGENT_BIN, api, loopbackLookup, runAgent, spawnAgent, spawnNode, startServer, tempDir, visit, type TestServer } from './harness/index.js';
+import {
+  AGENT_BIN,
+  api,
+  loopbackLookup,
+  runAgent,
+  spawnAgent,
+  spawnNode,
+  startServer,
+  tempDir,
+  visit,
+  type TestServer,
+} from './harness/index.js';
 import { closedPort } from './harness/pool-support.js';
 import type { Proc } from './harness/processes.js';
 
@@ -26,7 +37,9 @@ async function startService(name: string): Promise<Service> {
     socket.on('close', () => sockets.delete(socket));
   });
   server.on('upgrade', (request: http.IncomingMessage, socket: Socket) => {
-    socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: ${request.headers.upgrade}\r\nConnection: Upgrade\r\nX-Served-By: ${name}\r\n\r\n`);
+    socket.write(
+      `HTTP/1.1 101 Switching Protocols\r\nUpgrade: ${request.headers.upgrade}\r\nConnection: Upgrade\r\nX-Served-By: ${name}\r\n\r\n`,
+    );
     // Echoes each chunk prefixed with the service's name, so the test sees who answered.
     socket.on('data', (chunk: Buffer) => socket.write(`${name}:${chunk.toString()}`));
   });
@@ -162,7 +175,10 @@ describe('routes', () => {
   });
 
   it('a WebSocket upgrade follows its route', async () => {
-    const agent = await started(spawnAgent(server, { token: server.token, target: web.port, args: [...flags(), '--inspect-addr', '127.0.0.1:0'] }), 5);
+    const agent = await started(
+      spawnAgent(server, { token: server.token, target: web.port, args: [...flags(), '--inspect-addr', '127.0.0.1:0'] }),
+      5,
+    );
     try {
       assert.deepEqual(await upgradeThrough(server, agent.hostname, '/ws/socket', 'hello'), { servedBy: 'ws', echo: 'ws:hello' });
       assert.deepEqual(await upgradeThrough(server, agent.hostname, '/hmr', 'hi'), { servedBy: 'web', echo: 'web:hi' });
@@ -172,7 +188,10 @@ describe('routes', () => {
   });
 
   it("a route whose local service refuses gets the 502 page naming that route's target", async () => {
-    const agent = await started(spawnAgent(server, { token: server.token, target: web.port, args: [...flags(), '--inspect-addr', '127.0.0.1:0'] }), 5);
+    const agent = await started(
+      spawnAgent(server, { token: server.token, target: web.port, args: [...flags(), '--inspect-addr', '127.0.0.1:0'] }),
+      5,
+    );
     try {
       const answer = await visit(server, agent.hostname, '/down/x');
       assert.equal(answer.status, 502);
@@ -184,7 +203,10 @@ describe('routes', () => {
   });
 
   it('the local inspector and the Traffic Inspector both name the target that served each request', async () => {
-    const agent = await started(spawnAgent(server, { token: server.token, target: web.port, args: [...flags(), '--inspect-addr', '127.0.0.1:0'] }), 5);
+    const agent = await started(
+      spawnAgent(server, { token: server.token, target: web.port, args: [...flags(), '--inspect-addr', '127.0.0.1:0'] }),
+      5,
+    );
     try {
       const paths = ['/mark-main', '/api/mark', '/api/v2/mark', '/down/mark'];
       for (const requestPath of paths) await visit(server, agent.hostname, requestPath);
@@ -304,5 +326,10 @@ describe('routes', () => {
 
 /** `svc start --config <file>` with its inspector on a free port. */
 function spawnAgentStart(server: TestServer, file: string): Proc {
-  return spawnNode(AGENT_BIN, ['start', '--config', file, '--inspect-addr', '127.0.0.1:0'], { SVC_SERVER: server.url, SVC_TOKEN: server.token }, 'agent');
+  return spawnNode(
+    AGENT_BIN,
+    ['start', '--config', file, '--inspect-addr', '127.0.0.1:0'],
+    { SVC_SERVER: server.url, SVC_TOKEN: server.token },
+    'agent',
+  );
 }

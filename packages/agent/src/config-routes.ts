@@ -22,7 +22,8 @@ export function routeEntry(entry: unknown): RouteOptions | { key?: string; messa
     return { message: 'expected "<path>=<target>" or a map with path and addr' };
   const map = entry as Record<string, unknown>;
   for (const key of Object.keys(map)) {
-    if (!(ROUTE_KEYS as readonly string[]).includes(key)) return { key, message: `unknown key (expected one of: ${ROUTE_KEYS.join(', ')})` };
+    if (!(ROUTE_KEYS as readonly string[]).includes(key))
+      return { key, message: `unknown key (expected one of: ${ROUTE_KEYS.join(', ')})` };
   }
   if (map.path === undefined) return { key: 'path', message: 'required' };
   if (map.addr === undefined) return { key: 'addr', message: 'required' };

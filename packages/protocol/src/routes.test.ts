@@ -54,7 +54,13 @@ test('bad route paths are refused with a sentence saying why', () => {
 
 test('a list of routes is refused for duplicates (after normalisation), bad targets and its size', () => {
   assert.equal(routesProblem([{ path: '/api', local: 'localhost:4000' }]), undefined);
-  assert.match(routesProblem([{ path: '/api', local: 'a:1' }, { path: '/api/', local: 'b:2' }])!, /"\/api" is given twice/);
+  assert.match(
+    routesProblem([
+      { path: '/api', local: 'a:1' },
+      { path: '/api/', local: 'b:2' },
+    ])!,
+    /"\/api" is given twice/,
+  );
   assert.match(routesProblem([{ path: '/api', local: '' }])!, /host:port/);
   assert.match(routesProblem('x')!, /must be a list/);
   const many = Array.from({ length: MAX_ROUTES + 1 }, (_, i) => ({ path: `/r${i}`, local: 'a:1' }));

@@ -74,7 +74,8 @@ export function routeProblem(route: RouteOptions): string | undefined {
 /** Checks a tunnel's routes (count, each route, duplicate paths); a problem is SvcError NAME_INVALID. */
 export function checkedRoutes(routes: readonly RouteOptions[] | undefined): CheckedRoute[] {
   if (routes === undefined || routes.length === 0) return [];
-  if (routes.length > MAX_ROUTES) throw new SvcError(ErrorCode.NAME_INVALID, `at most ${MAX_ROUTES} routes per tunnel, not ${routes.length}`);
+  if (routes.length > MAX_ROUTES)
+    throw new SvcError(ErrorCode.NAME_INVALID, `at most ${MAX_ROUTES} routes per tunnel, not ${routes.length}`);
   const seen = new Set<string>();
   return routes.map((route) => {
     const problem = routeProblem(route);

@@ -92,6 +92,9 @@ describe('inspector pages', () => {
     const old = Buffer.alloc(2 * (width - 1) * 8);
     for (let row = 0; row < 2; row++) page!.vals.copy(old, row * (width - 1) * 8, row * width * 8, (row * width + width - 1) * 8);
     const formerly = new DecodedPage({ ...page!, format: 1, vals: old }).records();
-    assert.deepEqual(formerly, records.map(({ target: _target, ...rest }) => rest));
+    assert.deepEqual(
+      formerly,
+      records.map(({ target: _target, ...rest }) => rest),
+    );
   });
 });
