@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ErrorCode, MAX_ROUTES, SvcError, type CallbackStream } from '@svcrouter/protocol';
+import { ErrorCode, MAX_ROUTES, type SvcError, type CallbackStream } from '@svcrouter/protocol';
 import type { OriginProxy } from './origin-proxy.js';
 import { checkedRoutes, parseRouteFlag, RoutedProxy, routeSpecs } from './routes.js';
 
