@@ -258,6 +258,39 @@ describe('routes', () => {
     }
   });
 
+  it('the agent API starts a tunnel with routes and lists them', async () => {
+    const agent = await started(spawnAgent(server, { token: server.token, target: web.port, args: ['--inspect-addr', '127.0.0.1:0'] }), 0);
+    try {
+      const created = await fetch(`${agent.inspector}/api/tunnels`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          name: 'routed',
+          addr: web.port,
+          routes: [`/api=${apiService.port}`, { path: '/ws', addr: `127.0.0.1:${ws.port}` }],
+        }),
+      });
+      assert.equal(created.status, 201);
+      const tunnel = (await created.json()) as { url: string; routes: Array<{ path: string; local: string }> };
+      assert.deepEqual(tunnel.routes, [
+        { path: '/api', local: `http://localhost:${apiService.port}` },
+        { path: '/ws', local: `http://127.0.0.1:${ws.port}` },
+      ]);
+      const hostname = new URL(tunnel.url).hostname;
+      assert.match((await visit(server, hostname, '/api/x')).text, /^api \/api\/x /);
+      assert.match((await visit(server, hostname, '/x')).text, /^web \/x /);
+      const refused = await fetch(`${agent.inspector}/api/tunnels`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'bad', addr: web.port, routes: ['/api=1', '/api/=2'] }),
+      });
+      assert.equal(refused.status, 400);
+      assert.deepEqual(await refused.json(), { error: 'invalid_request', message: 'routes.1: route path "/api" is given twice' });
+    } finally {
+      await agent.proc.kill('SIGINT');
+    }
+  });
+
   it('routes: in svc.yml, in both forms, routes as the flags do', async () => {
     const file = path.join(temp.dir, 'svc.yml');
     await writeFile(

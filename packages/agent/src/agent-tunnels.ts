@@ -247,7 +247,7 @@ function tcpFlags(body: NewTunnel): TcpFlags {
 }
 
 function apiTunnel(entry: Entry): ApiTunnel {
-  return {
+  const tunnel: ApiTunnel = {
     name: entry.name,
     url: entry.tunnel.url,
     proto: 'origin' in entry.spec.target ? entry.spec.target.proto : 'tcp',
@@ -255,6 +255,8 @@ function apiTunnel(entry: Entry): ApiTunnel {
     hostHeader: entry.spec.hostHeader ?? null,
     inspect: entry.spec.inspector !== undefined,
   };
+  if (entry.tunnel.routes.length > 0) tunnel.routes = routeViews(entry.tunnel);
+  return tunnel;
 }
 
 /** A refused bind as the agent API answers it. */
