@@ -19,6 +19,7 @@ import {
   type TestServer,
 } from './harness/index.js';
 import { closedPort } from './harness/pool-support.js';
+import { startRawAgent } from './harness/raw-agent.js';
 import type { Proc } from './harness/processes.js';
 
 /** A local service that answers `<name> <path> host=<Host>` and echoes WebSocket-style upgrades. */
@@ -288,6 +289,27 @@ describe('routes', () => {
       assert.deepEqual(await refused.json(), { error: 'invalid_request', message: 'routes.1: route path "/api" is given twice' });
     } finally {
       await agent.proc.kill('SIGINT');
+    }
+  });
+
+  it("the edge refuses an agent's bad routes at bind, with the reason", async () => {
+    const raw = await startRawAgent(server.url, server.token!);
+    try {
+      const answer = await raw.bind({
+        local: `localhost:${web.port}`,
+        routes: [
+          { path: '/api', local: 'localhost:4000' },
+          { path: '/api/', local: 'localhost:4001' },
+        ],
+      });
+      assert.deepEqual(answer.type === 'bindError' && [answer.code, answer.message], [
+        'NAME_INVALID',
+        'invalid routes: route path "/api" is given twice',
+      ]);
+      const shaped = await raw.bind({ local: `localhost:${web.port}`, routes: [{ path: '/../etc', local: 'localhost:4000' }] });
+      assert.equal(shaped.type, 'bindError');
+    } finally {
+      raw.close();
     }
   });
 
