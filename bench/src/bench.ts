@@ -176,7 +176,9 @@ async function tcpOnly(options: BenchOptions, generator: LoadGenerator, command:
   }
   const rows = tcpRows(tcp);
   const elapsedS = (performance.now() - started) / 1000;
-  process.stdout.write(`${markdown(rows, machine, load, `${options.mode}, TCP only`, command, tcp)}\n\nRun took ${elapsedS.toFixed(0)} s.\n`);
+  process.stdout.write(
+    `${markdown(rows, machine, load, `${options.mode}, TCP only`, command, tcp)}\n\nRun took ${elapsedS.toFixed(0)} s.\n`,
+  );
   await writeJson(options.jsonPath, {
     schema: 1,
     date: new Date().toISOString(),

@@ -66,7 +66,10 @@ export async function startSshForward(targetPort: number): Promise<SshForward> {
       `AuthorizedKeysFile ${path.join(dir.dir, 'authorized_keys')}`,
     ].join('\n');
     await writeFile(path.join(dir.dir, 'sshd_config'), `${config}\n`);
-    const sshd = new Proc(spawn(SSHD, ['-D', '-e', '-f', path.join(dir.dir, 'sshd_config')], { stdio: ['ignore', 'pipe', 'pipe'] }), 'sshd');
+    const sshd = new Proc(
+      spawn(SSHD, ['-D', '-e', '-f', path.join(dir.dir, 'sshd_config')], { stdio: ['ignore', 'pipe', 'pipe'] }),
+      'sshd',
+    );
     stops.push(() => sshd.stop('SIGTERM', 5_000));
     await pollUntil('sshd listening', () => accepts(sshdPort));
 

@@ -7,7 +7,9 @@ import { TCP_DOWNLOAD, TCP_ECHO, TCP_UPLOAD } from './tcp-origin.js';
 // sentence naming it instead of hanging it.
 
 /** A run that did not finish in time: its message names the run and how far it got. */
-export class DeadlineError extends Error {}
+export class DeadlineError extends Error {
+  override name = 'DeadlineError';
+}
 
 /** One run's name (`download through ssh -L`) and how long it may take. */
 export interface Deadline {
@@ -23,7 +25,8 @@ export function withDeadline<T>(deadline: Deadline, work: Promise<T>, expire: ()
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       const progress = expire();
-      reject(new DeadlineError(`${deadline.label} did not finish within ${(deadline.ms / 1000).toFixed(0)} s (${progress})`));
+      const seconds = deadline.ms < 10_000 ? (deadline.ms / 1000).toFixed(1) : (deadline.ms / 1000).toFixed(0);
+      reject(new DeadlineError(`${deadline.label} did not finish within ${seconds} s (${progress})`));
     }, deadline.ms);
     work.then(
       (value) => {
@@ -39,6 +42,11 @@ export function withDeadline<T>(deadline: Deadline, work: Promise<T>, expire: ()
 }
 
 const MIB = 1024 * 1024;
+
+/** A byte count as a progress report shows it. */
+function size(bytes: number): string {
+  return bytes >= MIB ? `${(bytes / MIB).toFixed(0)} MiB` : `${bytes} B`;
+}
 /** What an upload writes at a time. */
 const UPLOAD_CHUNK = Buffer.alloc(256 * 1024, 0x75);
 
@@ -67,7 +75,7 @@ export function tcpDownload(port: number, bytes: number, deadline: Deadline): Pr
   });
   return withDeadline(deadline, work, () => {
     socket.destroy();
-    return `${(received / MIB).toFixed(0)} of ${(bytes / MIB).toFixed(0)} MiB received`;
+    return `${size(received)} of ${size(bytes)} received`;
   });
 }
 
@@ -104,7 +112,7 @@ export function tcpUpload(port: number, bytes: number, deadline: Deadline): Prom
   });
   return withDeadline(deadline, work, () => {
     socket.destroy();
-    return `${(sent / MIB).toFixed(0)} of ${(bytes / MIB).toFixed(0)} MiB sent`;
+    return `${size(sent)} of ${size(bytes)} sent`;
   });
 }
 

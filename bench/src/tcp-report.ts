@@ -3,6 +3,12 @@ import type { TcpFigure, TcpResult } from './w-tcp.js';
 
 const MIB = 1024 * 1024;
 
+/** 1 GiB, 256 MiB, 64 KiB: as --tcp-bytes takes it. */
+export function sizeLabel(bytes: number): string {
+  const [unit, name] = bytes >= 1024 * MIB ? [1024 * MIB, 'GiB'] : bytes >= MIB ? [MIB, 'MiB'] : [1024, 'KiB'];
+  return `${Number((bytes / unit).toFixed(2))} ${name}`;
+}
+
 /** A figure's row fields: direct, svcRouter, ssh and both ratios. */
 function sides(f: TcpFigure): Pick<Row, 'direct' | 'tunnel' | 'ratio' | 'ssh' | 'sshRatio'> {
   return { direct: f.direct, tunnel: f.tunnel, ratio: f.ratio, ssh: f.ssh, sshRatio: f.sshRatio };
@@ -15,7 +21,7 @@ function throughputMet(f: TcpFigure): boolean {
 
 /** The TCP rows, each with an `ssh` column and its ratio (rows without `ssh` are the HTTP table's). */
 export function tcpRows(r: TcpResult): Row[] {
-  const size = r.bytes >= 1024 * MIB ? `${r.bytes / (1024 * MIB)} GiB` : `${(r.bytes / MIB).toFixed(0)} MiB`;
+  const size = sizeLabel(r.bytes);
   const cpu = (id: string, c: { tunnel: number; ssh: number | null }): Row => ({
     id,
     metric: '… CPU of the relays, s/GiB (edge + agent; ssh + sshd)',
@@ -50,7 +56,8 @@ export function isTcpRow(row: Row): boolean {
 /** The TCP rows as their own markdown table: direct, ssh -L, svcRouter and both ratios. */
 export function tcpMarkdown(rows: readonly Row[], result: TcpResult, fmt: (value: number | null) => string): string {
   const ratio = (value: number | null | undefined): string => (value === null || value === undefined ? '—' : `${value.toFixed(2)}×`);
-  const sshNote = 'cipher' in result.ssh ? `ssh -L with OpenSSH's default cipher (${result.ssh.cipher})` : `ssh -L skipped: ${result.ssh.skipped}`;
+  const sshNote =
+    'cipher' in result.ssh ? `ssh -L with OpenSSH's default cipher (${result.ssh.cipher})` : `ssh -L skipped: ${result.ssh.skipped}`;
   const lines = [
     '### TCP tunnels (`svc tcp`)',
     '',

@@ -47,7 +47,11 @@ export function tcpDeadlineMs(kind: 'transfer' | 'connections' | 'echo', amount:
 }
 
 /** Starts `svc tcp 127.0.0.1:<port>` against the system's edge; resolves with the agent and its public port. */
-export async function startTcpAgent(system: BenchSystem, localPort: number, nodeArgs: string[] = []): Promise<{ agent: Proc; port: number }> {
+export async function startTcpAgent(
+  system: BenchSystem,
+  localPort: number,
+  nodeArgs: string[] = [],
+): Promise<{ agent: Proc; port: number }> {
   const agent = spawnNode(AGENT_BIN, ['tcp', `127.0.0.1:${localPort}`], {
     label: 'agent-tcp',
     nodeArgs,
@@ -106,7 +110,9 @@ export async function tcpTunnels(system: BenchSystem, sizes: Sizes, log: (line: 
       log(`  warm-up: ${(warmBytes / MIB).toFixed(0)} MiB each way per side`);
     }
 
-    const transfer = async (direction: 'download' | 'upload'): Promise<{ figure: TcpFigure; cpu: { tunnel: number; ssh: number | null } }> => {
+    const transfer = async (
+      direction: 'download' | 'upload',
+    ): Promise<{ figure: TcpFigure; cpu: { tunnel: number; ssh: number | null } }> => {
       const move = direction === 'download' ? tcpDownload : tcpUpload;
       const rounds = await rotatingRounds(sizes.tcpRounds, sides, async (side) => {
         const cpu0 = relayCpu(side);
@@ -167,7 +173,11 @@ export async function tcpTunnels(system: BenchSystem, sizes: Sizes, log: (line: 
 type Round<T> = Partial<Record<TcpSide, T>>;
 
 /** `rounds` rounds of a run per side, the order rotating by one each round. */
-export async function rotatingRounds<T>(rounds: number, sides: readonly TcpSide[], run: (side: TcpSide) => Promise<T>): Promise<Array<Round<T>>> {
+export async function rotatingRounds<T>(
+  rounds: number,
+  sides: readonly TcpSide[],
+  run: (side: TcpSide) => Promise<T>,
+): Promise<Array<Round<T>>> {
   const out: Array<Round<T>> = [];
   for (let round = 0; round < rounds; round++) {
     const result: Round<T> = {};
