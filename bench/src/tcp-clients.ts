@@ -35,7 +35,7 @@ export function withDeadline<T>(deadline: Deadline, work: Promise<T>, expire: ()
       },
       (error: unknown) => {
         clearTimeout(timer);
-        reject(error instanceof Error ? new Error(`${deadline.label}: ${error.message}`) : error);
+        reject(new Error(`${deadline.label}: ${error instanceof Error ? error.message : String(error)}`));
       },
     );
   });
@@ -151,7 +151,7 @@ export function tcpConnections(port: number, count: number, concurrency: number,
       (error: unknown) => {
         failed = true;
         for (const socket of open) socket.destroy();
-        reject(error);
+        reject(error instanceof Error ? error : new Error(String(error)));
       },
     );
   });
