@@ -30,7 +30,7 @@ import { clusterHop, clusterMarkdown } from './w-cluster.js';
 import { manySessions, sessionsMarkdown } from './w-sessions.js';
 import { startTcpAgent, startTcpOriginProcess, tcpTunnels, type TcpResult } from './w-tcp.js';
 import { tcpRows } from './tcp-report.js';
-import { tcpDownload, tcpUpload } from './tcp-clients.js';
+import { tcpConnections, tcpDownload, tcpUpload } from './tcp-clients.js';
 
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 
@@ -109,7 +109,7 @@ async function profile(options: BenchOptions, generator: LoadGenerator, dir: str
       log(
         `profiled W1${subscriber ? ' with a stream subscriber' : ''}: ${run.rps.toFixed(0)} req/s, ${run.requests} requests, edge ${run.edgeCpuS.toFixed(2)} s CPU, agent ${run.agentCpuS.toFixed(2)} s CPU`,
       );
-    } else if (options.cpuProfWorkload === 'tcp-download' || options.cpuProfWorkload === 'tcp-upload') {
+    } else if (options.cpuProfWorkload.startsWith('tcp-')) {
       await profileTcp(system, options, agentDir);
     } else {
       const move = options.cpuProfWorkload === 'download' ? download : upload;
@@ -137,21 +137,28 @@ async function profile(options: BenchOptions, generator: LoadGenerator, dir: str
   }
 }
 
+/** Short connections the tcp-connections profile opens: enough for the connection path to outweigh startup. */
+const PROFILED_CONNECTIONS = 20_000;
+
 /** --cpu-prof-workload tcp-*: one transfer of the TCP size through a `svc tcp` agent started with --cpu-prof. */
 async function profileTcp(system: Awaited<ReturnType<typeof startSystem>>, options: BenchOptions, agentDir: string): Promise<void> {
   const bytes = options.sizes.tcpBytes;
   const origin = await startTcpOriginProcess();
   const { agent, port } = await startTcpAgent(system, origin.port, ['--cpu-prof', `--cpu-prof-dir=${agentDir}`]);
   try {
-    const upload = options.cpuProfWorkload === 'tcp-upload';
     const pids = [system.server.pid, agent.pid];
     const cpu0 = pids.map(cpuSeconds);
     const deadline = { label: `profiled ${options.cpuProfWorkload}`, ms: (options.tcpDeadlineS ?? 600) * 1000 };
-    const seconds = await (upload ? tcpUpload : tcpDownload)(port, bytes, deadline);
+    let done: string;
+    if (options.cpuProfWorkload === 'tcp-connections') {
+      const perS = await tcpConnections(port, PROFILED_CONNECTIONS, options.sizes.tcpConcurrency, deadline);
+      done = `${PROFILED_CONNECTIONS} connections: ${perS.toFixed(0)}/s`;
+    } else {
+      const seconds = await (options.cpuProfWorkload === 'tcp-upload' ? tcpUpload : tcpDownload)(port, bytes, deadline);
+      done = `${(bytes / 2 ** 20).toFixed(0)} MiB: ${(bytes / 2 ** 20 / seconds).toFixed(0)} MiB/s`;
+    }
     const [edgeCpuS, agentCpuS] = pids.map((pid, i) => cpuSeconds(pid) - cpu0[i]!);
-    log(
-      `profiled ${options.cpuProfWorkload} of ${(bytes / 2 ** 20).toFixed(0)} MiB: ${(bytes / 2 ** 20 / seconds).toFixed(0)} MiB/s, edge ${edgeCpuS!.toFixed(2)} s CPU, tcp agent ${agentCpuS!.toFixed(2)} s CPU`,
-    );
+    log(`profiled ${options.cpuProfWorkload} of ${done}, edge ${edgeCpuS!.toFixed(2)} s CPU, tcp agent ${agentCpuS!.toFixed(2)} s CPU`);
   } finally {
     // A graceful stop is what makes --cpu-prof write its file.
     await agent.stop('SIGINT');

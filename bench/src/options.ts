@@ -159,7 +159,15 @@ const MAX_STREAM_PAIRS = 1000;
 const DEFAULT_FLOOR_BUSY_US = [4, 8];
 
 /** Workloads --cpu-prof can profile. */
-export const PROFILED_WORKLOADS = ['small-get', 'small-get-stream', 'download', 'upload', 'tcp-download', 'tcp-upload'] as const;
+export const PROFILED_WORKLOADS = [
+  'small-get',
+  'small-get-stream',
+  'download',
+  'upload',
+  'tcp-download',
+  'tcp-upload',
+  'tcp-connections',
+] as const;
 export type ProfiledWorkload = (typeof PROFILED_WORKLOADS)[number];
 
 export const USAGE = `Usage: node --expose-gc bench/dist/bench.js [--quick | --smoke] [--json <path>] [--loadgen wrk|node] [--cpu-prof <dir> [--cpu-prof-workload <name>]] [--floor [--floor-busy <list>]] [--cluster] [--stream <pairs>] [--sessions [<n>] [--heartbeat-ms <ms>]] [--tcp] [--tcp-bytes <size>] [--tcp-deadline <s>]
@@ -168,10 +176,10 @@ export const USAGE = `Usage: node --expose-gc bench/dist/bench.js [--quick | --s
   --json <path>     results file (default bench/results/latest.json)
   --loadgen <name>  force wrk or the built-in Node generator (default: wrk when installed)
   --cpu-prof <dir>  only W1 through the tunnel, with --cpu-prof on svc-server and svc; prints their top functions
-  --cpu-prof-workload small-get|small-get-stream|download|upload|tcp-download|tcp-upload
+  --cpu-prof-workload small-get|small-get-stream|download|upload|tcp-download|tcp-upload|tcp-connections
                     what --cpu-prof runs through the tunnel (default small-get; small-get-stream with
-                    one live request-stream subscriber attached; transfers move 1 GiB, tcp-* through
-                    a \`svc tcp\` tunnel)
+                    one live request-stream subscriber attached; transfers move 1 GiB; tcp-* through
+                    a \`svc tcp\` tunnel, the transfers --tcp-bytes, tcp-connections 20,000 short ones)
   --floor           only the small GET, in rounds of direct, a bare two-process relay that does no
                     work of its own (the floor for the tunnel's shape), and svcRouter
                     (JSON default bench/results/floor.json)
