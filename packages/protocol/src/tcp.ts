@@ -22,12 +22,3 @@ export function isTcpHead(head: RequestHead): boolean {
 
 /** The agent's answer once the local connection is up. */
 export const TCP_CONNECTED_HEAD: ResponseHead = { s: TCP_CONNECTED, h: [] };
-
-/**
- * Readable and writable high-water mark of the sockets at both ends of a TCP tunnel (the
- * visitor's on the edge, the local service's on the agent), as StreamDuplex's writer has: with
- * Node 20's 16 KiB default, a 64 KiB chunk that the kernel takes only in part already fills
- * the writer, so its source pauses and resumes once per chunk. Memory stays bounded: at most
- * this much per socket on top of the stream windows.
- */
-export const TCP_SOCKET_HIGH_WATER_MARK = 256 * 1024;

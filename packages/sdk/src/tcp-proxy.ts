@@ -1,13 +1,5 @@
 import net, { type Socket } from 'node:net';
-import {
-  ResetCode,
-  TCP_CONNECTED_HEAD,
-  TCP_SOCKET_HIGH_WATER_MARK,
-  isTcpHead,
-  streamDuplex,
-  type CallbackStream,
-  type RequestHead,
-} from '@svcrouter/protocol';
+import { ResetCode, TCP_CONNECTED_HEAD, isTcpHead, streamDuplex, type CallbackStream, type RequestHead } from '@svcrouter/protocol';
 import { proxyProtocolHeader, type ProxyProtocolVersion } from './proxy-protocol.js';
 
 /** Default `--idle-timeout`: a TCP connection with no byte either way for this long is closed. */
@@ -85,14 +77,7 @@ export class TcpProxy {
     const started = performance.now();
     const visitor = typeof head.a === 'string' ? head.a : '';
     const log: TcpConnectionLog = { visitor, durationMs: 0, bytesIn: 0, bytesOut: 0, outcome: 'closed' };
-    // Node 20 takes `highWaterMark` here (the Duplex option), though its types do not list it.
-    const options: net.TcpNetConnectOpts & { highWaterMark: number } = {
-      host: this.target.host,
-      port: this.target.port,
-      allowHalfOpen: true,
-      highWaterMark: TCP_SOCKET_HIGH_WATER_MARK,
-    };
-    const socket = net.connect(options);
+    const socket = net.connect({ host: this.target.host, port: this.target.port, allowHalfOpen: true });
     this.sockets.add(socket);
     let connected = false;
     let proxyHeaderAt = 0;

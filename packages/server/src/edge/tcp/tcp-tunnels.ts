@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import net, { type Server, type Socket } from 'node:net';
 import type { Logger } from 'pino';
-import { BindMessages, ErrorCode, Messages, SvcError, TCP_SOCKET_HIGH_WATER_MARK, type AgentMessage } from '@svcrouter/protocol';
+import { BindMessages, ErrorCode, Messages, SvcError, type AgentMessage } from '@svcrouter/protocol';
 import type { Store } from '../../store/index.js';
 import { pickMember } from '../pool.js';
 import type { Binding, Router } from '../router.js';
@@ -137,9 +137,7 @@ export class TcpTunnels {
   private listen(port: number): Promise<boolean> {
     if (this.listeners.has(port)) return Promise.resolve(true);
     const sockets = new Set<Socket>();
-    const server = net.createServer({ allowHalfOpen: true, pauseOnConnect: false, highWaterMark: TCP_SOCKET_HIGH_WATER_MARK }, (socket) =>
-      this.accept(port, socket, sockets),
-    );
+    const server = net.createServer({ allowHalfOpen: true, pauseOnConnect: false }, (socket) => this.accept(port, socket, sockets));
     // A relay's listen backlog matters under bursts of connections (see TOOLCHAIN.md).
     server.maxConnections = 10_000;
     return new Promise((resolve) => {
