@@ -1,4 +1,4 @@
-import type { Row } from './report.js';
+import type { Row } from './row.js';
 import type { TcpFigure, TcpResult } from './w-tcp.js';
 
 const MIB = 1024 * 1024;
