@@ -5,6 +5,7 @@ import { CLUSTER_MIGRATIONS } from './migrations-cluster.js';
 import { OIDC_MIGRATIONS } from './migrations-oidc.js';
 import { POOLS_MIGRATIONS } from './migrations-pools.js';
 import { TCP_MIGRATIONS } from './migrations-tcp.js';
+import { TLS_MIGRATIONS } from './migrations-tls.js';
 import { TUNNEL_POLICY_MIGRATIONS } from './migrations-tunnel-policy.js';
 import { WEBHOOK_MIGRATIONS } from './migrations-webhooks.js';
 import type { NamedMigration } from './named-migration.js';
@@ -314,6 +315,7 @@ const MIGRATIONS: readonly NamedMigration[] = [
   ...WEBHOOK_MIGRATIONS,
   ...OIDC_MIGRATIONS,
   ...POOLS_MIGRATIONS,
+  ...TLS_MIGRATIONS,
 ];
 
 /** Rows per statement when migrations convert inspector records: 13 parameters each, far below SQLite's limit. */
