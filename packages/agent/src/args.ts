@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { accessProblem, hostHeaderProblem } from '@svcrouter/sdk';
 import { DEFAULT_TRANSFER_BYTES } from './doctor/index.js';
+import { TLS_REFUSED_FLAGS, tlsAccessRefusal, tlsPairProblem, type TlsFlags } from './tls-flags.js';
 
 /** How the agent shows what happens: a live screen, plain lines, or JSON lines. */
 export interface DisplayFlags {
@@ -52,6 +53,8 @@ export interface TcpFlags {
   proxyProtocol?: 'v1' | 'v2';
   /** `--pool`: share the address with the account's other agents. */
   pool?: boolean;
+  /** `svc tls`: a TLS passthrough tunnel on a hostname instead of a port. */
+  tls?: TlsFlags;
 }
 
 /** What the command line asks for. */
@@ -68,6 +71,7 @@ export const USAGE = `Usage:
   svc http <port | host:port | http(s)://host:port | h2c://host:port> [options]
                                                                 expose a local HTTP service
   svc tcp <port | host:port> [options]                          expose a local TCP service on an edge port
+  svc tls <port | host:port> [options]                          expose a local TLS service on a hostname (SNI)
   svc start [names…] --config svc.yml                           start the tunnels of a config file
   svc config check --config svc.yml                             validate a config file
   svc doctor [--json] [--transfer-size 100MiB]                  check the edge, the token and a tunnel end to end
@@ -89,7 +93,10 @@ Options:
   --allow-domain <domain>     with --oidc: emails of this domain may visit (repeatable)
   --remote-addr <host:port>   tcp: bind a TCP address reserved by the account (POST /v1/tcp-addresses)
   --idle-timeout <duration>   tcp: close a connection idle this long (default 1h; 30s, 5m, 0 = never)
-  --proxy-protocol <v1|v2>    tcp: send the visitor's address first as a PROXY protocol header
+  --proxy-protocol <v1|v2>    tcp, tls: send the visitor's address first as a PROXY protocol header
+  --tls-cert <file>           tls: the agent terminates TLS with this certificate (PEM) and sends
+                              plain bytes to the local service; with --tls-key
+  --tls-key <file>            tls: the private key (PEM) of --tls-cert
   --log stdout                plain lines, even on a terminal
   --log-format <text|json>    json: one JSON object per event on stdout
   --inspect=false             turn the local inspector off
@@ -125,6 +132,8 @@ const OPTIONS = {
   pool: { type: 'boolean' },
   'idle-timeout': { type: 'string' },
   'proxy-protocol': { type: 'string' },
+  'tls-cert': { type: 'string' },
+  'tls-key': { type: 'string' },
   log: { type: 'string' },
   'log-format': { type: 'string' },
   inspect: { type: 'string' },
@@ -135,6 +144,18 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const;
+
+/** `svc tls`'s own flags; access rules and --remote-addr are refused. */
+function tlsFlags(values: Record<string, unknown>): TlsFlags | string {
+  for (const flag of TLS_REFUSED_FLAGS) if (values[flag] !== undefined) return tlsAccessRefusal(flag);
+  if (values['remote-addr'] !== undefined) return '--remote-addr is for svc tcp; svc tls binds a hostname (--subdomain, --domain)';
+  const tls: TlsFlags = {};
+  if (typeof values.subdomain === 'string') tls.subdomain = values.subdomain;
+  if (typeof values.domain === 'string') tls.domain = values.domain;
+  if (typeof values['tls-cert'] === 'string') tls.certFile = values['tls-cert'];
+  if (typeof values['tls-key'] === 'string') tls.keyFile = values['tls-key'];
+  return tlsPairProblem(tls) ?? tls;
+}
 
 /** Parses argv (without node and the script); returns the usage error as a sentence. */
 export function parseCommand(argv: string[]): Command | string {
@@ -178,9 +199,17 @@ export function parseCommand(argv: string[]): Command | string {
       if (problem !== undefined) return `--${flagOf(problem)}: ${problem.slice(problem.indexOf(':') + 2)}`;
       return { kind: 'http', target: rest[0]!, tunnel, display, inspect };
     }
-    case 'tcp': {
-      if (rest.length !== 1) return 'svc tcp takes exactly one local address';
+    case 'tcp':
+    case 'tls': {
+      if (rest.length !== 1) return `svc ${command} takes exactly one local address`;
       const tcp: TcpFlags = {};
+      if (command === 'tls') {
+        const tls = tlsFlags(values);
+        if (typeof tls === 'string') return tls;
+        tcp.tls = tls;
+      } else if (values['tls-cert'] !== undefined || values['tls-key'] !== undefined) {
+        return '--tls-cert and --tls-key are for svc tls';
+      }
       if (values['remote-addr'] !== undefined) tcp.remoteAddr = values['remote-addr'];
       if (values.pool === true) tcp.pool = true;
       if (values['idle-timeout'] !== undefined) {
