@@ -25,11 +25,13 @@ describe('tls tunnels', () => {
   let cert: LocalCertificate;
   let service: Awaited<ReturnType<typeof startTlsService>>;
   let tunnel: Tunnel;
+  let poolCert: LocalCertificate | undefined;
   const host = 'secure.localhost';
 
   before(async () => {
     server = await startServer();
     cert = await selfSignedCertificate(host);
+    poolCert = await selfSignedCertificate('pooled.localhost');
     service = await startTlsService(cert, (socket) => answerHttp(socket, `hello from the local TLS service (${socket.servername})`));
     // forward() resolves once the tunnel is live: the edge routes its SNI from then on.
     tunnel = await forward({ proto: 'tls', addr: service.port, subdomain: 'secure', token: server.token!, serverUrl: server.url });
@@ -38,6 +40,7 @@ describe('tls tunnels', () => {
     await tunnel?.close();
     await service?.close();
     await cert?.close();
+    await poolCert?.close();
     await server?.close();
   });
 
@@ -116,6 +119,44 @@ describe('tls tunnels', () => {
     });
     assert.equal(received, 0);
     socket.destroy();
+  });
+
+  it('closes a ClientHello slower than 10 s', { timeout: 30_000 }, async () => {
+    const socket = await connectTcp(server.httpsPort);
+    socket.on('error', () => undefined);
+    const started = performance.now();
+    socket.write(Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01])); // a record and handshake start, then silence
+    await new Promise((resolve) => {
+      socket.once('end', resolve);
+      socket.once('close', resolve);
+    });
+    const waited = performance.now() - started;
+    assert.ok(waited >= 9_500 && waited < 20_000, `closed after ${Math.round(waited)} ms`);
+    socket.destroy();
+  });
+
+  it('a pool of two agents: connections go to both members', async () => {
+    const answers = await Promise.all(
+      ['one', 'two'].map((member) => startTlsService(poolCert!, (socket) => answerHttp(socket, `member ${member}`))),
+    );
+    const members = [];
+    try {
+      for (const service of answers) {
+        members.push(
+          await forward({ proto: 'tls', addr: service.port, subdomain: 'pooled', pool: true, token: server.token!, serverUrl: server.url }),
+        );
+      }
+      const seen = new Set<string>();
+      for (let i = 0; i < 4; i++) {
+        const result = await curlHttps('pooled.localhost', server.httpsPort, poolCert!.certPath);
+        assert.ok(result.ok, result.stderr);
+        seen.add(result.stdout);
+      }
+      assert.deepEqual([...seen].sort(), ['member one', 'member two']);
+    } finally {
+      for (const member of members) await member.close();
+      for (const service of answers) await service.close();
+    }
   });
 
   it('lists the tunnel as proto tls with its address', async () => {
