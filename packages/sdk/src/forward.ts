@@ -16,7 +16,7 @@ import { OriginProxy, type RequestLog } from './origin-proxy.js';
 import { Tunnel } from './tunnel.js';
 import { parseTcpTarget, TcpProxy, type TcpConnectionLog, type TcpTarget } from './tcp-proxy.js';
 import { isProxyProtocolVersion, type ProxyProtocolVersion } from './proxy-protocol.js';
-import { checkedTlsSpec, forwardTls, tlsBind, type TlsForwardOptions } from './forward-tls.js';
+import { checkedTlsOptions, tlsBind, type TlsForwardOptions } from './forward-tls.js';
 
 export { DEFAULT_SERVER_URL };
 
@@ -175,7 +175,10 @@ export interface CheckedTunnel {
 
 /** Checks one tunnel's address, host header and access rules (SvcError NAME_INVALID or POLICY_INVALID), hashing its passwords. */
 export async function checkedTunnelSpec(spec: GroupTunnelSpec): Promise<CheckedTunnel> {
-  if (spec.proto === 'tls') return checkedTlsSpec(spec);
+  if (spec.proto === 'tls') {
+    const terminate = checkedTlsOptions(spec);
+    return { target: checkedTcpTarget(spec), policy: undefined, ...(terminate !== undefined ? { terminate } : {}) };
+  }
   if (spec.proto === 'tcp') {
     const problem = accessProblem(spec);
     if (problem !== undefined) throw new SvcError(ErrorCode.POLICY_INVALID, problem);
@@ -212,8 +215,17 @@ async function forwardTcp(options: ForwardOptions): Promise<Tunnel> {
   return tunnel;
 }
 
+/** A TLS passthrough tunnel: a hostname whose TLS connections reach `addr` undecrypted; its `url` is `tls://<host>:<port>`. */
+async function forwardTls(options: ForwardOptions): Promise<Tunnel> {
+  const checked = await checkedTunnelSpec(options);
+  const edge = await openEdge(options);
+  const tunnel = await bindChecked(edge, options, checked);
+  holdOnSecondNode(edge, [tunnel]);
+  return tunnel;
+}
+
 /** A TCP tunnel's local target and options, checked before dialling; bad ones are NAME_INVALID. */
-export function checkedTcpTarget(options: Pick<ForwardOptions, 'addr' | 'proxyProtocol' | 'idleTimeoutMs'>): TcpTarget {
+function checkedTcpTarget(options: Pick<ForwardOptions, 'addr' | 'proxyProtocol' | 'idleTimeoutMs'>): TcpTarget {
   const target = parseTcpTarget(options.addr);
   if (typeof target === 'string') throw new SvcError(ErrorCode.NAME_INVALID, target);
   if (options.proxyProtocol !== undefined && !isProxyProtocolVersion(options.proxyProtocol)) {
@@ -227,7 +239,7 @@ export function checkedTcpTarget(options: Pick<ForwardOptions, 'addr' | 'proxyPr
 }
 
 /** Binds a TCP tunnel, or with `tls` a TLS passthrough one on a hostname (`terminate`: the agent's own certificate). */
-export async function bindTcpOn(
+async function bindTcpOn(
   edge: OpenEdge,
   target: TcpTarget,
   options: Pick<ForwardOptions, 'remoteAddr' | 'idleTimeoutMs' | 'proxyProtocol' | 'pool'>,
