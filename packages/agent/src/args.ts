@@ -1,7 +1,9 @@
 import { parseArgs } from 'node:util';
-import { accessProblem, hostHeaderProblem } from '@svcrouter/sdk';
+import { accessProblem, hostHeaderProblem, type RouteOptions, type TrafficOptions } from '@svcrouter/sdk';
+import { parseRouteFlags } from './route-flags.js';
 import { DEFAULT_TRANSFER_BYTES } from './doctor/index.js';
 import { TLS_REFUSED_FLAGS, tlsAccessRefusal, tlsPairProblem, type TlsFlags } from './tls-flags.js';
+import { TRAFFIC_FLAG_OPTIONS, TRAFFIC_FLAG_USAGE, trafficFlags } from './traffic-flags.js';
 
 /** How the agent shows what happens: a live screen, plain lines, or JSON lines. */
 export interface DisplayFlags {
@@ -20,7 +22,7 @@ export interface InspectFlags {
 }
 
 /** Flags of one tunnel given on the command line. */
-export interface TunnelFlags {
+export interface TunnelFlags extends TrafficOptions {
   subdomain?: string;
   domain?: string;
   /** `--host-header rewrite|<value>`. */
@@ -41,6 +43,8 @@ export interface TunnelFlags {
   allowEmail?: string[];
   /** `--allow-domain`, repeatable. */
   allowDomain?: string[];
+  /** `--route <path>=<target>[,host-header=…][,proto=h2]`, repeatable. */
+  routes?: RouteOptions[];
 }
 
 /** Flags of `svc tcp`. */
@@ -85,12 +89,15 @@ Options:
   --basic-auth <user:pass>    visitors must sign in (repeatable, at most 10; default SVC_BASIC_AUTH)
   --cidr-allow <cidr>         only these addresses may visit (repeatable; default SVC_CIDR_ALLOW)
   --cidr-deny <cidr>          these addresses get 403 (repeatable; default SVC_CIDR_DENY)
+  --route <path>=<target>     send requests under <path> to another local service (repeatable;
+                              longest path wins); add ,host-header=rewrite|<host> and ,proto=h2
   --pool                      share the name with the account's other agents: each request (tcp:
                               each connection) goes to one of them (needs --subdomain, --domain
                               or --remote-addr)
   --oidc <provider>           visitors sign in with this provider of the server (single sign-on)
   --allow-email <email>       with --oidc: this signed-in email may visit (repeatable)
   --allow-domain <domain>     with --oidc: emails of this domain may visit (repeatable)
+${TRAFFIC_FLAG_USAGE}
   --remote-addr <host:port>   tcp: bind a TCP address reserved by the account (POST /v1/tcp-addresses)
   --idle-timeout <duration>   tcp: close a connection idle this long (default 1h; 30s, 5m, 0 = never)
   --proxy-protocol <v1|v2>    tcp, tls: send the visitor's address first as a PROXY protocol header
@@ -128,8 +135,10 @@ const OPTIONS = {
   oidc: { type: 'string' },
   'allow-email': { type: 'string', multiple: true },
   'allow-domain': { type: 'string', multiple: true },
+  ...TRAFFIC_FLAG_OPTIONS,
   'remote-addr': { type: 'string' },
   pool: { type: 'boolean' },
+  route: { type: 'string', multiple: true },
   'idle-timeout': { type: 'string' },
   'proxy-protocol': { type: 'string' },
   'tls-cert': { type: 'string' },
@@ -195,6 +204,12 @@ export function parseCommand(argv: string[]): Command | string {
       if (values.oidc !== undefined) tunnel.oidc = values.oidc;
       if (values['allow-email'] !== undefined) tunnel.allowEmail = values['allow-email'];
       if (values['allow-domain'] !== undefined) tunnel.allowDomain = values['allow-domain'];
+      Object.assign(tunnel, trafficFlags(values));
+      if (values.route !== undefined) {
+        const routes = parseRouteFlags(values.route);
+        if (typeof routes === 'string') return `--route: ${routes}`;
+        tunnel.routes = routes;
+      }
       const problem = accessProblem(tunnel);
       if (problem !== undefined) return `--${flagOf(problem)}: ${problem.slice(problem.indexOf(':') + 2)}`;
       return { kind: 'http', target: rest[0]!, tunnel, display, inspect };

@@ -17,12 +17,14 @@ import { startInspection } from './inspection.js';
 import { doctor } from './doctor-command.js';
 import type { TunnelControlSlot } from './inspector/tunnels-api.js';
 import { formatProblems, loadConfigFile } from './config-file.js';
+import { routeOptionsOf } from './config-routes.js';
 import { TOKEN_SHAPE, type ConfigFile, type InspectorConfig } from './config-schema.js';
 import { readCaFile } from './ca-file.js';
 import { explainFailure, type Failure } from './failure.js';
 import type { Output } from './output.js';
 import { runTunnels, type RunHooks, type SessionSpec, type TunnelSpec } from './run-tunnels.js';
 import { readTlsPair } from './tls-flags.js';
+import { trafficOptionsOf } from './traffic-flags.js';
 
 /** The agent's environment, read once by main.ts. */
 export interface AgentEnv {
@@ -93,6 +95,7 @@ async function runCommand(command: Command, env: AgentEnv, output: Output, hooks
       const hostHeader = command.tunnel.hostHeader ?? envHostHeader;
       if (hostHeader !== undefined) spec.hostHeader = hostHeader;
       if (command.tunnel.pool === true) spec.pool = true;
+      if (command.tunnel.routes !== undefined) spec.routes = command.tunnel.routes;
       spec.subdomain ??= env.subdomain || undefined;
       spec.domain ??= env.domain || undefined;
       const access = accessRules(command.tunnel, env);
@@ -230,6 +233,8 @@ function tunnelSpecs(config: ConfigFile, names: string[], env: AgentEnv, envAcce
     const hostHeader = picked.length === 1 ? env.hostHeader || tunnel.hostHeader : tunnel.hostHeader;
     if (hostHeader !== undefined) spec.hostHeader = hostHeader;
     if (tunnel.pool === true) spec.pool = true;
+    const routes = routeOptionsOf(tunnel.routes);
+    if (routes !== undefined) spec.routes = routes;
     // Rules set in the environment apply to every tunnel started, each key replacing the file's.
     spec.access = {
       basicAuth: envAccess.basicAuth ?? tunnel.basicAuth,
@@ -238,6 +243,7 @@ function tunnelSpecs(config: ConfigFile, names: string[], env: AgentEnv, envAcce
       oidc: tunnel.oidc,
       allowEmail: tunnel.allowEmail,
       allowDomain: tunnel.allowDomain,
+      ...trafficOptionsOf(tunnel),
     };
     return spec;
   });
@@ -270,6 +276,7 @@ function accessRules(flags: AccessOptions, env: AgentEnv): AccessOptions | strin
   if (flags.oidc !== undefined) rules.oidc = flags.oidc;
   if (flags.allowEmail !== undefined) rules.allowEmail = flags.allowEmail;
   if (flags.allowDomain !== undefined) rules.allowDomain = flags.allowDomain;
+  Object.assign(rules, trafficOptionsOf(flags));
   return rules;
 }
 

@@ -10,6 +10,8 @@ import {
 } from '@svcrouter/protocol';
 import { hostHeaderProblem, parseLocalTarget, parseTcpTarget } from '@svcrouter/sdk';
 import { z } from 'zod';
+import { checkPolicy, POLICY_BLOCK_KEYS, TRAFFIC_FIELDS } from './config-policy.js';
+import { checkRoutes, RoutesSchema } from './config-routes.js';
 
 /** Only this shape is a token; anything else (quotes, spaces, other prefixes) is refused as-is. */
 export const TOKEN_SHAPE = /^svc_[A-Za-z0-9_-]{43}$/;
@@ -62,8 +64,8 @@ export const InspectorSchema = z.strictObject({
   maxRequests: z.number().int().min(1).max(10_000).optional(),
 });
 
-/** One named tunnel of a config file. */
-export const TunnelFieldsSchema = z.strictObject({
+/** One named tunnel of a config file (its `policy:` block added below). */
+const TunnelBaseSchema = z.strictObject({
   /** Local service: a port, `host:port`, an http(s) URL or `h2c://host:port`. Required. */
   addr: localTarget,
   /**
@@ -111,6 +113,15 @@ export const TunnelFieldsSchema = z.strictObject({
   allowDomain: allowList(allowDomainProblem).optional(),
   /** Share the name (or `remoteAddr`) with the account's other agents, each request or connection going to one (default false: take it over). */
   pool: z.boolean().optional(),
+  ...TRAFFIC_FIELDS,
+});
+
+/** One named tunnel of a config file. */
+export const TunnelFieldsSchema = TunnelBaseSchema.extend({
+  /** Paths served by other local services: `"/api=4000"` or { path, addr, hostHeader?, proto? } each (default none). */
+  routes: RoutesSchema.optional(),
+  /** Every policy key (access and traffic rules) in one block, instead of on the tunnel (default none). */
+  policy: TunnelBaseSchema.pick(POLICY_BLOCK_KEYS).optional(),
 });
 
 /** The address read as the tunnel's kind reads it: a URL for HTTP, host:port for TCP; access rules are HTTP's. */
@@ -123,6 +134,8 @@ export function checkTunnel(tunnel: z.infer<typeof TunnelFieldsSchema>, context:
   }
   if (tunnel.oidc !== undefined && tunnel.basicAuth !== undefined)
     context.addIssue({ code: 'custom', message: 'cannot be combined with basicAuth', path: ['oidc'] });
+  checkPolicy(tunnel, context);
+  if (tunnel.routes !== undefined && tunnel.proto !== 'tcp' && tunnel.proto !== 'tls') checkRoutes(tunnel.routes, context);
   if (tunnel.proto === 'tls') return checkTlsTunnel(tunnel, context);
   for (const key of ['tlsCert', 'tlsKey'] as const) {
     if (tunnel[key] !== undefined) context.addIssue({ code: 'custom', message: 'applies to proto: tls only', path: [key] });
@@ -138,6 +151,7 @@ export function checkTunnel(tunnel: z.infer<typeof TunnelFieldsSchema>, context:
     'subdomain',
     'domain',
     'hostHeader',
+    'routes',
   ] as const) {
     if (tunnel[key] !== undefined)
       context.addIssue({ code: 'custom', message: 'applies to HTTP tunnels only, not proto: tcp', path: [key] });
@@ -154,7 +168,21 @@ function checkTlsTunnel(tunnel: z.infer<typeof TunnelFieldsSchema>, context: z.R
         path: [key],
       });
   }
-  for (const key of ['hostHeader', 'remoteAddr'] as const) {
+  const httpOnly = [
+    'hostHeader',
+    'remoteAddr',
+    'routes',
+    'policy',
+    'rules',
+    'rateLimit',
+    'verifyWebhook',
+    'verifyWebhookMaxBody',
+    'requestHeaderAdd',
+    'requestHeaderRemove',
+    'responseHeaderAdd',
+    'responseHeaderRemove',
+  ] as const;
+  for (const key of httpOnly) {
     if (tunnel[key] !== undefined) context.addIssue({ code: 'custom', message: 'does not apply to proto: tls', path: [key] });
   }
   if ((tunnel.tlsCert === undefined) !== (tunnel.tlsKey === undefined)) {

@@ -284,6 +284,30 @@ export interface components {
         /** @description with oidc: email domains allowed; with allowEmail also empty, every signed-in visitor */
         allowDomain: string[];
       };
+      /** @description the tunnel's traffic rules, without secrets */
+      traffic: {
+        /** @description names of headers set on requests (values are not shown) */
+        requestHeaderAdd: string[];
+        /** @description headers removed from requests */
+        requestHeaderRemove: string[];
+        /** @description names of headers set on responses (values are not shown) */
+        responseHeaderAdd: string[];
+        /** @description headers removed from responses */
+        responseHeaderRemove: string[];
+        /** @description at most count requests per visitor address in any windowMs; null: no limit */
+        rateLimit: {
+          count: number;
+          windowMs: number;
+        } | null;
+        /** @description webhook signatures checked for this provider (the secret is never shown); null: none */
+        verifyWebhook: ({
+          /** @enum {string} */
+          provider: "github" | "stripe" | "slack" | "shopify" | "twilio" | "standard";
+          maxBody: number;
+        }) | null;
+        /** @description edge rules in order, one line each */
+        rules: string[];
+      };
       /**
        * Format: date-time
        * @description ISO 8601 UTC timestamp
@@ -319,6 +343,8 @@ export interface components {
       /** @description HTTP protocol version, e.g. HTTP/1.1 */
       proto: string;
       host: string;
+      /** @description host:port of the local service that served it, for a tunnel with routes; else null */
+      target: string | null;
     };
     RequestPage: {
       requests: components["schemas"]["CapturedRequest"][];
@@ -1176,6 +1202,8 @@ export interface operations {
             /** @description HTTP protocol version, e.g. HTTP/1.1 */
             proto: string;
             host: string;
+            /** @description host:port of the local service that served it, for a tunnel with routes; else null */
+            target: string | null;
           }) | {
             /** @description records not sent since the previous event */
             dropped: number;

@@ -110,6 +110,8 @@ export interface RequestsTable {
   user_agent: string;
   proto: string;
   host: string;
+  /** `host:port` of the local target that served it (tunnels with routes); null otherwise. Migration 020. */
+  target: string | null;
 }
 
 /**
@@ -284,6 +286,17 @@ export interface TcpAddressesTable {
   created_at: number;
 }
 
+/** rate_limits: one limited key's requests in the current and the previous fixed window (rate-limits-repo.ts). */
+export interface RateLimitsTable {
+  key: string;
+  window_index: number;
+  in_window: number;
+  in_previous: number;
+  /** 1 when the last take was allowed: what the upsert answers. */
+  allowed: number;
+  expires_at: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -309,4 +322,5 @@ export interface Database {
   tcp_addresses: TcpAddressesTable;
   oidc_keys: OidcKeysTable;
   oidc_tickets: OidcTicketsTable;
+  rate_limits: RateLimitsTable;
 }

@@ -9,6 +9,7 @@ import { runClusterContract } from './cluster.contract.js';
 import { runDomainContract } from './domains.contract.js';
 import { runRequestsContract } from './requests.contract.js';
 import { runSignInContract } from './sign-in.contract.js';
+import { runRateLimitContract } from './rate-limits.contract.js';
 import { runTcpAddressContract } from './tcp-addresses.contract.js';
 import { runUsageContract } from './usage.contract.js';
 
@@ -431,5 +432,6 @@ export function runStoreContract(name: string, open: (now: () => number) => Prom
       () => store,
       () => newAccount(),
     );
+    runRateLimitContract(() => store);
   });
 }

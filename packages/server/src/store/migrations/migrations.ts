@@ -4,6 +4,8 @@ import { fromRow, toRow } from '../requests/request-rows.js';
 import { CLUSTER_MIGRATIONS } from './migrations-cluster.js';
 import { OIDC_MIGRATIONS } from './migrations-oidc.js';
 import { POOLS_MIGRATIONS } from './migrations-pools.js';
+import { RATE_LIMIT_MIGRATIONS } from './migrations-rate-limits.js';
+import { REQUEST_TARGET_MIGRATIONS } from './migrations-request-target.js';
 import { TCP_MIGRATIONS } from './migrations-tcp.js';
 import { TLS_MIGRATIONS } from './migrations-tls.js';
 import { TUNNEL_POLICY_MIGRATIONS } from './migrations-tunnel-policy.js';
@@ -265,7 +267,11 @@ const MIGRATIONS: readonly NamedMigration[] = [
           .limit(1)
           .executeTakeFirst();
         if (!page) break;
-        const rows = new DecodedPage(page as StoredPage).records().map((record) => toRow(record, record.id));
+        // Rows of 004's table, which has no `target` (migration 020, reverted before this runs).
+        const rows = new DecodedPage(page as StoredPage).records().map((record) => {
+          const { target: _target, ...row } = toRow(record, record.id);
+          return row;
+        });
         for (let i = 0; i < rows.length; i += CONVERT_ROWS)
           await db
             .insertInto('requests')
@@ -316,6 +322,8 @@ const MIGRATIONS: readonly NamedMigration[] = [
   ...OIDC_MIGRATIONS,
   ...POOLS_MIGRATIONS,
   ...TLS_MIGRATIONS,
+  ...RATE_LIMIT_MIGRATIONS,
+  ...REQUEST_TARGET_MIGRATIONS,
 ];
 
 /** Rows per statement when migrations convert inspector records: 13 parameters each, far below SQLite's limit. */
