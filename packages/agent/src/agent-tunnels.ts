@@ -16,6 +16,7 @@ import { routeOptionsOf } from './config-routes.js';
 import { probeLocal } from './local-probe.js';
 import type { Output, TunnelView } from './output.js';
 import type { TcpFlags } from './args.js';
+import { readTlsPair, type TlsFlags } from './tls-flags.js';
 import { TunnelControlError, type ApiTunnel, type NewTunnel, type TunnelControl } from './inspector/tunnels-api.js';
 import { trafficOptionsOf } from './traffic-flags.js';
 
@@ -142,7 +143,7 @@ export class AgentTunnels implements TunnelControl {
     }
     // The schema checked the address already, and that a TCP tunnel carries no HTTP settings.
     const spec: TunnelSpec =
-      body.proto === 'tcp'
+      body.proto === 'tcp' || body.proto === 'tls'
         ? { name: body.name, target: parseTcpTarget(String(body.addr)) as TcpTarget, tcp: tcpFlags(body) }
         : { name: body.name, target: parseLocalTarget(body.addr, body.proto) as LocalTarget };
     if (body.subdomain !== undefined) spec.subdomain = body.subdomain;
@@ -214,7 +215,12 @@ export class AgentTunnels implements TunnelControl {
 
 /** What the SDK binds for a tunnel spec. */
 export function groupTunnelOptions(spec: TunnelSpec): GroupTunnelOptions {
-  if (!('origin' in spec.target)) return { addr: spec.target.hostPort, proto: 'tcp', ...spec.tcp };
+  if (!('origin' in spec.target)) {
+    const { tls, ...tcp } = spec.tcp ?? {};
+    if (tls === undefined) return { addr: spec.target.hostPort, proto: 'tcp', ...tcp };
+    const { subdomain, domain, tlsCert, tlsKey } = tls;
+    return { addr: spec.target.hostPort, proto: 'tls', ...tcp, subdomain, domain, tlsCert, tlsKey };
+  }
   return {
     addr: spec.target.origin,
     proto: spec.target.proto,
@@ -245,6 +251,16 @@ function tcpFlags(body: NewTunnel): TcpFlags {
   if (body.idleTimeoutMs !== undefined) flags.idleTimeoutMs = body.idleTimeoutMs;
   if (body.proxyProtocol !== undefined) flags.proxyProtocol = body.proxyProtocol;
   if (body.pool === true) flags.pool = true;
+  if (body.proto === 'tls') {
+    const tls: TlsFlags = {};
+    if (body.subdomain !== undefined) tls.subdomain = body.subdomain;
+    if (body.domain !== undefined) tls.domain = body.domain;
+    if (body.tlsCert !== undefined) tls.certFile = body.tlsCert;
+    if (body.tlsKey !== undefined) tls.keyFile = body.tlsKey;
+    const read = readTlsPair(tls);
+    if (typeof read === 'string') throw new TunnelControlError(400, 'invalid_tunnel', read);
+    flags.tls = read;
+  }
   return flags;
 }
 
@@ -252,7 +268,7 @@ function apiTunnel(entry: Entry): ApiTunnel {
   const tunnel: ApiTunnel = {
     name: entry.name,
     url: entry.tunnel.url,
-    proto: 'origin' in entry.spec.target ? entry.spec.target.proto : 'tcp',
+    proto: 'origin' in entry.spec.target ? entry.spec.target.proto : entry.spec.tcp?.tls !== undefined ? 'tls' : 'tcp',
     local: localOf(entry.spec.target),
     hostHeader: entry.spec.hostHeader ?? null,
     inspect: entry.spec.inspector !== undefined,

@@ -88,3 +88,25 @@ test('svc tcp takes one address and its flags; --idle-timeout reads durations', 
   assert.equal(parseDuration('1h'), 3_600_000);
   assert.equal(parseDuration('1d'), undefined);
 });
+
+test('svc tls takes one address, a name, its own certificate and PROXY protocol; access rules are refused', () => {
+  assert.deepEqual(
+    parseCommand(['tls', '9443', '--subdomain', 'db', '--tls-cert', 'c.pem', '--tls-key', 'k.pem', '--proxy-protocol', 'v1', '--pool']),
+    {
+      kind: 'tcp',
+      target: '9443',
+      tcp: { tls: { subdomain: 'db', certFile: 'c.pem', keyFile: 'k.pem' }, pool: true, proxyProtocol: 'v1' },
+      display: { logStdout: false, json: false },
+    },
+  );
+  assert.equal(parseCommand(['tls']), 'svc tls takes exactly one local address');
+  assert.equal(parseCommand(['tls', '9443', '--tls-cert', 'c.pem']), '--tls-cert needs --tls-key');
+  assert.equal(parseCommand(['tls', '9443', '--tls-key', 'k.pem']), '--tls-key needs --tls-cert');
+  assert.match(
+    String(parseCommand(['tls', '9443', '--cidr-allow', '10.0.0.0/8'])),
+    /^--cidr-allow: access rules cannot apply to a TLS tunnel/,
+  );
+  assert.match(String(parseCommand(['tls', '9443', '--oidc', 'google'])), /^--oidc: access rules cannot apply to a TLS tunnel/);
+  assert.match(String(parseCommand(['tls', '9443', '--remote-addr', 'localhost:20001'])), /^--remote-addr is for svc tcp/);
+  assert.equal(parseCommand(['tcp', '22', '--tls-cert', 'c.pem', '--tls-key', 'k.pem']), '--tls-cert and --tls-key are for svc tls');
+});

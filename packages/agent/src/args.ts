@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { accessProblem, hostHeaderProblem, type RouteOptions, type TrafficOptions } from '@svcrouter/sdk';
 import { parseRouteFlags } from './route-flags.js';
 import { DEFAULT_TRANSFER_BYTES } from './doctor/index.js';
+import { TLS_REFUSED_FLAGS, tlsAccessRefusal, tlsPairProblem, type TlsFlags } from './tls-flags.js';
 import { TRAFFIC_FLAG_OPTIONS, TRAFFIC_FLAG_USAGE, trafficFlags } from './traffic-flags.js';
 
 /** How the agent shows what happens: a live screen, plain lines, or JSON lines. */
@@ -56,6 +57,8 @@ export interface TcpFlags {
   proxyProtocol?: 'v1' | 'v2';
   /** `--pool`: share the address with the account's other agents. */
   pool?: boolean;
+  /** `svc tls`: a TLS passthrough tunnel on a hostname instead of a port. */
+  tls?: TlsFlags;
 }
 
 /** What the command line asks for. */
@@ -72,6 +75,7 @@ export const USAGE = `Usage:
   svc http <port | host:port | http(s)://host:port | h2c://host:port> [options]
                                                                 expose a local HTTP service
   svc tcp <port | host:port> [options]                          expose a local TCP service on an edge port
+  svc tls <port | host:port> [options]                          expose a local TLS service on a hostname (SNI)
   svc start [names…] --config svc.yml                           start the tunnels of a config file
   svc config check --config svc.yml                             validate a config file
   svc doctor [--json] [--transfer-size 100MiB]                  check the edge, the token and a tunnel end to end
@@ -96,7 +100,10 @@ Options:
 ${TRAFFIC_FLAG_USAGE}
   --remote-addr <host:port>   tcp: bind a TCP address reserved by the account (POST /v1/tcp-addresses)
   --idle-timeout <duration>   tcp: close a connection idle this long (default 1h; 30s, 5m, 0 = never)
-  --proxy-protocol <v1|v2>    tcp: send the visitor's address first as a PROXY protocol header
+  --proxy-protocol <v1|v2>    tcp, tls: send the visitor's address first as a PROXY protocol header
+  --tls-cert <file>           tls: the agent terminates TLS with this certificate (PEM) and sends
+                              plain bytes to the local service; with --tls-key
+  --tls-key <file>            tls: the private key (PEM) of --tls-cert
   --log stdout                plain lines, even on a terminal
   --log-format <text|json>    json: one JSON object per event on stdout
   --inspect=false             turn the local inspector off
@@ -134,6 +141,8 @@ const OPTIONS = {
   route: { type: 'string', multiple: true },
   'idle-timeout': { type: 'string' },
   'proxy-protocol': { type: 'string' },
+  'tls-cert': { type: 'string' },
+  'tls-key': { type: 'string' },
   log: { type: 'string' },
   'log-format': { type: 'string' },
   inspect: { type: 'string' },
@@ -144,6 +153,18 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const;
+
+/** `svc tls`'s own flags; access rules and --remote-addr are refused. */
+function tlsFlags(values: Record<string, unknown>): TlsFlags | string {
+  for (const flag of TLS_REFUSED_FLAGS) if (values[flag] !== undefined) return tlsAccessRefusal(flag);
+  if (values['remote-addr'] !== undefined) return '--remote-addr is for svc tcp; svc tls binds a hostname (--subdomain, --domain)';
+  const tls: TlsFlags = {};
+  if (typeof values.subdomain === 'string') tls.subdomain = values.subdomain;
+  if (typeof values.domain === 'string') tls.domain = values.domain;
+  if (typeof values['tls-cert'] === 'string') tls.certFile = values['tls-cert'];
+  if (typeof values['tls-key'] === 'string') tls.keyFile = values['tls-key'];
+  return tlsPairProblem(tls) ?? tls;
+}
 
 /** Parses argv (without node and the script); returns the usage error as a sentence. */
 export function parseCommand(argv: string[]): Command | string {
@@ -193,9 +214,17 @@ export function parseCommand(argv: string[]): Command | string {
       if (problem !== undefined) return `--${flagOf(problem)}: ${problem.slice(problem.indexOf(':') + 2)}`;
       return { kind: 'http', target: rest[0]!, tunnel, display, inspect };
     }
-    case 'tcp': {
-      if (rest.length !== 1) return 'svc tcp takes exactly one local address';
+    case 'tcp':
+    case 'tls': {
+      if (rest.length !== 1) return `svc ${command} takes exactly one local address`;
       const tcp: TcpFlags = {};
+      if (command === 'tls') {
+        const tls = tlsFlags(values);
+        if (typeof tls === 'string') return tls;
+        tcp.tls = tls;
+      } else if (values['tls-cert'] !== undefined || values['tls-key'] !== undefined) {
+        return '--tls-cert and --tls-key are for svc tls';
+      }
       if (values['remote-addr'] !== undefined) tcp.remoteAddr = values['remote-addr'];
       if (values.pool === true) tcp.pool = true;
       if (values['idle-timeout'] !== undefined) {

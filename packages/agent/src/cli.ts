@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { ErrorCode, Messages, SVC_VERSION, SvcError } from '@svcrouter/protocol';
 import {
   DEFAULT_SERVER_URL,
@@ -22,6 +23,7 @@ import { readCaFile } from './ca-file.js';
 import { explainFailure, type Failure } from './failure.js';
 import type { Output } from './output.js';
 import { runTunnels, type RunHooks, type SessionSpec, type TunnelSpec } from './run-tunnels.js';
+import { readTlsPair } from './tls-flags.js';
 import { trafficOptionsOf } from './traffic-flags.js';
 
 /** The agent's environment, read once by main.ts. */
@@ -114,8 +116,13 @@ async function runCommand(command: Command, env: AgentEnv, output: Output, hooks
       }
       const session = sessionSpec(env, undefined);
       if (!('token' in session)) return fail(output, session);
+      const tcp = withTlsFiles(command.tcp, env);
+      if (typeof tcp === 'string') {
+        output.error(tcp);
+        return 2;
+      }
       // No local inspector: it shows HTTP requests, and a TCP tunnel's connections are lines.
-      return runTunnels([{ name: '', target, tcp: command.tcp }], session, output, hooks);
+      return runTunnels([{ name: '', target, tcp }], session, output, hooks);
     }
     case 'config-check': {
       const loaded = loadConfigFile(command.configPath);
@@ -148,12 +155,34 @@ async function runCommand(command: Command, env: AgentEnv, output: Output, hooks
         output.error(specs);
         return 2;
       }
+      // A TLS tunnel's certificate files are read relative to the config file.
+      for (const spec of specs) {
+        if (spec.tcp?.tls === undefined) continue;
+        const tcp = withTlsFiles(spec.tcp, { ...env, subdomain: undefined, domain: undefined }, path.dirname(command.configPath));
+        if (typeof tcp === 'string') {
+          output.error(`${spec.name}: ${tcp}`);
+          return 2;
+        }
+        spec.tcp = tcp;
+      }
       const session = sessionSpec(env, loaded.config);
       if (!('token' in session)) return fail(output, session);
       const inspected = specs.filter((spec) => loaded.config.tunnels[spec.name]!.inspect !== false);
       return runInspected(specs, session, command.inspect, loaded.config.inspector, output, hooks, inspected);
     }
   }
+}
+
+/** `svc tls`'s flags with SVC_SUBDOMAIN / SVC_DOMAIN as defaults and its certificate files read; `svc tcp`'s as given. */
+function withTlsFiles(tcp: TcpFlags, env: AgentEnv, base?: string): TcpFlags | string {
+  if (tcp.tls === undefined) return tcp;
+  const tls = readTlsPair(tcp.tls, base);
+  if (typeof tls === 'string') return tls;
+  if (tls.subdomain === undefined && tls.domain === undefined) {
+    if (env.subdomain) tls.subdomain = env.subdomain;
+    if (env.domain) tls.domain = env.domain;
+  }
+  return { ...tcp, tls };
 }
 
 /** SVC_HOST_HEADER when set, checked as --host-header is: a bad value is a usage error. */
@@ -177,8 +206,17 @@ function tunnelSpecs(config: ConfigFile, names: string[], env: AgentEnv, envAcce
   const picked = names.length > 0 ? [...new Set(names)] : known;
   return picked.map((name) => {
     const tunnel = config.tunnels[name]!;
-    if (tunnel.proto === 'tcp') {
+    if (tunnel.proto === 'tcp' || tunnel.proto === 'tls') {
       const tcp: TcpFlags = {};
+      if (tunnel.proto === 'tls') {
+        tcp.tls = {};
+        const subdomain = picked.length === 1 ? env.subdomain || tunnel.subdomain : tunnel.subdomain;
+        const domain = picked.length === 1 ? env.domain || tunnel.domain : tunnel.domain;
+        if (subdomain !== undefined) tcp.tls.subdomain = subdomain;
+        if (domain !== undefined) tcp.tls.domain = domain;
+        if (tunnel.tlsCert !== undefined) tcp.tls.certFile = tunnel.tlsCert;
+        if (tunnel.tlsKey !== undefined) tcp.tls.keyFile = tunnel.tlsKey;
+      }
       if (tunnel.remoteAddr !== undefined) tcp.remoteAddr = tunnel.remoteAddr;
       if (tunnel.idleTimeoutMs !== undefined) tcp.idleTimeoutMs = tunnel.idleTimeoutMs;
       if (tunnel.proxyProtocol !== undefined) tcp.proxyProtocol = tunnel.proxyProtocol;

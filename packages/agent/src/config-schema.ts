@@ -70,15 +70,20 @@ const TunnelBaseSchema = z.strictObject({
   addr: localTarget,
   /**
    * HTTP version spoken to the local service: `http1` (default) or `h2` (HTTP/2, needed for gRPC);
-   * `tcp` makes a TCP tunnel (`addr` is then a port or `host:port`).
+   * `tcp` makes a TCP tunnel (`addr` is then a port or `host:port`), `tls` a TLS passthrough tunnel
+   * on a hostname (`addr` as for tcp; the local service terminates TLS unless tlsCert is given).
    */
-  proto: z.enum(['http1', 'h2', 'tcp']).optional(),
+  proto: z.enum(['http1', 'h2', 'tcp', 'tls']).optional(),
   /** `proto: tcp`: a reserved TCP address of the account (`host:port`); default a random port. */
   remoteAddr: z.string().min(1).optional(),
   /** `proto: tcp`: ms without a byte either way before a connection closes (default 3600000; 0 never). */
   idleTimeoutMs: z.number().int().min(0).optional(),
   /** `proto: tcp`: send the visitor's address first as a PROXY protocol `v1` or `v2` header (default none). */
   proxyProtocol: z.enum(['v1', 'v2']).optional(),
+  /** `proto: tls`: the agent terminates TLS with this certificate (PEM file, relative to the config file), with tlsKey. */
+  tlsCert: z.string().min(1).optional(),
+  /** `proto: tls`: the private key (PEM file) of tlsCert. */
+  tlsKey: z.string().min(1).optional(),
   /** Pinned subdomain (default: a random name each run). */
   subdomain: z.string().min(1).optional(),
   /** Verified custom domain to bind on (default: the shared domain). */
@@ -121,7 +126,7 @@ export const TunnelFieldsSchema = TunnelBaseSchema.extend({
 
 /** The address read as the tunnel's kind reads it: a URL for HTTP, host:port for TCP; access rules are HTTP's. */
 export function checkTunnel(tunnel: z.infer<typeof TunnelFieldsSchema>, context: z.RefinementCtx): void {
-  const parsed = tunnel.proto === 'tcp' ? parseTcpTarget(tunnel.addr) : parseLocalTarget(tunnel.addr);
+  const parsed = tunnel.proto === 'tcp' || tunnel.proto === 'tls' ? parseTcpTarget(tunnel.addr) : parseLocalTarget(tunnel.addr);
   if (typeof parsed === 'string') context.addIssue({ code: 'custom', message: parsed, path: ['addr'] });
   for (const key of ['allowEmail', 'allowDomain'] as const) {
     if (tunnel[key] !== undefined && tunnel.oidc === undefined)
@@ -130,7 +135,11 @@ export function checkTunnel(tunnel: z.infer<typeof TunnelFieldsSchema>, context:
   if (tunnel.oidc !== undefined && tunnel.basicAuth !== undefined)
     context.addIssue({ code: 'custom', message: 'cannot be combined with basicAuth', path: ['oidc'] });
   checkPolicy(tunnel, context);
-  if (tunnel.routes !== undefined && tunnel.proto !== 'tcp') checkRoutes(tunnel.routes, context);
+  if (tunnel.routes !== undefined && tunnel.proto !== 'tcp' && tunnel.proto !== 'tls') checkRoutes(tunnel.routes, context);
+  if (tunnel.proto === 'tls') return checkTlsTunnel(tunnel, context);
+  for (const key of ['tlsCert', 'tlsKey'] as const) {
+    if (tunnel[key] !== undefined) context.addIssue({ code: 'custom', message: 'applies to proto: tls only', path: [key] });
+  }
   if (tunnel.proto !== 'tcp') return;
   for (const key of [
     'basicAuth',
@@ -146,6 +155,43 @@ export function checkTunnel(tunnel: z.infer<typeof TunnelFieldsSchema>, context:
   ] as const) {
     if (tunnel[key] !== undefined)
       context.addIssue({ code: 'custom', message: 'applies to HTTP tunnels only, not proto: tcp', path: [key] });
+  }
+}
+
+/** A TLS tunnel: no access rules (the edge never sees its requests), no HTTP or TCP-port settings, a certificate with its key. */
+function checkTlsTunnel(tunnel: z.infer<typeof TunnelFieldsSchema>, context: z.RefinementCtx): void {
+  for (const key of ['basicAuth', 'cidrAllow', 'cidrDeny', 'oidc', 'allowEmail', 'allowDomain'] as const) {
+    if (tunnel[key] !== undefined)
+      context.addIssue({
+        code: 'custom',
+        message: 'access rules cannot apply to proto: tls (the edge passes its connections through without decrypting them)',
+        path: [key],
+      });
+  }
+  const httpOnly = [
+    'hostHeader',
+    'remoteAddr',
+    'routes',
+    'policy',
+    'rules',
+    'rateLimit',
+    'verifyWebhook',
+    'verifyWebhookMaxBody',
+    'requestHeaderAdd',
+    'requestHeaderRemove',
+    'responseHeaderAdd',
+    'responseHeaderRemove',
+  ] as const;
+  for (const key of httpOnly) {
+    if (tunnel[key] !== undefined) context.addIssue({ code: 'custom', message: 'does not apply to proto: tls', path: [key] });
+  }
+  if ((tunnel.tlsCert === undefined) !== (tunnel.tlsKey === undefined)) {
+    const missing = tunnel.tlsCert === undefined ? 'tlsCert' : 'tlsKey';
+    context.addIssue({
+      code: 'custom',
+      message: `needs ${missing === 'tlsCert' ? 'tlsCert (its certificate)' : 'tlsKey (its key)'}`,
+      path: [missing === 'tlsCert' ? 'tlsKey' : 'tlsCert'],
+    });
   }
 }
 

@@ -167,7 +167,8 @@ export function requestLine(tunnel: TunnelView, log: RequestLog): string {
 export function connectionLine(tunnel: TunnelView, log: TcpConnectionLog): string {
   const prefix = tunnel.name === '' ? '' : `[${tunnel.name}] `;
   const end = log.outcome === 'closed' ? 'closed' : log.detail === undefined ? log.outcome : `${log.outcome} (${log.detail})`;
-  return `${clock()} ${prefix}TCP ${log.visitor || '-'} ${Math.round(log.durationMs)}ms in ${log.bytesIn}B out ${log.bytesOut}B ${end}\n`;
+  const kind = tunnel.url.startsWith('tls://') ? 'TLS' : 'TCP';
+  return `${clock()} ${prefix}${kind} ${log.visitor || '-'} ${Math.round(log.durationMs)}ms in ${log.bytesIn}B out ${log.bytesOut}B ${end}\n`;
 }
 
 /** One of two edge nodes lost while the other serves: news, not an outage. */

@@ -87,7 +87,7 @@ export function screenOutput(stdout: NodeJS.WriteStream, stderr: NodeJS.Writable
     connection(tunnel, log) {
       // Listed as a request: TCP, the visitor, and 200 or 502 as the edge's inspector records it.
       model.addRequest(tunnel, {
-        method: 'TCP',
+        method: tunnel.url.startsWith('tls://') ? 'TLS' : 'TCP',
         path: log.visitor,
         status: log.outcome === 'refused' ? 502 : 200,
         durationMs: log.durationMs,

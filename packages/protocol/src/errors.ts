@@ -84,6 +84,9 @@ export const BindMessages = {
   oidcUnknown: (name: string, known: readonly string[]) =>
     `unknown OIDC provider "${name}": ${known.length === 0 ? 'this server has none (set SVC_OIDC_PROVIDERS)' : `this server offers ${known.join(', ')}`}`,
   noFreeName: 'could not find a free random name; try again',
+  /** A TLS passthrough bind with access rules: the edge never sees its requests, so it cannot check them. */
+  tlsNoAccess:
+    'access rules (basic auth, IP allow/deny, single sign-on) cannot apply to a TLS tunnel: the edge passes its connections through without decrypting them; check visitors in the local service',
   /** `--remote-addr` names a port that is not reserved by this account. */
   tcpAddressNotYours: (addr: string) => `${addr} is not a TCP address reserved by this account; reserve one with POST /v1/tcp-addresses`,
   /** `--remote-addr` (or a reconnect) names a port that another account holds right now. */

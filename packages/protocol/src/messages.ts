@@ -23,8 +23,12 @@ export type AgentMessage =
       local: string;
       group?: string;
       policy?: TunnelPolicy;
-      /** Absent: an HTTP tunnel. `tcp`: a TCP port on the edge whose connections arrive as raw streams (see TCP_METHOD). */
-      proto?: 'tcp';
+      /**
+       * Absent: an HTTP tunnel. `tcp`: a TCP port on the edge whose connections arrive as raw streams
+       * (see TCP_METHOD). `tls`: a hostname whose TLS connections the edge passes through by SNI, as
+       * the same raw streams (the ClientHello first).
+       */
+      proto?: 'tcp' | 'tls';
       /** With `proto: 'tcp'`: the account's reserved address (`host:port` or a port) to bind. */
       remoteAddr?: string;
       /** True: join the name's pool (other agents of the account serve it too) instead of taking it over. */

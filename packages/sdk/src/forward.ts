@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { SecureContext } from 'node:tls';
 import { setTimeout as delay } from 'node:timers/promises';
 import { ErrorCode, MAX_ASKED_HEARTBEAT_MS, Messages, MIN_ASKED_HEARTBEAT_MS, SvcError, type TunnelPolicy } from '@svcrouter/protocol';
 import { accessProblem, buildPolicy, type AccessOptions } from './access.js';
@@ -18,11 +19,12 @@ import { checkedRoutes, type CheckedRoute, type RouteOptions } from './routes.js
 import { routedProxy } from './routed-proxy.js';
 import { parseTcpTarget, TcpProxy, type TcpConnectionLog, type TcpTarget } from './tcp-proxy.js';
 import { isProxyProtocolVersion, type ProxyProtocolVersion } from './proxy-protocol.js';
+import { checkedTlsOptions, tlsBind, type TlsForwardOptions } from './forward-tls.js';
 
 export { DEFAULT_SERVER_URL };
 
 /** Options of forward(); the access rules (`basicAuth`, `cidrAllow`, `cidrDeny`, `oidc`, `allowEmail`, `allowDomain`) are checked at the edge. */
-export interface ForwardOptions extends AccessOptions {
+export interface ForwardOptions extends AccessOptions, TlsForwardOptions {
   /** Local service: a port, `host:port`, an http(s) URL or `h2c://host:port`. */
   addr: string | number;
   /**
@@ -30,7 +32,7 @@ export interface ForwardOptions extends AccessOptions {
    * connection (prior knowledge for http, ALPN for https), which gRPC needs. An `h2c://`
    * address means `h2`. Trailers pass through either way.
    */
-  proto?: OriginProto | 'tcp';
+  proto?: OriginProto | 'tcp' | 'tls';
   /**
    * `proto: 'tcp'`: a reserved TCP address of the account (`host:port`, POST /v1/tcp-addresses) to
    * bind; default a free port at random, the same one again after a reconnect.
@@ -105,6 +107,7 @@ export const START_ATTEMPTS = 4;
  */
 export async function forward(options: ForwardOptions): Promise<Tunnel> {
   if (options.proto === 'tcp') return forwardTcp(options);
+  if (options.proto === 'tls') return forwardTls(options);
   const target = localTarget(options);
   const hostHeader = checkedHostHeader(options.hostHeader ?? envDefault('SVC_HOST_HEADER'));
   const routes = checkedRoutes(options.routes);
@@ -147,6 +150,7 @@ export type GroupTunnelSpec = Pick<
   | 'idleTimeoutMs'
   | 'proxyProtocol'
   | 'pool'
+  | keyof TlsForwardOptions
   | 'routes'
   | keyof AccessOptions
 >;
@@ -177,12 +181,18 @@ export async function openMany(
 export interface CheckedTunnel {
   target: LocalTarget | TcpTarget;
   policy: TunnelPolicy | undefined;
+  /** A TLS tunnel's certificate for the agent to terminate TLS with (`tlsCert`/`tlsKey`). */
+  terminate?: SecureContext;
   /** An HTTP tunnel's routes, checked; empty: none. */
   routes?: CheckedRoute[];
 }
 
 /** Checks one tunnel's address, host header and access rules (SvcError NAME_INVALID or POLICY_INVALID), hashing its passwords. */
 export async function checkedTunnelSpec(spec: GroupTunnelSpec): Promise<CheckedTunnel> {
+  if (spec.proto === 'tls') {
+    const terminate = checkedTlsOptions(spec);
+    return { target: checkedTcpTarget(spec), policy: undefined, ...(terminate !== undefined ? { terminate } : {}) };
+  }
   if (spec.proto === 'tcp') {
     const problem = accessProblem(spec);
     if (problem !== undefined) throw new SvcError(ErrorCode.POLICY_INVALID, problem);
@@ -206,7 +216,9 @@ export async function checkedTunnelSpec(spec: GroupTunnelSpec): Promise<CheckedT
 /** Binds a checked tunnel on the edge's first session, as HTTP or TCP. */
 export function bindChecked(edge: OpenEdge, spec: GroupTunnelSpec, checked: CheckedTunnel): Promise<Tunnel> {
   const { target, policy, routes = [] } = checked;
-  return 'origin' in target ? bindOn(edge, target, { ...spec, policy, routes }) : bindTcpOn(edge, target, spec);
+  if ('origin' in target) return bindOn(edge, target, { ...spec, policy, routes });
+  if (spec.proto !== 'tls') return bindTcpOn(edge, target, spec);
+  return bindTcpOn(edge, target, spec, tlsBind(spec), checked.terminate);
 }
 
 /**
@@ -217,6 +229,15 @@ async function forwardTcp(options: ForwardOptions): Promise<Tunnel> {
   const { target } = await checkedTunnelSpec(options);
   const edge = await openEdge(options);
   const tunnel = await bindTcpOn(edge, target as TcpTarget, options);
+  holdOnSecondNode(edge, [tunnel]);
+  return tunnel;
+}
+
+/** A TLS passthrough tunnel: a hostname whose TLS connections reach `addr` undecrypted; its `url` is `tls://<host>:<port>`. */
+async function forwardTls(options: ForwardOptions): Promise<Tunnel> {
+  const checked = await checkedTunnelSpec(options);
+  const edge = await openEdge(options);
+  const tunnel = await bindChecked(edge, options, checked);
   holdOnSecondNode(edge, [tunnel]);
   return tunnel;
 }
@@ -235,13 +256,17 @@ function checkedTcpTarget(options: Pick<ForwardOptions, 'addr' | 'proxyProtocol'
   return target;
 }
 
+/** Binds a TCP tunnel, or with `tls` a TLS passthrough one on a hostname (`terminate`: the agent's own certificate). */
 async function bindTcpOn(
   edge: OpenEdge,
   target: TcpTarget,
   options: Pick<ForwardOptions, 'remoteAddr' | 'idleTimeoutMs' | 'proxyProtocol' | 'pool'>,
+  tls?: Pick<BindRequest, 'subdomain' | 'domain'>,
+  terminate?: SecureContext,
 ): Promise<Tunnel> {
   const { session } = edge;
-  const request: BindRequest = { local: target.hostPort, proto: 'tcp' };
+  const request: BindRequest =
+    tls === undefined ? { local: target.hostPort, proto: 'tcp' } : { local: target.hostPort, proto: 'tls', ...tls };
   if (options.pool === true) request.pool = true;
   if (edge.group !== undefined) request.group = edge.group;
   if (options.remoteAddr !== undefined) request.remoteAddr = options.remoteAddr;
@@ -254,6 +279,7 @@ async function bindTcpOn(
   const proxy = new TcpProxy(target, onLog, {
     ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
     ...(options.proxyProtocol !== undefined ? { proxyProtocol: options.proxyProtocol } : {}),
+    ...(terminate !== undefined ? { terminate } : {}),
   });
   tunnel = new Tunnel(session, target, proxy, request);
   try {

@@ -74,3 +74,4 @@ export {
   type ReplayEdits,
 } from './inspector.js';
 export type { InspectedRequest, CapturedMessage, CapturedBody } from './capture.js';
+export type { TlsForwardOptions } from './forward-tls.js';

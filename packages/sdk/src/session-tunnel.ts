@@ -16,7 +16,7 @@ export interface BindRequest {
   /** The tunnel's rules (passwords hashed), sent with every bind and rebind; absent: none. */
   policy?: TunnelPolicy;
   /** `tcp`: a TCP tunnel (a port on the edge); absent: HTTP. */
-  proto?: 'tcp';
+  proto?: 'tcp' | 'tls';
   /** A TCP tunnel's reserved address to bind (`--remote-addr`). */
   remoteAddr?: string;
   /** Join the name's pool: several agents of the account serve it, each request going to one (`--pool`). */

@@ -1,4 +1,6 @@
 import net, { type Socket } from 'node:net';
+import { TLSSocket, type SecureContext } from 'node:tls';
+import type { Duplex } from 'node:stream';
 import { ResetCode, TCP_CONNECTED_HEAD, isTcpHead, streamDuplex, type CallbackStream, type RequestHead } from '@svcrouter/protocol';
 import { proxyProtocolHeader, type ProxyProtocolVersion } from './proxy-protocol.js';
 
@@ -36,6 +38,11 @@ export interface TcpProxyOptions {
   idleTimeoutMs?: number;
   /** Sends a PROXY protocol header with the visitor's address first (default none). */
   proxyProtocol?: ProxyProtocolVersion;
+  /**
+   * A TLS tunnel whose agent terminates TLS (`--tls-cert`/`--tls-key`): the visitor's stream is
+   * decrypted here with this context and the local service gets plain bytes.
+   */
+  terminate?: SecureContext;
 }
 
 /** Parses what a user types after `svc tcp`: `22` or `host:22`. Returns an error sentence instead of throwing. */
@@ -93,8 +100,9 @@ export class TcpProxy {
       stream.sendHeaders(TCP_CONNECTED_HEAD);
       stream.on('data', (chunk: Buffer) => (log.bytesIn += chunk.length));
       socket.on('data', (chunk: Buffer) => (log.bytesOut += chunk.length));
-      stream.pipe(socket);
-      socket.pipe(stream);
+      const visitorSide = this.options.terminate === undefined ? stream : this.decrypted(stream, socket, log);
+      visitorSide.pipe(socket);
+      socket.pipe(visitorSide);
     });
     const idleMs = this.options.idleTimeoutMs ?? DEFAULT_TCP_IDLE_TIMEOUT_MS;
     if (idleMs > 0) {
@@ -137,6 +145,19 @@ export class TcpProxy {
       judgeHeader();
       this.onLog(log);
     });
+  }
+
+  /** The visitor's side as plain bytes: TLS over the stream, served with the agent's own certificate. */
+  private decrypted(stream: Duplex, socket: Socket, log: TcpConnectionLog): Duplex {
+    const secure = new TLSSocket(stream, { isServer: true, secureContext: this.options.terminate! });
+    secure.on('error', (error: NodeJS.ErrnoException) => {
+      // A failed handshake (a visitor that does not trust the certificate, a scanner): both sides close.
+      if (log.outcome === 'closed') log.outcome = 'reset';
+      log.detail ??= `TLS: ${error.code ?? error.message}`;
+      socket.destroy();
+      stream.destroy();
+    });
+    return secure;
   }
 
   /** Closes every local connection (the tunnel ends). */

@@ -76,7 +76,13 @@ export function createCustomDomains(
     directoryUrl: config.acmeDirectory,
     email: config.acmeEmail,
     sharedDomain: config.sharedDomain,
-    hostInUse: (host) => hostInUse(store, (name) => edge().router.resolve(name) !== undefined, host),
+    hostInUse: (host) =>
+      hostInUse(
+        store,
+        (name) => edge().router.resolve(name) !== undefined,
+        host,
+        (name) => edge().tlsPassthrough.isTlsHost(name),
+      ),
     logger: acmeLog,
     polling: ACME_POLLING,
     ...(onCertificate === undefined ? {} : { onOutcome: onCertificate }),

@@ -97,6 +97,8 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
         ? { certPem: await readFile(config.tlsCert, 'utf8'), keyPem: await readFile(config.tlsKey, 'utf8') }
         : undefined,
     ...domains.sni,
+    // A TLS passthrough tunnel's name (bound here, or listed as one): the dev CA never mints for it.
+    isPassthrough: async (host) => edge.tlsPassthrough.isTlsHost(host) || (await store.tunnels.byHostname(host))?.proto === 'tls',
   });
 
   const authenticate = createBearerAuthenticator(store);
@@ -231,6 +233,7 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
     ...(config.cluster
       ? {
           remoteBinding: (host: string) => cluster?.remoteBinding(host),
+          remoteTlsCount: () => cluster?.remoteTlsCount() ?? 0,
           sharedStore: true,
           heldElsewhere: async (hostname: string, tunnelId: string) => (await cluster?.heldElsewhere(hostname, tunnelId)) ?? false,
         }
@@ -367,8 +370,8 @@ function inspectorRecord(exchange: Exchange): CapturedRequest {
     path: exchange.path,
     status: exchange.status,
     durationMs,
-    // A TCP connection's bytes are both directions' (docs/api.md); a request's, its response body.
-    bytes: exchange.proto === 'tcp' ? exchange.bytesIn + exchange.bytesOut : exchange.bytesOut,
+    // A TCP or TLS connection's bytes are both directions' (docs/api.md); a request's, its response body.
+    bytes: exchange.proto === 'tcp' || exchange.proto === 'tls' ? exchange.bytesIn + exchange.bytesOut : exchange.bytesOut,
     ip: exchange.ip,
     userAgent: exchange.userAgent,
     proto: exchange.proto,

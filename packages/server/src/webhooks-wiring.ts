@@ -93,6 +93,7 @@ export async function createWebhooks(
         status: 'offline',
         pinned: binding.pinned,
         pool: binding.pool !== undefined,
+        proto: binding.proto ?? (binding.hostname.includes(':') ? 'tcp' : 'http'),
         localAddr: binding.local,
         agentVersion: '',
         agentIp: '',

@@ -49,10 +49,10 @@ function TunnelRow({ tunnel, onStopped }: { tunnel: Tunnel; onStopped: () => Pro
   return (
     <tr role="row" class={online ? '' : 'dim'}>
       <td role="cell" data-label="URL">
-        {tunnel.proto === 'tcp' ? (
-          // A browser cannot open a tcp:// address: it is shown to copy into ssh, psql and the like.
+        {tunnel.proto === 'tcp' || tunnel.proto === 'tls' ? (
+          // A browser cannot open a tcp:// or tls:// address: it is shown to copy into ssh, psql, openssl and the like.
           <>
-            <code>{tunnel.url}</code> <CopyButton text={tunnel.url} what="TCP address" />
+            <code>{tunnel.url}</code> <CopyButton text={tunnel.url} what={tunnel.proto === 'tls' ? 'TLS address' : 'TCP address'} />
           </>
         ) : (
           <a href={tunnel.url} target="_blank" rel="noopener noreferrer">

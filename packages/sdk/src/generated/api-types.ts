@@ -253,11 +253,11 @@ export interface components {
       /** @enum {string} */
       status: "online" | "offline";
       /**
-       * @description http: an HTTPS hostname; tcp: a port on the edge (svc tcp)
+       * @description http: an HTTPS hostname; tcp: a port on the edge (svc tcp); tls: a hostname whose TLS the local service terminates (svc tls)
        * @enum {string}
        */
       proto: "http" | "tcp" | "tls";
-      /** @description public address: https://host for http, tcp://host:port for tcp */
+      /** @description public address: https://host for http, tcp://host:port for tcp, tls://host:port for tls */
       url: string;
       /** @description the hostname, or host:port for tcp */
       host: string;

@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import { accessSummary, trafficSummary, type AccessSummary, type TrafficSummary, type TunnelPolicy } from '@svcrouter/protocol';
 import type { Tunnel, TunnelRepo } from '../store/index.js';
 import { defineRoute } from './define-route.js';
+import { tlsUrl } from '../hostname/index.js';
 import { notFound } from './errors.js';
 import type { Route } from './router.js';
 import { Account, IdParams, TunnelList, type Tunnel as TunnelView } from './schemas.js';
@@ -21,11 +22,12 @@ export interface CoreRouteDeps {
 export function tunnelView(tunnel: Tunnel, deps: Pick<CoreRouteDeps, 'publicUrl' | 'isLive'>): z.input<typeof TunnelView> {
   // A TCP tunnel is named `<shared domain>:<port>` (edge/tcp/tcp-address.ts); no hostname has a colon.
   const tcp = tunnel.hostname.includes(':');
+  const proto = tcp ? 'tcp' : tunnel.proto === 'tls' ? 'tls' : 'http';
   return {
     id: tunnel.id,
     status: deps.isLive(tunnel.id) ? 'online' : 'offline',
-    proto: tcp ? 'tcp' : 'http',
-    url: tcp ? `tcp://${tunnel.hostname}` : deps.publicUrl(tunnel.hostname),
+    proto,
+    url: tcp ? `tcp://${tunnel.hostname}` : proto === 'tls' ? tlsUrl(deps.publicUrl(tunnel.hostname)) : deps.publicUrl(tunnel.hostname),
     host: tunnel.hostname,
     pinned: tunnel.pinned,
     pool: tunnel.pool,

@@ -92,8 +92,12 @@ export const Tunnel = named(
   z.strictObject({
     id: z.string(),
     status: z.enum(['online', 'offline']),
-    proto: z.enum(['http', 'tcp', 'tls']).describe('http: an HTTPS hostname; tcp: a port on the edge (svc tcp)'),
-    url: z.string().describe('public address: https://host for http, tcp://host:port for tcp'),
+    proto: z
+      .enum(['http', 'tcp', 'tls'])
+      .describe(
+        'http: an HTTPS hostname; tcp: a port on the edge (svc tcp); tls: a hostname whose TLS the local service terminates (svc tls)',
+      ),
+    url: z.string().describe('public address: https://host for http, tcp://host:port for tcp, tls://host:port for tls'),
     host: z.string().describe('the hostname, or host:port for tcp'),
     pinned: z.boolean().describe('the agent chose the name (SVC_SUBDOMAIN / SVC_DOMAIN)'),
     pool: z.boolean().describe('one member of a pool: several tunnels of the account serve this url (--pool)'),

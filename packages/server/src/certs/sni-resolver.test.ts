@@ -249,3 +249,21 @@ test('curl trusts the certificate given the dev CA file', async (t) => {
   ]);
   assert.equal(stdout, 'ok');
 });
+
+test('the dev CA never mints for a TLS passthrough name; other shared-domain names still get theirs', async () => {
+  const { ca, issued } = countingCa(devCa);
+  const asked: string[] = [];
+  const resolver = createSniResolver({
+    sharedDomain: 'localhost',
+    devCa: ca,
+    isServedHost: () => false,
+    isPassthrough: async (host) => {
+      asked.push(host);
+      return host === 'db.localhost';
+    },
+  });
+  assert.equal(await resolver.contextFor('db.localhost'), undefined);
+  assert.notEqual(await resolver.contextFor('web.localhost'), undefined);
+  assert.deepEqual(issued, ['web.localhost']);
+  assert.deepEqual(asked.sort(), ['db.localhost', 'web.localhost']);
+});

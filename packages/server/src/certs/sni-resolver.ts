@@ -22,6 +22,11 @@ export interface SniResolverOptions {
   onDemand?: (hostname: string) => Promise<PemCertificate | undefined>;
   /** Cache of minted contexts; default: a new CertificateCache with its default cap. */
   cache?: CertificateCache;
+  /**
+   * Whether a hostname is a TLS passthrough tunnel's (its local service holds the key): the dev CA
+   * never mints for it, and the edge shows it no certificate. Absent: none is.
+   */
+  isPassthrough?: (hostname: string) => boolean | Promise<boolean>;
   /** Where failed mints are logged; default: not logged. */
   logger?: Logger;
 }
@@ -84,7 +89,11 @@ export function createSniResolver(options: SniResolverOptions): SniResolver {
     if (isSharedDomainHost(host)) {
       if (staticContext !== undefined) return staticContext;
       if (devCa === undefined) return undefined;
-      return cache.get(host, async () => toCachedCertificate(await devCa.issueLeaf(host)));
+      const { isPassthrough } = options;
+      return cache.get(host, async () => {
+        if (isPassthrough !== undefined && (await isPassthrough(host))) return undefined;
+        return toCachedCertificate(await devCa.issueLeaf(host));
+      });
     }
     if (onDemand === undefined) return undefined;
     return cache.get(host, async () => {

@@ -56,7 +56,7 @@ describe('svc-server cluster status', () => {
         sessions: 1,
         tunnels: 1,
       });
-      for (const hostname of ['a.example.test', 'b.example.test']) {
+      for (const hostname of ['a.example.test', 'b.example.test', 'example.test:20001']) {
         await store.cluster.upsertRoute({
           hostname,
           nodeId: 'edge-a',
@@ -66,6 +66,7 @@ describe('svc-server cluster status', () => {
           expiresAt: NOW + 5_000,
           group: '',
           claimedAt: NOW,
+          ...(hostname.startsWith('b.') ? { proto: 'tls' as const } : {}),
         });
       }
     } finally {
@@ -76,20 +77,20 @@ describe('svc-server cluster status', () => {
     assert.equal(
       table.stdout,
       [
-        'NODE    URL                   STATE  HEARTBEAT  SESSIONS  TUNNELS  UP SINCE',
-        'edge-a  http://10.0.0.5:8090  up     2s ago     2         2        2027-01-15T07:59:00Z',
-        'edge-b  http://10.0.0.6:8090  down   10s ago    1         0        2027-01-15T07:59:00Z',
+        'NODE    URL                   STATE  HEARTBEAT  SESSIONS  TUNNELS  TCP  TLS  UP SINCE',
+        'edge-a  http://10.0.0.5:8090  up     2s ago     2         3        1    1    2027-01-15T07:59:00Z',
+        'edge-b  http://10.0.0.6:8090  down   10s ago    1         0        0    0    2027-01-15T07:59:00Z',
         '',
       ].join('\n'),
     );
     const json = JSON.parse((await run(['status', '--json'])).stdout) as {
-      nodes: Array<{ nodeId: string; state: string; routes: number }>;
+      nodes: Array<{ nodeId: string; state: string; routes: number; tcp: number; tls: number }>;
     };
     assert.deepEqual(
-      json.nodes.map((n) => [n.nodeId, n.state, n.routes]),
+      json.nodes.map((n) => [n.nodeId, n.state, n.routes, n.tcp, n.tls]),
       [
-        ['edge-a', 'up', 2],
-        ['edge-b', 'down', 0],
+        ['edge-a', 'up', 3, 1, 1],
+        ['edge-b', 'down', 0, 0, 0],
       ],
     );
   });

@@ -10,6 +10,10 @@ interface NodeStatus extends ClusterNode {
   state: 'up' | 'down';
   /** Hostnames whose lease this node holds now. */
   routes: number;
+  /** Of those, TCP tunnels' addresses (`<shared domain>:<port>`). */
+  tcp: number;
+  /** Of those, TLS passthrough tunnels' hostnames. */
+  tls: number;
 }
 
 /**
@@ -34,11 +38,17 @@ export async function runClusterCommand(
   try {
     const at = now();
     const routes = await store.cluster.liveRoutes(at);
-    nodes = (await store.cluster.listNodes()).map((node) => ({
-      ...node,
-      state: node.heartbeatAt > at - LEASE_MS ? 'up' : 'down',
-      routes: routes.filter((route) => route.nodeId === node.nodeId).length,
-    }));
+    nodes = (await store.cluster.listNodes()).map((node) => {
+      const held = routes.filter((route) => route.nodeId === node.nodeId);
+      return {
+        ...node,
+        state: node.heartbeatAt > at - LEASE_MS ? 'up' : 'down',
+        routes: held.length,
+        // A TCP tunnel's route is named `<shared domain>:<port>`: no hostname has a colon.
+        tcp: held.filter((route) => route.hostname.includes(':')).length,
+        tls: held.filter((route) => route.proto === 'tls').length,
+      };
+    });
     if (json) {
       io.stdout.write(`${JSON.stringify({ nodes }, null, 2)}\n`);
       return 0;
@@ -48,7 +58,7 @@ export async function runClusterCommand(
       return 0;
     }
     const rows = [
-      ['NODE', 'URL', 'STATE', 'HEARTBEAT', 'SESSIONS', 'TUNNELS', 'UP SINCE'],
+      ['NODE', 'URL', 'STATE', 'HEARTBEAT', 'SESSIONS', 'TUNNELS', 'TCP', 'TLS', 'UP SINCE'],
       ...nodes.map((node) => [
         node.nodeId,
         node.url,
@@ -56,6 +66,8 @@ export async function runClusterCommand(
         `${Math.max(0, Math.round((at - node.heartbeatAt) / 1000))}s ago`,
         String(node.sessions),
         String(node.routes),
+        String(node.tcp),
+        String(node.tls),
         new Date(node.startedAt).toISOString().replace(/\.\d+Z$/, 'Z'),
       ]),
     ];

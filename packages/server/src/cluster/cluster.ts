@@ -145,9 +145,15 @@ export class Cluster implements Fleet {
         local: route.localAddr,
         pinned: false,
         session,
+        ...(route.proto === 'tls' ? { proto: 'tls' as const } : {}),
       };
     }
     return entry.binding;
+  }
+
+  /** Hostnames other nodes route to TLS passthrough tunnels: this node's HTTPS port reads SNI while there are some. */
+  remoteTlsCount(): number {
+    return this.routes.tlsCount;
   }
 
   /** Releases a tunnel wherever it is held. True when it was live on some node. */
@@ -323,6 +329,7 @@ export class Cluster implements Fleet {
           expiresAt: message.e,
           group: message.g ?? '',
           claimedAt: message.c ?? 0,
+          ...(message.p === 'tls' ? { proto: 'tls' as const } : {}),
         });
         this.sawAccount(message.a);
         this.writer.claimedElsewhere(message.h);

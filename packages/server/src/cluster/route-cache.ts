@@ -17,6 +17,8 @@ export interface RemoteRoute {
 export class RouteCache {
   private readonly byHost = new Map<string, Map<string, RemoteRoute>>();
   private readonly byTunnel = new Map<string, Set<RemoteRoute>>();
+  /** Claims of TLS passthrough tunnels held here: this node reads SNI on its HTTPS port while there are some. */
+  private tlsClaims = 0;
 
   /**
    * The route a request for `hostname` takes: among the live claims whose node `usable` accepts
@@ -51,6 +53,7 @@ export class RouteCache {
     if (previous) this.untrack(previous);
     const entry: RemoteRoute = { route, binding: undefined };
     nodes.set(route.nodeId, entry);
+    if (route.proto === 'tls') this.tlsClaims++;
     let tunnels = this.byTunnel.get(route.tunnelId);
     if (!tunnels) this.byTunnel.set(route.tunnelId, (tunnels = new Set()));
     tunnels.add(entry);
@@ -103,7 +106,13 @@ export class RouteCache {
     return this.byHost.size;
   }
 
+  /** Claims of other nodes on TLS passthrough hostnames (expired ones included until the next reload). */
+  get tlsCount(): number {
+    return this.tlsClaims;
+  }
+
   private untrack(entry: RemoteRoute): void {
+    if (entry.route.proto === 'tls') this.tlsClaims--;
     const tunnels = this.byTunnel.get(entry.route.tunnelId);
     tunnels?.delete(entry);
     if (tunnels?.size === 0) this.byTunnel.delete(entry.route.tunnelId);
@@ -117,6 +126,7 @@ function sameRoute(a: ClusterRoute, b: ClusterRoute): boolean {
     a.accountId === b.accountId &&
     a.localAddr === b.localAddr &&
     a.group === b.group &&
-    a.claimedAt === b.claimedAt
+    a.claimedAt === b.claimedAt &&
+    a.proto === b.proto
   );
 }

@@ -99,6 +99,7 @@ export class RouteWriter {
       expiresAt: Date.now() + leaseMs,
       group: binding.group ?? '',
       claimedAt: binding.boundAt ?? 0,
+      ...(binding.proto === 'tls' ? { proto: 'tls' as const } : {}),
     };
     await store.cluster.upsertRoute(route);
     await bus.publish({
@@ -111,6 +112,7 @@ export class RouteWriter {
       e: route.expiresAt,
       g: route.group,
       c: route.claimedAt,
+      ...(route.proto === 'tls' ? { p: 'tls' as const } : {}),
     });
   }
 

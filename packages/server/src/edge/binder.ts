@@ -18,6 +18,7 @@ import type { EdgeSession, UnbindReason } from './edge-session.js';
 import { isDnsLabel } from '../hostname/index.js';
 import { RESERVED_LABELS } from './host.js';
 import type { Binding, Router } from './router.js';
+import { tlsUrl } from '../hostname/index.js';
 
 /** Characters of random names: lower-case letters and digits, no lookalikes dropped (DNS is case-blind). */
 const NAME_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
@@ -222,9 +223,10 @@ export class Binder {
     const account = await store.accounts.byId(session.accountId);
     if (!account) throw new SvcError(ErrorCode.TOKEN_INVALID, Messages.TOKEN_INVALID);
     if (this.deps.isOverBandwidth?.(account.id)) throw new SvcError(ErrorCode.BANDWIDTH_LIMIT, Messages.BANDWIDTH_LIMIT);
-    if (request.proto !== undefined && request.proto !== 'tcp') {
-      throw new SvcError(ErrorCode.PROTOCOL, `unknown tunnel proto "${String(request.proto).slice(0, 20)}": expected tcp or none`);
+    if (request.proto !== undefined && request.proto !== 'tcp' && request.proto !== 'tls') {
+      throw new SvcError(ErrorCode.PROTOCOL, `unknown tunnel proto "${String(request.proto).slice(0, 20)}": expected tcp, tls or none`);
     }
+    if (request.proto === 'tls' && hasRules(request.policy)) throw new SvcError(ErrorCode.POLICY_INVALID, BindMessages.tlsNoAccess);
     const tcp = request.proto === 'tcp';
     const { hostname, pinned } = tcp ? await this.chooseTcp(account.id, request) : await this.chooseHostname(account.id, request);
     const pending = this.pendingWrites.get(account.id);
@@ -286,6 +288,7 @@ export class Binder {
       nodeId: this.deps.nodeId,
       ...(policy !== undefined ? { policy: storedPolicy(policy, this.deps.sealSecret) } : {}),
       ...(pooled ? { pool: true } : {}),
+      proto: request.proto ?? ('http' as const),
     };
     let tunnel;
     try {
@@ -311,7 +314,12 @@ export class Binder {
       tunnelId: tunnel.id,
       accountId: account.id,
       hostname,
-      url: request.proto === 'tcp' ? `tcp://${hostname}` : this.deps.publicUrl(hostname),
+      url:
+        request.proto === 'tcp'
+          ? `tcp://${hostname}`
+          : request.proto === 'tls'
+            ? tlsUrl(this.deps.publicUrl(hostname))
+            : this.deps.publicUrl(hostname),
       // Shown on the 502 page of every request that cannot reach it: the agent's word, so capped.
       local: String(request.local ?? '').slice(0, 200),
       pinned,
@@ -319,6 +327,7 @@ export class Binder {
       boundAt: Date.now(),
       ...(group !== undefined ? { group } : {}),
     };
+    if (request.proto === 'tls') binding.proto = 'tls';
     const routes = routeTableOf(request.routes);
     if (routes !== undefined) binding.routes = routes;
     const access = compilePolicy(policy, this.deps.signIn);

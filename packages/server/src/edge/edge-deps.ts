@@ -39,6 +39,8 @@ export interface EdgeDeps extends Omit<BinderDeps, 'router'> {
    * when this node holds none; undefined when no node does (or this node is alone).
    */
   remoteBinding?(host: string): Binding | undefined;
+  /** Several edge nodes: how many hostnames other nodes route to TLS passthrough tunnels (their route cache). */
+  remoteTlsCount?(): number;
   /** SVC_TCP_PORTS: the ports of TCP tunnels; absent: TCP tunnels are off. */
   tcpPorts?: { from: number; to: number } | undefined;
   /** Interface TCP tunnel ports listen on (SVC_BIND_HOST); default every interface. */

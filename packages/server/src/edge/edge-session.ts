@@ -36,6 +36,8 @@ export interface Binding {
   routes?: RouteTable<string>;
   /** A pool member's requests (or TCP connections) in flight on this node, which picks the next member. */
   inFlight?: number;
+  /** `tls`: a TLS passthrough tunnel (edge/tls/), whose connections the HTTPS port hands over by SNI; absent: HTTP or TCP. */
+  proto?: 'tls';
 }
 
 /**

@@ -33,6 +33,7 @@ import { passOn, type TrafficVisitor } from './traffic-step.js';
 import { UpgradeVisitor } from './upgrade.js';
 import { SessionLimits } from './session-limits.js';
 import { TcpTunnels } from './tcp/tcp-tunnels.js';
+import { TlsPassthrough } from './tls/tls-passthrough.js';
 import type { EdgeDeps, VisitorRequest, VisitorResponse } from './edge-deps.js';
 
 export type { ApexHandler, EdgeDeps } from './edge-deps.js';
@@ -54,8 +55,18 @@ export class Edge implements LeanHandler, Fleet {
   private readonly exchanges: ExchangeDeps;
   /** TCP tunnels' ports and listeners; undefined when SVC_TCP_PORTS is off. */
   readonly tcp: TcpTunnels | undefined;
+  /** TLS passthrough tunnels' connections, taken off the HTTPS port by SNI while any is bound. */
+  readonly tlsPassthrough: TlsPassthrough;
 
   constructor(private readonly deps: EdgeDeps) {
+    this.tlsPassthrough = new TlsPassthrough({
+      router: this.router,
+      observe: deps.observe ?? (() => undefined),
+      meter: deps.meter,
+      ...(deps.remoteBinding ? { remoteBinding: (host: string) => deps.remoteBinding!(host) } : {}),
+      ...(deps.remoteTlsCount ? { remoteTlsCount: () => deps.remoteTlsCount!() } : {}),
+      ...(deps.isOverBandwidth ? { isOverBandwidth: (accountId: string) => deps.isOverBandwidth!(accountId) } : {}),
+    });
     this.tcp = deps.tcpPorts
       ? new TcpTunnels({
           store: deps.store,
@@ -353,7 +364,8 @@ export class Edge implements LeanHandler, Fleet {
     let binding = this.router.resolve(exchange.host);
     if (binding?.pool !== undefined) binding = pickMember(binding.pool);
     if (!binding && this.deps.remoteBinding) binding = this.deps.remoteBinding(exchange.host);
-    if (!binding || binding.session.isClosed) return false;
+    // A TLS passthrough tunnel's name serves no HTTP: its visitors speak TLS to the local service.
+    if (!binding || binding.session.isClosed || binding.proto === 'tls') return false;
     exchange.binding = binding;
     return this.deps.isOverBandwidth?.(binding.accountId) !== true;
   }

@@ -36,6 +36,8 @@ describe('listener timeouts', () => {
       handleRequest: (_req: IncomingMessage, res: ServerResponse) => res.end('ok'),
       handleUpgrade: (_req: IncomingMessage, socket: net.Socket) => socket.destroy(),
       serveLean: () => false,
+      // No TLS passthrough tunnel: the HTTPS port hands every connection to TLS unread.
+      tlsPassthrough: { active: false, close: () => undefined },
     } as unknown as Edge;
     listeners = await startListeners(edge, {
       host: '127.0.0.1',

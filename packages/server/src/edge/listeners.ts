@@ -121,18 +121,22 @@ export async function startListeners(edge: Edge, options: ListenOptions): Promis
     const id = sockets.add(socket);
     socket.once('close', () => sockets.delete(id));
   };
-  // With trusted balancers a plain TCP listener takes the HTTPS port, reads their PROXY headers,
-  // and hands each connection to the TLS server (which then never listens itself).
-  const front =
-    trusted === undefined
-      ? undefined
-      : net.createServer({ noDelay: true }, (socket) => {
-          if (!fromTrusted(socket)) return void tlsServer.emit('connection', socket);
-          readProxyHeader(socket, (proxied) => tlsServer.emit('connection', proxied));
-        });
-  const secureEntry: net.Server = front ?? tlsServer;
+  // A plain TCP listener takes the HTTPS port and hands each connection to the TLS server (which
+  // never listens itself): after a trusted balancer's PROXY header, and after the ClientHello's SNI
+  // while a TLS passthrough tunnel is bound (edge/tls/); otherwise straight away, nothing read.
+  const passthrough = edge.tlsPassthrough;
+  let httpsPort = 0;
+  const toTls = (socket: Socket): void => {
+    if (!passthrough.active) return void tlsServer.emit('connection', socket);
+    passthrough.accept(socket, httpsPort, (handed) => tlsServer.emit('connection', handed));
+  };
+  const front = net.createServer({ noDelay: true }, (socket) => {
+    if (trusted === undefined || !fromTrusted(socket)) return toTls(socket);
+    readProxyHeader(socket, toTls);
+  });
+  const secureEntry: net.Server = front;
   tlsServer.on('secureConnection', (socket: tls.TLSSocket) => {
-    if (front !== undefined) inheritRemoteAddress(socket);
+    if (trusted !== undefined) inheritRemoteAddress(socket);
     // The TLS socket is the one ended and written to; the TCP socket under it is tracked too.
     track(socket);
     if (socket.alpnProtocol === 'h2') secure2.emit('connection', socket);
@@ -143,6 +147,7 @@ export async function startListeners(edge: Edge, options: ListenOptions): Promis
 
   await listen(plain, options.host, options.httpPort);
   await listen(secureEntry, options.host, options.httpsPort);
+  httpsPort = (secureEntry.address() as AddressInfo).port;
   for (const server of [plain, secureEntry]) server.on('connection', track);
   const reaper = new EndedSocketReaper(sockets, timeouts.endGraceMs);
   // One close per listener: a second server.close() fails with ERR_SERVER_NOT_RUNNING.
@@ -158,6 +163,7 @@ export async function startListeners(edge: Edge, options: ListenOptions): Promis
       reaper.stop();
       closing ??= [plain, secureEntry].map((server) => new Promise<void>((resolve) => server.close(() => resolve())));
       for (const socket of sockets.snapshot()) socket.destroy();
+      passthrough.close();
       secure1.closeAllConnections();
       http1.closeAllConnections();
       for (const server of [http1, secure1]) server.close();

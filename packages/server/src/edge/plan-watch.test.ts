@@ -89,6 +89,7 @@ function row(id: string, accountId: string, updatedAt: number, status: Tunnel['s
     createdAt: 0,
     updatedAt,
     pool: false,
+    proto: 'http',
   };
 }
 

@@ -18,6 +18,8 @@ export class Router {
   private readonly byHost = new Map<string, Binding>();
   private readonly byTunnel = new Map<string, Binding>();
   private watcher: RouterWatcher | undefined;
+  /** Hostnames routed to a TLS passthrough binding: the HTTPS listener reads SNI only while there are some. */
+  private tlsHosts = 0;
 
   private added = 0;
 
@@ -36,6 +38,11 @@ export class Router {
     return this.byTunnel.get(tunnelId);
   }
 
+  /** Hostnames of this node routed to TLS passthrough tunnels. */
+  get tlsCount(): number {
+    return this.tlsHosts;
+  }
+
   /** Bindings added since the router was made: a number that changes with every bind. */
   get additions(): number {
     return this.added;
@@ -46,14 +53,14 @@ export class Router {
     this.added++;
     if (binding.pool !== undefined) {
       binding.pool.members.push(binding);
-      if (!this.byHost.has(binding.hostname)) this.byHost.set(binding.hostname, binding);
+      if (!this.byHost.has(binding.hostname)) this.route(binding.hostname, binding);
       this.byTunnel.set(binding.tunnelId, binding);
       this.watcher?.added(binding);
       return;
     }
     const previous = this.byHost.get(binding.hostname);
     if (previous) this.byTunnel.delete(previous.tunnelId);
-    this.byHost.set(binding.hostname, binding);
+    this.route(binding.hostname, binding);
     this.byTunnel.set(binding.tunnelId, binding);
     this.watcher?.added(binding);
   }
@@ -69,8 +76,7 @@ export class Router {
       if (this.byTunnel.get(binding.tunnelId) === binding) this.byTunnel.delete(binding.tunnelId);
       const head = pool.members[0];
       if (this.byHost.get(binding.hostname) === binding) {
-        if (head === undefined) this.byHost.delete(binding.hostname);
-        else this.byHost.set(binding.hostname, head);
+        this.route(binding.hostname, head);
       }
       this.watcher?.removed(binding);
       // The name's route now names another member of this node.
@@ -78,7 +84,7 @@ export class Router {
       return true;
     }
     if (this.byHost.get(binding.hostname) !== binding) return false;
-    this.byHost.delete(binding.hostname);
+    this.route(binding.hostname, undefined);
     if (this.byTunnel.get(binding.tunnelId) === binding) this.byTunnel.delete(binding.tunnelId);
     this.watcher?.removed(binding);
     return true;
@@ -99,5 +105,15 @@ export class Router {
     let count = 0;
     for (const binding of this.byTunnel.values()) if (binding.accountId === accountId) count++;
     return count;
+  }
+
+  /** Points `host` at `binding` (undefined: nowhere), keeping the count of TLS hostnames. */
+  private route(host: string, binding: Binding | undefined): void {
+    if (this.byHost.get(host)?.proto === 'tls') this.tlsHosts--;
+    if (binding === undefined) this.byHost.delete(host);
+    else {
+      this.byHost.set(host, binding);
+      if (binding.proto === 'tls') this.tlsHosts++;
+    }
   }
 }

@@ -28,6 +28,8 @@ export interface ClusterRoute {
   group: string;
   /** When the binding behind this claim was made (Date.now()): between two agents, the later one holds the name. */
   claimedAt: number;
+  /** `tls` for a TLS passthrough tunnel (other nodes read SNI for it); absent: HTTP or TCP. */
+  proto?: 'tls';
 }
 
 export interface ClusterRepo {

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { ClusterNode, ClusterRepo, ClusterRoute } from './cluster-records.js';
 import type { ClusterNodesTable, ClusterRoutesTable, Database } from './schema.js';
 
@@ -40,7 +40,7 @@ export function createClusterRepo(db: Kysely<Database>): ClusterRepo {
     },
 
     async upsertRoute(route) {
-      const row: ClusterRoutesTable = {
+      const row: Insertable<ClusterRoutesTable> = {
         hostname: route.hostname,
         node_id: route.nodeId,
         tunnel_id: route.tunnelId,
@@ -49,6 +49,7 @@ export function createClusterRepo(db: Kysely<Database>): ClusterRepo {
         expires_at: route.expiresAt,
         agent_group: route.group,
         claimed_at: route.claimedAt,
+        proto: route.proto ?? 'http',
       };
       await db
         .insertInto('cluster_routes')
@@ -61,6 +62,7 @@ export function createClusterRepo(db: Kysely<Database>): ClusterRepo {
             expires_at: row.expires_at,
             agent_group: row.agent_group,
             claimed_at: row.claimed_at,
+            proto: row.proto,
           }),
         )
         .execute();
@@ -108,7 +110,7 @@ function nodeFromRow(row: ClusterNodesTable): ClusterNode {
   };
 }
 
-function routeFromRow(row: ClusterRoutesTable): ClusterRoute {
+function routeFromRow(row: Selectable<ClusterRoutesTable>): ClusterRoute {
   return {
     hostname: row.hostname,
     nodeId: row.node_id,
@@ -118,5 +120,6 @@ function routeFromRow(row: ClusterRoutesTable): ClusterRoute {
     expiresAt: Number(row.expires_at),
     group: row.agent_group,
     claimedAt: Number(row.claimed_at),
+    ...(row.proto === 'tls' ? { proto: 'tls' as const } : {}),
   };
 }

@@ -50,5 +50,6 @@ export function tunnelFromRow(row: Selectable<TunnelsTable>): Tunnel {
     updatedAt: row.updated_at,
     policy: row.policy ?? undefined,
     pool: row.pool_member !== '',
+    proto: row.proto === 'tls' || row.proto === 'tcp' ? row.proto : 'http',
   };
 }

@@ -44,6 +44,8 @@ export interface TunnelsTable {
   policy: string | null;
   /** '' for a tunnel of its own; in a pool, the member's id, unique with the hostname (migration 016_pools). */
   pool_member: Generated<string>;
+  /** What it carries: 'http', 'tcp' or 'tls' (migration 017_tls). */
+  proto: Generated<string>;
 }
 
 /** domains: custom domains; a host may be pending on several accounts, verified on at most one. */
@@ -222,6 +224,8 @@ export interface ClusterRoutesTable {
   expires_at: number;
   agent_group: string;
   claimed_at: number;
+  /** The tunnel's proto: 'http', 'tcp' or 'tls' (migration 017_tls). */
+  proto: Generated<string>;
 }
 
 /** webhooks: receivers an account registered; `secret` is sealed (webhooks/secret-box.ts), `events` a JSON array. */

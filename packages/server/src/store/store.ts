@@ -75,7 +75,12 @@ export interface Tunnel {
   policy?: string;
   /** A member of a pool: one of several tunnels of the account on this hostname. */
   pool: boolean;
+  /** What it carries (its last bind's): `http`, `tcp` or `tls` (TLS passthrough). */
+  proto: TunnelProto;
 }
+
+/** What a tunnel carries. */
+export type TunnelProto = 'http' | 'tcp' | 'tls';
 
 export interface NewAccount {
   email: string;
@@ -102,6 +107,8 @@ export interface TunnelBinding {
   policy?: string;
   /** Joins the hostname's pool (a row of its own) instead of taking the name over; a pool and a tunnel of its own never share a name (PoolConflictError). */
   pool?: boolean;
+  /** What the bind carries; default `http`. */
+  proto?: TunnelProto;
 }
 
 export interface AccountRepo {

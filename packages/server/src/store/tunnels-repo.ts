@@ -37,6 +37,7 @@ export function createTunnelRepo(db: Kysely<Database>, now: () => number): Tunne
         node_id: input.nodeId,
         updated_at: at,
         policy: input.policy ?? null,
+        proto: input.proto ?? 'http',
       };
       // 1. The account already has this hostname: keep its id so API links stay valid. A bind
       // without rules never replaces a live tunnel that has some (on whichever node it is).
@@ -130,6 +131,7 @@ export function createTunnelRepo(db: Kysely<Database>, now: () => number): Tunne
       node_id: input.nodeId,
       updated_at: at,
       policy: input.policy ?? null,
+      proto: input.proto ?? 'http',
     };
     const offline = db
       .selectFrom('tunnels')

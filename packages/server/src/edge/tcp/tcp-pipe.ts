@@ -28,18 +28,33 @@ export interface TcpPipeDeps {
   meter: ByteMeter | undefined;
 }
 
+/** A TLS passthrough connection (edge/tls/): recorded as `TLS`, with the ClientHello the edge read to route it. */
+export interface TlsVisitor {
+  /** The ClientHello's server name, the record's host. */
+  serverName: string;
+  /** The bytes read off the socket before it was handed over (the ClientHello); they go first. */
+  head: Buffer;
+}
+
 /**
  * Carries one visitor connection over its binding's session: one mux stream with a TCP head,
  * then raw bytes both ways. Backpressure is the pipes': a slow side stops reading the other, so
  * nothing grows beyond the stream windows. A FIN travels on its own (half-close); the record is
  * written once the visitor's socket has closed. This is the whole edge-side byte pipe.
  */
-export function pipeTcpVisitor(socket: Socket, binding: Binding, port: number, deps: TcpPipeDeps, onClose: () => void): void {
+export function pipeTcpVisitor(
+  socket: Socket,
+  binding: Binding,
+  port: number,
+  deps: TcpPipeDeps,
+  onClose: () => void,
+  tls?: TlsVisitor,
+): void {
   const ip = stripMapped(socket.remoteAddress ?? '');
   const record: Exchange = {
     binding,
-    host: binding.hostname,
-    method: 'TCP',
+    host: tls === undefined ? binding.hostname : tls.serverName,
+    method: tls === undefined ? 'TCP' : 'TLS',
     path: '',
     status: 0,
     startedAt: performance.now(),
@@ -48,7 +63,7 @@ export function pipeTcpVisitor(socket: Socket, binding: Binding, port: number, d
     bytesOut: 0,
     ip,
     userAgent: '',
-    proto: 'tcp',
+    proto: tls === undefined ? 'tcp' : 'tls',
   };
   socket.setKeepAlive(true, TCP_KEEPALIVE_MS);
   socket.setNoDelay(true);
@@ -86,6 +101,10 @@ export function pipeTcpVisitor(socket: Socket, binding: Binding, port: number, d
   stream.on('headers', (meta: unknown) => {
     if (record.status === 0 && (meta as { s?: unknown } | null)?.s === TCP_CONNECTED) record.status = TcpStatus.CLOSED;
   });
+  if (tls !== undefined && tls.head.length > 0) {
+    record.bytesIn += tls.head.length;
+    if (metered(tls.head.length)) stream.write(tls.head);
+  }
   socket.pipe(stream);
   stream.pipe(socket);
   stream.on('error', (error: Error) => {

@@ -7,6 +7,7 @@ import { POOLS_MIGRATIONS } from './migrations-pools.js';
 import { RATE_LIMIT_MIGRATIONS } from './migrations-rate-limits.js';
 import { REQUEST_TARGET_MIGRATIONS } from './migrations-request-target.js';
 import { TCP_MIGRATIONS } from './migrations-tcp.js';
+import { TLS_MIGRATIONS } from './migrations-tls.js';
 import { TUNNEL_POLICY_MIGRATIONS } from './migrations-tunnel-policy.js';
 import { WEBHOOK_MIGRATIONS } from './migrations-webhooks.js';
 import type { NamedMigration } from './named-migration.js';
@@ -320,6 +321,7 @@ const MIGRATIONS: readonly NamedMigration[] = [
   ...WEBHOOK_MIGRATIONS,
   ...OIDC_MIGRATIONS,
   ...POOLS_MIGRATIONS,
+  ...TLS_MIGRATIONS,
   ...RATE_LIMIT_MIGRATIONS,
   ...REQUEST_TARGET_MIGRATIONS,
 ];
