@@ -22,6 +22,8 @@ export interface SignInTicket {
 
 /** The one-time code that hands a signed-in browser back to the tunnel host. */
 export interface CodeTicket {
+  /** The provider signed in with: the session is bound to it. */
+  provider: string;
   host: string;
   origin: string;
   path: string;

@@ -3,6 +3,7 @@ import { DecodedPage, pageFromRecords, type StoredPage } from '../requests/reque
 import { fromRow, toRow } from '../requests/request-rows.js';
 import { CLUSTER_MIGRATIONS } from './migrations-cluster.js';
 import { OIDC_MIGRATIONS } from './migrations-oidc.js';
+import { OIDC_SESSIONS_MIGRATIONS } from './migrations-oidc-sessions.js';
 import { POOLS_MIGRATIONS } from './migrations-pools.js';
 import { TCP_MIGRATIONS } from './migrations-tcp.js';
 import { TUNNEL_POLICY_MIGRATIONS } from './migrations-tunnel-policy.js';
@@ -314,6 +315,7 @@ const MIGRATIONS: readonly NamedMigration[] = [
   ...WEBHOOK_MIGRATIONS,
   ...OIDC_MIGRATIONS,
   ...POOLS_MIGRATIONS,
+  ...OIDC_SESSIONS_MIGRATIONS,
 ];
 
 /** Rows per statement when migrations convert inspector records: 13 parameters each, far below SQLite's limit. */
