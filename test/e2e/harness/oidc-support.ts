@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
+import { createRemoteJWKSet, jwtVerify, type JWTPayload, type RemoteJWKSetOptions } from 'jose';
 import Provider from 'oidc-provider';
 import type { Page } from 'playwright-core';
 
@@ -75,8 +75,12 @@ export interface IdentityEcho {
  * A local service that checks who calls it, as docs/access.md shows: X-Svc-Identity verified with
  * `jose` against the apex's JWKS (issuer the apex, audience its own public host).
  */
-export async function startIdentityOrigin(jwksUrl: string, issuer: string): Promise<{ port: number; close(): Promise<void> }> {
-  const jwks = createRemoteJWKSet(new URL(jwksUrl));
+export async function startIdentityOrigin(
+  jwksUrl: string,
+  issuer: string,
+  jwksOptions?: RemoteJWKSetOptions,
+): Promise<{ port: number; close(): Promise<void> }> {
+  const jwks = createRemoteJWKSet(new URL(jwksUrl), jwksOptions);
   const server = http.createServer((req, res) => {
     void (async () => {
       const echo: IdentityEcho = { path: req.url ?? '', headers: req.headers, identity: null, error: null };
