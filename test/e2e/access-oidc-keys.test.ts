@@ -37,8 +37,7 @@ if (requireChromium('signing key rotation in Chromium')) {
       idp.serve([`https://localhost:${server.httpsPort}/auth/oidc/${PROVIDER}/callback`]);
       // A verifier that keeps the JWKS no longer than the max-age the apex sends (2 s for a 4 s delay).
       origin = await startIdentityOrigin(`${server.url}/.well-known/jwks.json`, `https://localhost:${server.httpsPort}`, {
-        cacheMaxAge: 2_000,
-        cooldownDuration: 1_000,
+        jwks: { cacheMaxAge: 2_000, cooldownDuration: 1_000 },
       });
       agent = await startAgent(server, { token: server.token, target: origin.port, subdomain: 'rotate', args: ['--oidc', PROVIDER] });
       browser = await launchChromium();

@@ -69,21 +69,24 @@ export interface IdentityEcho {
   headers: http.IncomingHttpHeaders;
   identity: JWTPayload | null;
   error: string | null;
+  /** The origin's name, when it was given one (to tell several apart). */
+  name?: string | undefined;
 }
 
 /**
  * A local service that checks who calls it, as docs/access.md shows: X-Svc-Identity verified with
- * `jose` against the apex's JWKS (issuer the apex, audience its own public host).
+ * `jose` against the apex's JWKS (issuer the apex, audience its own public host). `options.jwks`
+ * tunes jose's JWKS cache; `options.name` is echoed back.
  */
 export async function startIdentityOrigin(
   jwksUrl: string,
   issuer: string,
-  jwksOptions?: RemoteJWKSetOptions,
+  options: { jwks?: RemoteJWKSetOptions; name?: string } = {},
 ): Promise<{ port: number; close(): Promise<void> }> {
-  const jwks = createRemoteJWKSet(new URL(jwksUrl), jwksOptions);
+  const jwks = createRemoteJWKSet(new URL(jwksUrl), options.jwks);
   const server = http.createServer((req, res) => {
     void (async () => {
-      const echo: IdentityEcho = { path: req.url ?? '', headers: req.headers, identity: null, error: null };
+      const echo: IdentityEcho = { path: req.url ?? '', headers: req.headers, identity: null, error: null, name: options.name };
       const token = req.headers['x-svc-identity'];
       if (typeof token === 'string') {
         try {
