@@ -161,7 +161,7 @@ if (requireChromium('single sign-on in Chromium')) {
       }
     });
 
-    it('checks a session against the rules of the tunnel bound now: deleted and bound again with other rules or another provider, the cookie is refused', async () => {
+    it('checks a session against the rules of the tunnel bound now: deleted and bound again with other rules, another provider or by another account, the cookie is refused', async () => {
       const token = server.token;
       const bind = (args: string[]) => startAgent(server, { token, target: origin.port, subdomain: 'sso-rebind', args });
       let agent = await bind(['--oidc', PROVIDER]);
@@ -184,6 +184,11 @@ if (requireChromium('single sign-on in Chromium')) {
         const allowed = await visit();
         assert.equal(allowed.status, 200, 'rules that allow it again let it in: the refusals were the rules');
         assert.equal((JSON.parse(allowed.text) as { identity: { email: string } | null }).identity?.email, 'heidi@example.com');
+        // Another account binding the freed name gets no session from it: the visitor signed in to the first one's tunnel.
+        await agent.close();
+        const otherToken = await server.createAccount('rebinder@example.com');
+        agent = await startAgent(server, { token: otherToken, target: origin.port, subdomain: 'sso-rebind', args: ['--oidc', PROVIDER] });
+        assert.equal((await visit()).status, 401, 'a session made while another account held the host is no session');
       } finally {
         await agent.close();
       }

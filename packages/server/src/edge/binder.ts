@@ -311,7 +311,7 @@ export class Binder {
       boundAt: Date.now(),
       ...(group !== undefined ? { group } : {}),
     };
-    const access = compilePolicy(policy, this.deps.signIn);
+    const access = compilePolicy(policy, this.deps.signIn, account.id);
     if (access !== undefined) binding.access = access;
 
     // From here to the end is synchronous: the router, the session and the store agree.

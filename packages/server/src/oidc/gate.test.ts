@@ -9,7 +9,7 @@ import { IdentityTokens } from './identity-tokens.js';
 import { Providers } from './providers.js';
 import { REVOCATIONS_STALE_MS, Revocations } from './revocations.js';
 import { SESSION_COOKIE, SessionCookies, type Session } from './session-cookie.js';
-import { Tickets } from './tickets.js';
+import { ownerDigest, Tickets } from './tickets.js';
 
 // The tunnel host's gate with a signed-in cookie: sign-out, a copy replayed, the provider the
 // session was made with, and the 503 of a node that could not read the sign-outs for too long.
@@ -17,7 +17,7 @@ import { Tickets } from './tickets.js';
 describe('single sign-on gate: sessions and sign-out', () => {
   const T = 1_800_000_000_000;
   const HOST = 'app.tunnels.test';
-  const rules: SignInRules = { provider: 'idp', emails: new Set(), domains: new Set() };
+  const rules: SignInRules = { provider: 'idp', owner: 'acc_owner', emails: new Set(), domains: new Set() };
   const privateKey = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
 
   function setup() {
@@ -50,11 +50,12 @@ describe('single sign-on gate: sessions and sign-out', () => {
       log,
       now: () => state.now,
     });
-    const session = (provider = 'idp'): string =>
+    const session = (provider = 'idp', owner = 'acc_owner'): string =>
       cookies.seal({
         id: randomBytes(8).toString('hex'),
         host: HOST,
         provider,
+        owner: ownerDigest(owner),
         sub: 's',
         email: 'a@example.com',
         expiresAt: T + 3_600_000,
@@ -95,10 +96,12 @@ describe('single sign-on gate: sessions and sign-out', () => {
     assert.equal(out.headers['set-cookie'], undefined);
   });
 
-  it('treats a session made with another provider as no session', async () => {
+  it('treats a session made with another provider, or while another account held the host, as no session', async () => {
     const { gate, revocations, session, request } = setup();
     await revocations.poll();
+    assert.equal(statusOf(await gate.admit(request(session('idp', 'acc_owner')), rules)), 200);
     assert.equal(statusOf(await gate.admit(request(session('other')), rules)), 401);
+    assert.equal(statusOf(await gate.admit(request(session('idp', 'acc_before')), rules)), 401);
   });
 
   it('answers 503 to a signed-in request once the sign-outs have gone unread past the bound, and admits again after a read', async () => {

@@ -7,11 +7,13 @@ import type { IdentityTokens } from './identity-tokens.js';
 import type { Providers } from './providers.js';
 import type { Revocations } from './revocations.js';
 import { SESSION_COOKIE, SIGN_IN_COOKIE, cookieOf, setCookie, type Session, type SessionCookies } from './session-cookie.js';
-import { SIGN_IN_TTL_MS, digest, randomToken, type CodeTicket, type SignInTicket, type Tickets } from './tickets.js';
+import { SIGN_IN_TTL_MS, digest, ownerDigest, randomToken, type CodeTicket, type SignInTicket, type Tickets } from './tickets.js';
 
 /** Paths on a tunnel host that the edge answers itself when the tunnel has single sign-on. */
 export const LOGOUT_PATH = '/.svc/logout';
 export const RETURN_PATH = '/.svc/oidc/return';
+/** Account digests remembered; past it the memo starts over. */
+const MAX_OWNER_TAGS = 10_000;
 
 export interface GateDeps {
   providers: Providers;
@@ -37,6 +39,7 @@ export interface GateDeps {
 export class Gate implements SignIn {
   readonly providers: readonly string[];
   private readonly now: () => number;
+  private readonly ownerTags = new Map<string, string>();
 
   constructor(private readonly deps: GateDeps) {
     this.providers = deps.providers.names;
@@ -47,13 +50,18 @@ export class Gate implements SignIn {
     if (request.path.startsWith('/.svc/')) {
       const pathname = pathOnly(request.path);
       if (pathname === LOGOUT_PATH) return this.logout(request);
-      if (pathname === RETURN_PATH) return this.guard(this.finish(request));
+      if (pathname === RETURN_PATH) return this.guard(this.finish(request, rules));
     }
     const cookie = cookieOf(request.headers, SESSION_COOKIE);
     const now = this.now();
     const session = cookie === undefined ? undefined : this.deps.cookies.open(cookie, request.host, now);
-    // A session of another provider (the tunnel was bound again with another) or signed out is no session.
-    if (session !== undefined && session.provider === rules.provider && !this.deps.revocations.has(session.id)) {
+    // A session of another provider or account (the host was bound again) or signed out is no session.
+    if (
+      session !== undefined &&
+      session.provider === rules.provider &&
+      session.owner === this.ownerTag(rules.owner) &&
+      !this.deps.revocations.has(session.id)
+    ) {
       // Fail closed: without a recent read of the sign-outs, this one may have been signed out elsewhere.
       if (!this.deps.revocations.current(now)) return unavailable(this.deps.revocations.staleSeconds(now));
       // The allow rules are the tunnel's of this moment, checked on every request: a tunnel bound
@@ -95,7 +103,7 @@ export class Gate implements SignIn {
   }
 
   /** Ends a sign-in on the tunnel host: takes the one-time code, sets the session cookie, goes on to the path. */
-  private async finish(request: AccessRequest): Promise<Reply> {
+  private async finish(request: AccessRequest, rules: SignInRules): Promise<Reply> {
     const code = new URLSearchParams(request.path.slice(request.path.indexOf('?') + 1)).get('code') ?? '';
     const ticket = await this.deps.tickets.take<CodeTicket>('code', code);
     if (ticket === undefined || ticket.host !== request.host) {
@@ -109,6 +117,7 @@ export class Gate implements SignIn {
       id: randomToken(),
       host: ticket.host,
       provider: ticket.provider,
+      owner: this.ownerTag(rules.owner),
       sub: ticket.sub,
       email: ticket.email,
       expiresAt: this.now() + this.deps.sessionMs,
@@ -140,6 +149,17 @@ export class Gate implements SignIn {
         return page;
       },
     );
+  }
+
+  /** ownerDigest, memoised: the request path does a map lookup. */
+  private ownerTag(owner: string): string {
+    let tag = this.ownerTags.get(owner);
+    if (tag === undefined) {
+      tag = ownerDigest(owner);
+      if (this.ownerTags.size >= MAX_OWNER_TAGS) this.ownerTags.clear();
+      this.ownerTags.set(owner, tag);
+    }
+    return tag;
   }
 
   /** A sign-in step that fails (the store or the provider out) answers 503, never a 500. */

@@ -43,6 +43,11 @@ export function digest(value: string): string {
   return createHash('sha256').update(value).digest('base64url');
 }
 
+/** What a session cookie says of the account holding its tunnel: a digest (the visitor can read the cookie). */
+export function ownerDigest(accountId: string): string {
+  return digest(`svc-owner:${accountId}`).slice(0, 16);
+}
+
 /** One-time tickets in the store: each is taken at most once, on any node. */
 export class Tickets {
   constructor(private readonly repo: OidcRepo) {}
