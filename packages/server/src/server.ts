@@ -8,7 +8,7 @@ import { Cluster } from './cluster/index.js';
 import type { ServerConfig } from './config.js';
 import { createCustomDomains } from './custom-domains.js';
 import { createDashboardHandler } from './dashboard/index.js';
-import { Edge, startListeners, type Exchange, type Fleet } from './edge/index.js';
+import { Edge, PlanWatch, startListeners, type Exchange, type Fleet } from './edge/index.js';
 import { Inspector, type CapturedRequest } from './inspector/index.js';
 import { drainSessions, tellLeaving } from './drain.js';
 import { createMetrics, type Metrics } from './metrics/index.js';
@@ -232,6 +232,14 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
         }
       : {}),
   });
+  // A plan lowered below an account's tunnel count ends the newest tunnels beyond it, here or wherever held.
+  const planWatch = new PlanWatch({
+    store,
+    limitsFor: (plan) => config.plans[plan],
+    bindings: () => edge.router.bindings(),
+    endTunnel: (tunnelId, code, message) => edge.endTunnel(tunnelId, code, message),
+    log,
+  });
   if (config.cluster && config.databaseUrl) {
     try {
       cluster = await Cluster.start({
@@ -245,7 +253,12 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
         log,
         publicUrl,
         onRemoteAccount: (accountId) => void usage.warm(accountId).catch(() => undefined),
-        onPlanChanged: (accountId) => void usage.reload(accountId).catch(() => undefined),
+        onPlanChanged: (accountId) => {
+          void usage.reload(accountId).catch(() => undefined);
+          planWatch
+            .planChanged(accountId)
+            .catch((err: unknown) => log.warn({ err, accountId }, 'could not check the tunnels of a changed plan'));
+        },
         onDomainRemoved: (domainHost) =>
           void domains.forgetRemoved(domainHost).catch((err: unknown) => log.warn({ err, domainHost }, 'forgetting certificates failed')),
       });
@@ -256,6 +269,7 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
   }
   fleet = cluster ?? edge;
   usage.start();
+  planWatch.start();
   inspector.start();
   domains.start();
   await webhooks.start();
@@ -304,6 +318,7 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
         );
         log.info(drained, drained.streamsLeft === 0 ? 'requests in flight finished' : 'drain time over; open streams are cut');
       }
+      await planWatch.close();
       await edge.close();
       sso?.close();
       await cluster?.close();

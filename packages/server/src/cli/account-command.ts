@@ -92,6 +92,12 @@ async function runOnAccount(
   if (action === 'plan') {
     await store.accounts.setPlan(accountId, input.plan);
     io.stdout.write(`Account ${input.email} is now on the ${input.plan} plan.\n`);
+    // The nodes end the newest tunnels beyond the new limit (edge/plan-watch.ts): say so before it happens.
+    const limit = config.plans[input.plan].tunnels;
+    const online = await store.tunnels.countOnline(accountId);
+    if (online > limit) {
+      io.stdout.write(`It has ${online} tunnels online and the plan allows ${limit}: the ${online - limit} newest are being ended.\n`);
+    }
     // Running nodes re-read the plan within a minute on their own; nodes of a cluster listen, so tell them now.
     if (config.databaseUrl !== undefined) {
       await notifyNodes(config.databaseUrl, { k: 'plan', a: accountId }).catch((error: unknown) =>

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { ErrorCode, SESSION_PATH } from '@svcrouter/protocol';
+import { ErrorCode, SESSION_PATH, type ErrorCodeValue } from '@svcrouter/protocol';
 import { ACME_CHALLENGE_PATH, acmeChallengeToken } from '../certs/index.js';
 import { Binder } from './binder.js';
 import { Holds, heldRequestBytes } from './hold.js';
@@ -255,6 +255,18 @@ export class Edge implements LeanHandler, Fleet {
       dropped++;
     }
     return dropped;
+  }
+
+  /**
+   * Ends a live tunnel on purpose, its agent told why (an account's plan lowered below its tunnel
+   * count, plan-watch.ts): the name is free at once and visitors get the offline page, no hold.
+   * Returns whether this node held it.
+   */
+  endTunnel(tunnelId: string, code: ErrorCodeValue, message: string): boolean {
+    const binding = this.router.byTunnelId(tunnelId);
+    if (!binding || binding.session.release(tunnelId, code, message) === undefined) return false;
+    this.unbind(binding, 'ended');
+    return true;
   }
 
   /** Live tunnel count of an account on this node. */

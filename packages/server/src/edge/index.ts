@@ -10,6 +10,7 @@ export type { ByteMeter, Exchange, ExchangeObserver } from './exchange.js';
 export type { DomainDecision, TunnelChange } from './binder.js';
 export { normalizeHost } from './host.js';
 export { pickMember } from './pool.js';
+export { PlanWatch } from './plan-watch.js';
 export type { Fleet, LiveBinding } from './fleet.js';
 export { actOn, isPending } from './access-verdict.js';
 export { EDGE_COOKIE_PREFIX, EMAIL_HEADER, IDENTITY_HEADER, withIdentity, withoutEdgeCookies } from './forwarding.js';

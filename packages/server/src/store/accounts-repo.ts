@@ -1,9 +1,12 @@
 import type { Kysely } from 'kysely';
 import { newId } from './engine/ids.js';
-import { accountFromRow } from './rows.js';
+import { accountFromRow, toPlan } from './rows.js';
 import type { Database } from './schema.js';
-import type { AccountRepo } from './store.js';
+import type { AccountRepo, Plan } from './store.js';
 import { isUniqueViolation, StoreConflictError } from './store-conflict-error.js';
+
+/** Most ids in one `in (…)` list of plansOf: far below either engine's limit on bound parameters. */
+const IDS_PER_QUERY = 500;
 
 /** The accounts repo over a Kysely database (either engine). */
 export function createAccountRepo(db: Kysely<Database>, now: () => number): AccountRepo {
@@ -40,6 +43,16 @@ export function createAccountRepo(db: Kysely<Database>, now: () => number): Acco
     async setPlan(id, plan) {
       const row = await db.updateTable('accounts').set({ plan }).where('id', '=', id).returningAll().executeTakeFirst();
       return row && accountFromRow(row);
+    },
+
+    async plansOf(ids) {
+      const plans = new Map<string, Plan>();
+      for (let start = 0; start < ids.length; start += IDS_PER_QUERY) {
+        const chunk = ids.slice(start, start + IDS_PER_QUERY);
+        const rows = await db.selectFrom('accounts').select(['id', 'plan']).where('id', 'in', chunk).execute();
+        for (const row of rows) plans.set(row.id, toPlan(row.plan));
+      }
+      return plans;
     },
 
     async passwordHash(id) {

@@ -2,7 +2,8 @@ import type { Selectable } from 'kysely';
 import type { AccountsTable, ApiKeysTable, TunnelsTable } from './schema.js';
 import { PLANS, type Account, type KeyRecord, type Plan, type Tunnel, type TunnelStatus } from './store.js';
 
-function toPlan(value: string): Plan {
+/** A stored plan name as a Plan; throws on a name the store never writes. */
+export function toPlan(value: string): Plan {
   const plan = PLANS.find((p) => p === value);
   // Only the store writes this column, so an unknown value means a broken database.
   if (plan === undefined) throw new Error(`unknown plan in store: ${value}`);

@@ -87,6 +87,22 @@ export function runStoreContract(name: string, open: (now: () => number) => Prom
         assert.equal(await store.accounts.setPlan('acc_missing', 'pro'), undefined);
       });
 
+      it('plansOf reads the plans of many accounts at once, leaving unknown ids out', async () => {
+        const free = await newAccount('free');
+        const pro = await newAccount('pro');
+        // More ids than one query takes: the unknown ones fill the first chunks.
+        const unknown = Array.from({ length: 1200 }, (_, i) => `acc_missing_${i}`);
+        const plans = await store.accounts.plansOf([...unknown, free.id, pro.id]);
+        assert.deepEqual(
+          [...plans].sort(),
+          [
+            [free.id, 'free'],
+            [pro.id, 'pro'],
+          ].sort(),
+        );
+        assert.equal((await store.accounts.plansOf([])).size, 0);
+      });
+
       it('count counts accounts', async () => {
         const initial = await store.accounts.count();
         await newAccount();
@@ -307,6 +323,26 @@ export function runStoreContract(name: string, open: (now: () => number) => Prom
         await store.tunnels.setOffline(t1.id);
         assert.equal(await store.tunnels.countOnline(a.id), 1);
         assert.equal(await store.tunnels.countOnline(b.id), 1);
+      });
+
+      it('countOnlineOf counts the online tunnels of many accounts at once', async () => {
+        const a = await newAccount();
+        const b = await newAccount();
+        const idle = await newAccount();
+        await store.tunnels.upsertOnline(binding(a.id));
+        await store.tunnels.upsertOnline(binding(a.id));
+        const gone = await store.tunnels.upsertOnline(binding(a.id));
+        await store.tunnels.setOffline(gone.id);
+        await store.tunnels.upsertOnline(binding(b.id));
+        const filler = Array.from({ length: 1200 }, (_, i) => `acc_missing_${i}`);
+        const counts = await store.tunnels.countOnlineOf([...filler, a.id, b.id, idle.id]);
+        assert.deepEqual(
+          [...counts].sort(),
+          [
+            [a.id, 2],
+            [b.id, 1],
+          ].sort(),
+        );
       });
 
       it("markAllOfflineForNode takes that node's tunnels offline and no others", async () => {

@@ -110,6 +110,8 @@ export interface AccountRepo {
   byEmail(email: string): Promise<Account | undefined>;
   /** Changes the plan; undefined when there is no such account. */
   setPlan(id: string, plan: Plan): Promise<Account | undefined>;
+  /** The plans of these accounts, by id (an unknown id is left out); a few queries however many ids. */
+  plansOf(ids: readonly string[]): Promise<Map<string, Plan>>;
   /** The stored password hash; undefined when the account has none (or does not exist). */
   passwordHash(id: string): Promise<string | undefined>;
   /** Sets (replaces) the password hash; false when there is no such account. */
@@ -152,6 +154,8 @@ export interface TunnelRepo {
   /** Deletes one of the account's tunnels and returns it; undefined when not found or not theirs. */
   delete(accountId: string, id: string): Promise<Tunnel | undefined>;
   countOnline(accountId: string): Promise<number>;
+  /** Online tunnels of each of these accounts (none online: left out); a few queries however many ids. */
+  countOnlineOf(accountIds: readonly string[]): Promise<Map<string, number>>;
   /**
    * At node start: rows a crashed process left online become offline. Returns how many. With
    * `heldElsewhereAt` (Date.now()), rows whose hostname another node holds a live route for stay

@@ -9,6 +9,8 @@ import { isUniqueViolation, PolicyConflictError, PoolConflictError, StoreConflic
 // insert or takeover between its statements). Each retry re-reads the truth,
 // so a small bound is enough; exceeding it means sustained contention.
 const UPSERT_ATTEMPTS = 5;
+/** Most account ids in one `in (…)` list of countOnlineOf. */
+const IDS_PER_QUERY = 500;
 
 /** The tunnels repo over a Kysely database (either engine). */
 export function createTunnelRepo(db: Kysely<Database>, now: () => number): TunnelRepo {
@@ -233,6 +235,21 @@ export function createTunnelRepo(db: Kysely<Database>, now: () => number): Tunne
         .where('status', '=', 'online')
         .executeTakeFirstOrThrow();
       return Number(row.n);
+    },
+
+    async countOnlineOf(accountIds) {
+      const counts = new Map<string, number>();
+      for (let start = 0; start < accountIds.length; start += IDS_PER_QUERY) {
+        const rows = await db
+          .selectFrom('tunnels')
+          .select((eb) => ['account_id', eb.fn.countAll<number>().as('n')])
+          .where('account_id', 'in', accountIds.slice(start, start + IDS_PER_QUERY))
+          .where('status', '=', 'online')
+          .groupBy('account_id')
+          .execute();
+        for (const row of rows) counts.set(row.account_id, Number(row.n));
+      }
+      return counts;
     },
 
     async markAllOfflineForNode(nodeId, heldElsewhereAt) {
