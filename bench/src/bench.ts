@@ -16,6 +16,7 @@ import { buildRows, machineInfo, markdown, type Results } from './report.js';
 import { startSystem } from './system.js';
 import { smallGet, smallGetSpec, tunnelLoad } from './w-small-get.js';
 import { accessRules } from './w-access.js';
+import { trafficRules } from './w-traffic.js';
 import { sse } from './w-sse.js';
 import { download, transfer, upload } from './w-transfer.js';
 import { manyTunnels } from './w-tunnels.js';
@@ -44,6 +45,8 @@ async function runAll(options: BenchOptions, generator: LoadGenerator): Promise<
     const tls = await tlsSession(system, generator, sizes, log);
     log('W1 through tunnels with access rules');
     const access = await accessRules(system, generator, sizes, log);
+    log('W1 through tunnels with traffic rules');
+    const traffic = await trafficRules(system, generator, sizes, log);
     log('W1 with one live request-stream subscriber');
     const stream = await streamSubscriber(system, generator, sizes, log);
     log('bulk transfer');
@@ -66,6 +69,7 @@ async function runAll(options: BenchOptions, generator: LoadGenerator): Promise<
         smallGet: smallGetResult,
         tls,
         access,
+        traffic,
         streamSubscriber: stream,
         download,
         upload,

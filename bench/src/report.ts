@@ -10,6 +10,7 @@ import type { StreamSubscriberResult } from './w-stream-subscriber.js';
 import type { H2SmallGetResult, H2UploadResult } from './w-h2.js';
 import type { TlsSessionResult } from './w-tls.js';
 import type { AccessResult } from './w-access.js';
+import type { TrafficResult } from './w-traffic.js';
 import type { TransferResult } from './w-transfer.js';
 import type { TunnelsResult } from './w-tunnels.js';
 import type { WebSocketResult } from './w-websocket.js';
@@ -42,6 +43,7 @@ export interface Results {
   smallGet: SmallGetResult;
   tls: TlsSessionResult;
   access: AccessResult;
+  traffic: TrafficResult;
   streamSubscriber: StreamSubscriberResult;
   download: TransferResult;
   upload: TransferResult;
@@ -158,6 +160,8 @@ function accessRows(r: Results): Row[] {
     ...row('basic_auth', 'Small GET with basic auth on (every request signed in), req/s', r.access.basicAuth),
     ...row('cidr_allow', 'Small GET with an IP allow list, req/s', r.access.cidrAllow),
     ...row('pool_of_two', 'Small GET through a pool of two members (--pool), req/s', r.access.pool),
+    ...row('header_rules', 'Small GET with three header rules (two request, one response), req/s', r.traffic.headerRules),
+    ...row('rate_limit', 'Small GET with a rate limit never reached, req/s', r.traffic.rateLimit),
   ];
 }
 

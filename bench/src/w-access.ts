@@ -51,7 +51,8 @@ export async function accessRules(
   return { basicAuth, cidrAllow, pool };
 }
 
-async function compare(
+/** W1 through `ruleAgent`'s tunnel against the tunnel without rules, in matched pairs. */
+export async function compare(
   system: BenchSystem,
   generator: LoadGenerator,
   sizes: Sizes,

@@ -145,10 +145,10 @@ describe('agent API', () => {
         ['a bad host header', post(api, { name: 'x', addr: 3000, hostHeader: 'a b' }), 400, 'invalid_request', /^hostHeader: /],
         [
           'an unknown key',
-          post(api, { name: 'x', addr: 3000, policy: {} }),
+          post(api, { name: 'x', addr: 3000, rateLimits: {} }),
           400,
           'invalid_request',
-          /^unknown key "policy": a tunnel takes /,
+          /^unknown key "rateLimits": a tunnel takes /,
         ],
         [
           'a duplicate name',

@@ -15,6 +15,7 @@ import { probeLocal } from './local-probe.js';
 import type { Output, TunnelView } from './output.js';
 import type { TcpFlags } from './args.js';
 import { TunnelControlError, type ApiTunnel, type NewTunnel, type TunnelControl } from './inspector/tunnels-api.js';
+import { trafficOptionsOf } from './traffic-flags.js';
 
 /** The agent API's name of the tunnel `svc http` starts (ngrok's agent calls it the same). */
 export const COMMAND_LINE_TUNNEL = 'command_line';
@@ -151,6 +152,7 @@ export class AgentTunnels implements TunnelControl {
       oidc: body.oidc,
       allowEmail: body.allowEmail,
       allowDomain: body.allowDomain,
+      ...trafficOptionsOf(body),
     };
     if (body.inspect !== false) spec.inspector = this.inspector;
     this.adding.add(body.name);

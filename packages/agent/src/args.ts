@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
-import { accessProblem, hostHeaderProblem } from '@svcrouter/sdk';
+import { accessProblem, hostHeaderProblem, type TrafficOptions } from '@svcrouter/sdk';
 import { DEFAULT_TRANSFER_BYTES } from './doctor/index.js';
+import { TRAFFIC_FLAG_OPTIONS, TRAFFIC_FLAG_USAGE, trafficFlags } from './traffic-flags.js';
 
 /** How the agent shows what happens: a live screen, plain lines, or JSON lines. */
 export interface DisplayFlags {
@@ -19,7 +20,7 @@ export interface InspectFlags {
 }
 
 /** Flags of one tunnel given on the command line. */
-export interface TunnelFlags {
+export interface TunnelFlags extends TrafficOptions {
   subdomain?: string;
   domain?: string;
   /** `--host-header rewrite|<value>`. */
@@ -87,6 +88,7 @@ Options:
   --oidc <provider>           visitors sign in with this provider of the server (single sign-on)
   --allow-email <email>       with --oidc: this signed-in email may visit (repeatable)
   --allow-domain <domain>     with --oidc: emails of this domain may visit (repeatable)
+${TRAFFIC_FLAG_USAGE}
   --remote-addr <host:port>   tcp: bind a TCP address reserved by the account (POST /v1/tcp-addresses)
   --idle-timeout <duration>   tcp: close a connection idle this long (default 1h; 30s, 5m, 0 = never)
   --proxy-protocol <v1|v2>    tcp: send the visitor's address first as a PROXY protocol header
@@ -121,6 +123,7 @@ const OPTIONS = {
   oidc: { type: 'string' },
   'allow-email': { type: 'string', multiple: true },
   'allow-domain': { type: 'string', multiple: true },
+  ...TRAFFIC_FLAG_OPTIONS,
   'remote-addr': { type: 'string' },
   pool: { type: 'boolean' },
   'idle-timeout': { type: 'string' },
@@ -174,6 +177,7 @@ export function parseCommand(argv: string[]): Command | string {
       if (values.oidc !== undefined) tunnel.oidc = values.oidc;
       if (values['allow-email'] !== undefined) tunnel.allowEmail = values['allow-email'];
       if (values['allow-domain'] !== undefined) tunnel.allowDomain = values['allow-domain'];
+      Object.assign(tunnel, trafficFlags(values));
       const problem = accessProblem(tunnel);
       if (problem !== undefined) return `--${flagOf(problem)}: ${problem.slice(problem.indexOf(':') + 2)}`;
       return { kind: 'http', target: rest[0]!, tunnel, display, inspect };

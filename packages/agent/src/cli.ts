@@ -21,6 +21,7 @@ import { readCaFile } from './ca-file.js';
 import { explainFailure, type Failure } from './failure.js';
 import type { Output } from './output.js';
 import { runTunnels, type RunHooks, type SessionSpec, type TunnelSpec } from './run-tunnels.js';
+import { trafficOptionsOf } from './traffic-flags.js';
 
 /** The agent's environment, read once by main.ts. */
 export interface AgentEnv {
@@ -200,6 +201,7 @@ function tunnelSpecs(config: ConfigFile, names: string[], env: AgentEnv, envAcce
       oidc: tunnel.oidc,
       allowEmail: tunnel.allowEmail,
       allowDomain: tunnel.allowDomain,
+      ...trafficOptionsOf(tunnel),
     };
     return spec;
   });
@@ -232,6 +234,7 @@ function accessRules(flags: AccessOptions, env: AgentEnv): AccessOptions | strin
   if (flags.oidc !== undefined) rules.oidc = flags.oidc;
   if (flags.allowEmail !== undefined) rules.allowEmail = flags.allowEmail;
   if (flags.allowDomain !== undefined) rules.allowDomain = flags.allowDomain;
+  Object.assign(rules, trafficOptionsOf(flags));
   return rules;
 }
 

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { isMap, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import type { z } from 'zod';
+import { POLICY_BLOCK_KEYS } from './config-policy.js';
 import { ConfigFileSchema, InspectorSchema, TunnelConfigSchema, type ConfigFile } from './config-schema.js';
 
 /** One problem in a config file, located for the person fixing it. */
@@ -94,6 +95,7 @@ function keyPosition(doc: Document, path: Array<string | number>, key: string, l
 /** The keys allowed where an unknown one was found, for the error message. */
 function expectedKeys(path: Array<string | number>): string {
   if (path.length === 0) return Object.keys(ConfigFileSchema.shape).join(', ');
+  if (path.at(-1) === 'policy') return Object.keys(POLICY_BLOCK_KEYS).join(', ');
   const schema = path[0] === 'inspector' ? InspectorSchema : TunnelConfigSchema;
   return Object.keys(schema.shape).join(', ');
 }

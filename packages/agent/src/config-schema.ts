@@ -10,6 +10,7 @@ import {
 } from '@svcrouter/protocol';
 import { hostHeaderProblem, parseLocalTarget, parseTcpTarget } from '@svcrouter/sdk';
 import { z } from 'zod';
+import { checkPolicy, POLICY_BLOCK_KEYS, TRAFFIC_FIELDS } from './config-policy.js';
 
 /** Only this shape is a token; anything else (quotes, spaces, other prefixes) is refused as-is. */
 export const TOKEN_SHAPE = /^svc_[A-Za-z0-9_-]{43}$/;
@@ -62,8 +63,8 @@ export const InspectorSchema = z.strictObject({
   maxRequests: z.number().int().min(1).max(10_000).optional(),
 });
 
-/** One named tunnel of a config file. */
-export const TunnelFieldsSchema = z.strictObject({
+/** One named tunnel of a config file (its `policy:` block added below). */
+const TunnelBaseSchema = z.strictObject({
   /** Local service: a port, `host:port`, an http(s) URL or `h2c://host:port`. Required. */
   addr: localTarget,
   /**
@@ -106,6 +107,13 @@ export const TunnelFieldsSchema = z.strictObject({
   allowDomain: allowList(allowDomainProblem).optional(),
   /** Share the name (or `remoteAddr`) with the account's other agents, each request or connection going to one (default false: take it over). */
   pool: z.boolean().optional(),
+  ...TRAFFIC_FIELDS,
+});
+
+/** One named tunnel of a config file. */
+export const TunnelFieldsSchema = TunnelBaseSchema.extend({
+  /** Every policy key (access and traffic rules) in one block, instead of on the tunnel (default none). */
+  policy: TunnelBaseSchema.pick(POLICY_BLOCK_KEYS).optional(),
 });
 
 /** The address read as the tunnel's kind reads it: a URL for HTTP, host:port for TCP; access rules are HTTP's. */
@@ -118,6 +126,7 @@ export function checkTunnel(tunnel: z.infer<typeof TunnelFieldsSchema>, context:
   }
   if (tunnel.oidc !== undefined && tunnel.basicAuth !== undefined)
     context.addIssue({ code: 'custom', message: 'cannot be combined with basicAuth', path: ['oidc'] });
+  checkPolicy(tunnel, context);
   if (tunnel.proto !== 'tcp') return;
   for (const key of [
     'basicAuth',

@@ -9,6 +9,7 @@ export * from './callback-stream.js';
 export * from './mux-window.js';
 export * from './messages.js';
 export * from './policy.js';
+export * from './traffic-policy.js';
 export * from './handshake.js';
 export * from './headers.js';
 export * from './errors.js';

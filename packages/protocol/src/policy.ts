@@ -1,5 +1,6 @@
 import { randomBytes, scrypt } from 'node:crypto';
 import { isIP } from 'node:net';
+import { hasTrafficRules, TRAFFIC_KEYS, trafficPolicyProblem, type TrafficPolicy } from './traffic-policy.js';
 
 /*
  * A tunnel's policy: the rules the edge applies to every visitor request before it reaches the
@@ -15,7 +16,7 @@ export interface BasicAuthUser {
 }
 
 /** A tunnel's policy as it travels in the bind message and is stored. Every field is optional; none at all: no rules. */
-export interface TunnelPolicy {
+export interface TunnelPolicy extends TrafficPolicy {
   /** Visitors must send one of these users with its password (HTTP Basic). */
   basicAuth?: BasicAuthUser[];
   /** CIDRs (or single addresses) allowed; with a list, every other address is denied. */
@@ -184,10 +185,10 @@ export function policyProblem(value: unknown): string | undefined {
       if (problem) return `${key}: ${problem}`;
     }
   }
-  return oidcRulesProblem(policy);
+  return oidcRulesProblem(policy) ?? trafficPolicyProblem(policy);
 }
 
-const RULE_KEYS = new Set(['basicAuth', 'cidrAllow', 'cidrDeny', 'oidc', 'allowEmail', 'allowDomain']);
+const RULE_KEYS = new Set<string>(['basicAuth', 'cidrAllow', 'cidrDeny', 'oidc', 'allowEmail', 'allowDomain', ...TRAFFIC_KEYS]);
 
 function oidcRulesProblem(policy: Record<string, unknown>): string | undefined {
   if (policy.oidc !== undefined) {
@@ -215,6 +216,11 @@ function oidcRulesProblem(policy: Record<string, unknown>): string | undefined {
 
 /** Whether a policy has any rule at all (an empty object is the same as none). */
 export function hasRules(policy: TunnelPolicy | undefined): policy is TunnelPolicy {
+  return hasAccessRules(policy) || hasTrafficRules(policy);
+}
+
+/** Whether a policy has an access rule (basic auth, IP rules, single sign-on). */
+export function hasAccessRules(policy: TunnelPolicy | undefined): policy is TunnelPolicy {
   return (
     policy !== undefined &&
     (policy.basicAuth !== undefined || policy.cidrAllow !== undefined || policy.cidrDeny !== undefined || policy.oidc !== undefined)

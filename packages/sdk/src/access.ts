@@ -10,11 +10,27 @@ import {
   hashPassword,
   parseBasicAuthPair,
   policyProblem,
+  type TrafficPolicy,
   type TunnelPolicy,
 } from '@svcrouter/protocol';
+import { TRAFFIC_OPTION_KEYS, trafficPolicy, trafficProblem, type TrafficOptions } from './traffic-options.js';
 
-/** A tunnel's access rules as a caller gives them (forward(), the agent's flags and config file). */
-export interface AccessOptions {
+/**
+ * A tunnel's policy as a caller gives it (forward(), the agent's flags and config file): the
+ * access rules and the traffic rules (traffic-options.ts) as flat keys, or all of them in one
+ * `policy` block; a key given both ways is refused. `buildPolicy` compiles either into the one
+ * TunnelPolicy a bind carries.
+ */
+export interface AccessOptions extends AccessRuleOptions, TrafficOptions {
+  /** Every policy key in one block (as a config file's `policy:`), instead of the flat keys. */
+  policy?: PolicyBlock;
+}
+
+/** Every key a `policy` block may hold. */
+export type PolicyBlock = AccessRuleOptions & TrafficOptions;
+
+/** The access rules as a caller gives them. */
+export interface AccessRuleOptions {
   /** `user:password` pairs (at most 10; passwords of 8 to 128 characters): visitors must sign in with one. */
   basicAuth?: string | readonly string[];
   /** CIDRs or addresses allowed; with a list, every other address gets 403. */
@@ -33,7 +49,9 @@ export interface AccessOptions {
  * Why the access options are not valid, as `key: message`, or undefined. Checked before anything
  * is dialled or hashed, so a typo fails at once.
  */
-export function accessProblem(options: AccessOptions): string | undefined {
+export function accessProblem(given: AccessOptions): string | undefined {
+  const options = mergedPolicy(given);
+  if (typeof options === 'string') return options;
   const pairs = list(options.basicAuth);
   if (pairs.length > MAX_BASIC_AUTH_USERS) return `basicAuth: at most ${MAX_BASIC_AUTH_USERS} user:password pairs`;
   const users = new Set<string>();
@@ -49,8 +67,34 @@ export function accessProblem(options: AccessOptions): string | undefined {
       if (problem) return `${key}: ${problem}`;
     }
   }
-  return oidcProblem(options, pairs.length > 0);
+  return oidcProblem(options, pairs.length > 0) ?? trafficProblem(options);
 }
+
+/** The flat keys and the `policy` block as one set of keys; a key given both ways is a problem. */
+export function mergedPolicy(options: AccessOptions): PolicyBlock | string {
+  const block = options.policy;
+  if (block === undefined) return options;
+  if (typeof block !== 'object' || block === null || Array.isArray(block)) return 'policy: expected an object of policy keys';
+  const merged: Record<string, unknown> = { ...options };
+  delete merged.policy;
+  for (const [key, value] of Object.entries(block)) {
+    if (value === undefined) continue;
+    if (!POLICY_KEYS.has(key)) return `policy: unknown key "${key}"`;
+    if (merged[key] !== undefined) return `${key}: given both as a key of its own and in policy`;
+    merged[key] = value;
+  }
+  return merged as PolicyBlock;
+}
+
+const POLICY_KEYS: ReadonlySet<string> = new Set([
+  'basicAuth',
+  'cidrAllow',
+  'cidrDeny',
+  'oidc',
+  'allowEmail',
+  'allowDomain',
+  ...TRAFFIC_OPTION_KEYS,
+]);
 
 function oidcProblem(options: AccessOptions, basicAuth: boolean): string | undefined {
   if (options.oidc !== undefined) {
@@ -78,10 +122,12 @@ function oidcProblem(options: AccessOptions, basicAuth: boolean): string | undef
  * they never leave this process in clear), or undefined when there are no rules. Throws
  * SvcError POLICY_INVALID for bad options.
  */
-export async function buildPolicy(options: AccessOptions): Promise<TunnelPolicy | undefined> {
-  const problem = accessProblem(options);
+export async function buildPolicy(given: AccessOptions): Promise<TunnelPolicy | undefined> {
+  const problem = accessProblem(given);
   if (problem !== undefined) throw new SvcError(ErrorCode.POLICY_INVALID, problem);
-  const policy: TunnelPolicy = {};
+  const options = mergedPolicy(given) as PolicyBlock;
+  // Checked by accessProblem: the wire form of the traffic keys.
+  const policy: TunnelPolicy = { ...(trafficPolicy(options) as TrafficPolicy) };
   const pairs = list(options.basicAuth);
   if (pairs.length > 0) {
     policy.basicAuth = await Promise.all(

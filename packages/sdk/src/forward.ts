@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { ErrorCode, MAX_ASKED_HEARTBEAT_MS, Messages, MIN_ASKED_HEARTBEAT_MS, SvcError, type TunnelPolicy } from '@svcrouter/protocol';
 import { accessProblem, buildPolicy, type AccessOptions } from './access.js';
+import { TRAFFIC_OPTION_KEYS } from './traffic-options.js';
 import { AgentSession } from './agent-session.js';
 import type { BindRequest } from './session-tunnel.js';
 import { reconnectDelay } from './backoff.js';
@@ -172,9 +173,10 @@ export async function checkedTunnelSpec(spec: GroupTunnelSpec): Promise<CheckedT
   if (spec.proto === 'tcp') {
     const problem = accessProblem(spec);
     if (problem !== undefined) throw new SvcError(ErrorCode.POLICY_INVALID, problem);
-    const rules = [spec.basicAuth, spec.cidrAllow, spec.cidrDeny, spec.oidc, spec.allowEmail, spec.allowDomain];
+    const rules = [spec.basicAuth, spec.cidrAllow, spec.cidrDeny, spec.oidc, spec.allowEmail, spec.allowDomain, spec.policy];
+    for (const key of TRAFFIC_OPTION_KEYS) rules.push(spec[key] as undefined);
     if (rules.some((rule) => rule !== undefined)) {
-      throw new SvcError(ErrorCode.POLICY_INVALID, 'access rules apply to HTTP tunnels only, not proto "tcp"');
+      throw new SvcError(ErrorCode.POLICY_INVALID, 'access and traffic rules apply to HTTP tunnels only, not proto "tcp"');
     }
     return { target: checkedTcpTarget(spec), policy: undefined };
   }

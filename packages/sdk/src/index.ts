@@ -12,7 +12,16 @@ export { parseServerUrls } from './edge-servers.js';
 export { dialEdge, dialSession, type DialOptions, type EdgeConnection } from './dial.js';
 export { isOriginProto, parseLocalTarget, type LocalTarget, type OriginProto } from './local-target.js';
 export { hostHeaderProblem } from './host-header.js';
-export { accessProblem, buildPolicy, splitList, type AccessOptions } from './access.js';
+export {
+  accessProblem,
+  buildPolicy,
+  mergedPolicy,
+  splitList,
+  type AccessOptions,
+  type AccessRuleOptions,
+  type PolicyBlock,
+} from './access.js';
+export { TRAFFIC_OPTION_KEYS, trafficPolicy, trafficProblem, type TrafficOptions } from './traffic-options.js';
 export { reconnectDelay, RECONNECT_BASE_MS, RECONNECT_CAP_MS } from './backoff.js';
 export type { RequestLog } from './origin-proxy.js';
 export { DEFAULT_TCP_IDLE_TIMEOUT_MS, parseTcpTarget, type TcpConnectionLog, type TcpProxyOptions, type TcpTarget } from './tcp-proxy.js';

@@ -9,6 +9,7 @@ import type { ServerConfig } from './config.js';
 import { createCustomDomains } from './custom-domains.js';
 import { createDashboardHandler } from './dashboard/index.js';
 import { Edge, PlanWatch, startListeners, type Exchange, type Fleet } from './edge/index.js';
+import { ClusterRateLimiter, LocalRateLimiter, verifyWebhookSignature } from './policy/index.js';
 import { Inspector, type CapturedRequest } from './inspector/index.js';
 import { drainSessions, tellLeaving } from './drain.js';
 import { createMetrics, type Metrics } from './metrics/index.js';
@@ -224,6 +225,12 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
     },
     ...domains.edge,
     onTunnelChange: webhooks.onTunnelChange,
+    sealSecret: webhooks.seal,
+    // Several nodes count in the store they share, so a limit is one limit for the whole cluster.
+    rateLimiter: config.cluster
+      ? new ClusterRateLimiter({ counter: store.rateLimits, onError: (err) => log.warn({ err }, 'rate limit counted on this node alone') })
+      : new LocalRateLimiter(),
+    verifyWebhook: verifyWebhookSignature,
     ...(config.cluster
       ? {
           remoteBinding: (host: string) => cluster?.remoteBinding(host),
@@ -252,6 +259,7 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
         edge,
         log,
         publicUrl,
+        verifyWebhook: verifyWebhookSignature,
         onRemoteAccount: (accountId) => void usage.warm(accountId).catch(() => undefined),
         onPlanChanged: (accountId) => {
           void usage.reload(accountId).catch(() => undefined);

@@ -34,6 +34,8 @@ export interface WebhookWiring {
   onTunnelChange(change: TunnelChange): void;
   onCertificate(outcome: OrderOutcomeEvent): void;
   onMonthTotal(accountId: string, month: string, bytes: number, limitBytes: number): void;
+  /** Seals a secret under the node's webhook key (a tunnel's webhook signing secret, at rest). */
+  seal(plain: string): string;
   events: WebhookEvents;
   start(): Promise<void>;
   /** Waits for events being queued and sends in flight; call before the store closes. */
@@ -104,6 +106,7 @@ export async function createWebhooks(
   let sweep: NodeJS.Timeout | undefined;
   return {
     events,
+    seal: (plain) => box.seal(plain),
     routes: {
       webhookAdmin: {
         allowPrivate: config.webhookAllowPrivate,

@@ -2,6 +2,7 @@ import type { JSX } from 'preact';
 import { EmptyState, ErrorText, Loading, PageHeader, TableHead } from '../components/bits.js';
 import { ConfirmButton } from '../components/confirm-button.js';
 import { CopyButton } from '../components/copy-button.js';
+import { TrafficRules } from '../components/traffic-rules.js';
 import { api } from '../lib/api.js';
 import { formatTime } from '../lib/format.js';
 import type { Tunnel } from '../lib/types.js';
@@ -30,7 +31,7 @@ export function TunnelsPage(): JSX.Element {
       ) : (
         <div class="table-wrap">
           <table class="cards" role="table">
-            <TableHead columns={['URL', 'Local target', 'Status', 'Access', 'Started', 'Agent', 'Agent IP']} withActions />
+            <TableHead columns={['URL', 'Local target', 'Status', 'Access', 'Traffic', 'Started', 'Agent', 'Agent IP']} withActions />
             <tbody role="rowgroup">
               {sorted.map((tunnel) => (
                 <TunnelRow key={tunnel.id} tunnel={tunnel} onStopped={tunnels.reload} />
@@ -75,6 +76,9 @@ function TunnelRow({ tunnel, onStopped }: { tunnel: Tunnel; onStopped: () => Pro
       </td>
       <td role="cell" data-label="Access">
         <AccessRules access={tunnel.access} />
+      </td>
+      <td role="cell" data-label="Traffic">
+        <TrafficRules traffic={tunnel.traffic} />
       </td>
       <td role="cell" data-label="Started">
         {formatTime(tunnel.createdAt)}

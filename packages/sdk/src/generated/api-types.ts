@@ -284,6 +284,30 @@ export interface components {
         /** @description with oidc: email domains allowed; with allowEmail also empty, every signed-in visitor */
         allowDomain: string[];
       };
+      /** @description the tunnel's traffic rules, without secrets */
+      traffic: {
+        /** @description names of headers set on requests (values are not shown) */
+        requestHeaderAdd: string[];
+        /** @description headers removed from requests */
+        requestHeaderRemove: string[];
+        /** @description names of headers set on responses (values are not shown) */
+        responseHeaderAdd: string[];
+        /** @description headers removed from responses */
+        responseHeaderRemove: string[];
+        /** @description at most count requests per visitor address in any windowMs; null: no limit */
+        rateLimit: {
+          count: number;
+          windowMs: number;
+        } | null;
+        /** @description webhook signatures checked for this provider (the secret is never shown); null: none */
+        verifyWebhook: ({
+          /** @enum {string} */
+          provider: "github" | "stripe" | "slack" | "shopify" | "twilio" | "standard";
+          maxBody: number;
+        }) | null;
+        /** @description edge rules in order, one line each */
+        rules: string[];
+      };
       /**
        * Format: date-time
        * @description ISO 8601 UTC timestamp

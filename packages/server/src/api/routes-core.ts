@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { accessSummary, type AccessSummary, type TunnelPolicy } from '@svcrouter/protocol';
+import { accessSummary, trafficSummary, type AccessSummary, type TrafficSummary, type TunnelPolicy } from '@svcrouter/protocol';
 import type { Tunnel, TunnelRepo } from '../store/index.js';
 import { defineRoute } from './define-route.js';
 import { notFound } from './errors.js';
@@ -33,6 +33,7 @@ export function tunnelView(tunnel: Tunnel, deps: Pick<CoreRouteDeps, 'publicUrl'
     agentVersion: tunnel.agentVersion,
     agentIp: tunnel.agentIp,
     access: accessOf(tunnel),
+    traffic: trafficOf(tunnel),
     createdAt: new Date(tunnel.createdAt).toISOString(),
     updatedAt: new Date(tunnel.updatedAt).toISOString(),
   };
@@ -45,6 +46,15 @@ function accessOf(tunnel: Tunnel): AccessSummary {
     return accessSummary(JSON.parse(tunnel.policy) as TunnelPolicy);
   } catch {
     return accessSummary(undefined);
+  }
+}
+
+/** A tunnel's traffic rules as the API shows them: header names, the limit, the webhook provider, never a secret. */
+function trafficOf(tunnel: Tunnel): TrafficSummary {
+  try {
+    return trafficSummary(tunnel.policy === undefined ? undefined : (JSON.parse(tunnel.policy) as TunnelPolicy));
+  } catch {
+    return trafficSummary(undefined);
   }
 }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { WEBHOOK_PROVIDERS } from '@svcrouter/protocol';
 import type { TxtFailureCode } from '../domains/index.js';
 import { MAX_REQUEST_PAGE } from '../store/index.js';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/index.js';
@@ -109,6 +110,23 @@ export const Tunnel = named(
         allowDomain: z.array(z.string()).describe('with oidc: email domains allowed; with allowEmail also empty, every signed-in visitor'),
       })
       .describe("the tunnel's access rules, without secrets"),
+    traffic: z
+      .strictObject({
+        requestHeaderAdd: z.array(z.string()).describe('names of headers set on requests (values are not shown)'),
+        requestHeaderRemove: z.array(z.string()).describe('headers removed from requests'),
+        responseHeaderAdd: z.array(z.string()).describe('names of headers set on responses (values are not shown)'),
+        responseHeaderRemove: z.array(z.string()).describe('headers removed from responses'),
+        rateLimit: z
+          .strictObject({ count: z.int(), windowMs: z.int() })
+          .nullable()
+          .describe('at most count requests per visitor address in any windowMs; null: no limit'),
+        verifyWebhook: z
+          .strictObject({ provider: z.enum(WEBHOOK_PROVIDERS), maxBody: z.int() })
+          .nullable()
+          .describe('webhook signatures checked for this provider (the secret is never shown); null: none'),
+        rules: z.array(z.string()).describe('edge rules in order, one line each'),
+      })
+      .describe("the tunnel's traffic rules, without secrets"),
     createdAt: timestamp,
     updatedAt: timestamp,
   }),

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { ClusterConfig } from '../config.js';
-import { pickMember, type Binding, type Edge, type Fleet, type LiveBinding } from '../edge/index.js';
+import { pickMember, type Binding, type Edge, type Fleet, type LiveBinding, type WebhookVerifier } from '../edge/index.js';
 import type { Store } from '../store/index.js';
 import { ClusterBus, type ClusterMessage } from './cluster-bus.js';
 import { PeerLinks } from './peer-links.js';
@@ -42,6 +42,8 @@ export interface ClusterDeps {
   onDomainRemoved?(domainHost: string): void;
   /** An account's plan changed (on any node or from the account command): re-read its limits. */
   onPlanChanged?(accountId: string): void;
+  /** Checks webhook signatures for the tunnels of this node's agents, whichever node the request entered. */
+  verifyWebhook?: WebhookVerifier;
 }
 
 /**
@@ -81,11 +83,15 @@ export class Cluster implements Fleet {
       log: clusterLog,
       onStream: (stream) => {
         this.forwardedIn++;
-        relayToAgent(stream, (tunnelId) => {
-          const binding = edge.router.byTunnelId(tunnelId) ?? this.unboundLately(tunnelId);
-          // A pool's route names one member: the request goes to whichever member of this node is least busy.
-          return binding?.pool !== undefined ? pickMember(binding.pool) : binding;
-        });
+        relayToAgent(
+          stream,
+          (tunnelId) => {
+            const binding = edge.router.byTunnelId(tunnelId) ?? this.unboundLately(tunnelId);
+            // A pool's route names one member: the request goes to whichever member of this node is least busy.
+            return binding?.pool !== undefined ? pickMember(binding.pool) : binding;
+          },
+          deps.verifyWebhook,
+        );
       },
     });
     this.bus = new ClusterBus({

@@ -10,7 +10,9 @@ import {
 import { actOn, isPending, normalizeHost, withIdentity } from '../edge/index.js';
 import type { Binding } from '../edge/index.js';
 import { offlinePage, type EdgePage } from '../edge/pages.js';
-import type { AccessCheck, Identity } from '../policy/index.js';
+import type { AccessCheck, HeaderRules, Identity } from '../policy/index.js';
+import type { WebhookVerifier } from '../edge/index.js';
+import { relayTraffic } from './relay-traffic.js';
 
 /**
  * On the node holding a tunnel's agent: carries one stream a peer node opened (a visitor's
@@ -21,7 +23,7 @@ import type { AccessCheck, Identity } from '../policy/index.js';
  * the peer shows the visitor the page this node would have shown. The peer records the exchange
  * (inspector, metering); this node does not, so each request is counted once.
  */
-export function relayToAgent(stream: CallbackStream, bindingOf: (tunnelId: string) => Binding | undefined): void {
+export function relayToAgent(stream: CallbackStream, bindingOf: (tunnelId: string) => Binding | undefined, verify?: WebhookVerifier): void {
   const peer = streamDuplex(stream);
   const head = peer.meta;
   if (!isRequestHead(head)) {
@@ -30,17 +32,31 @@ export function relayToAgent(stream: CallbackStream, bindingOf: (tunnelId: strin
   }
   const binding = bindingOf(head.t);
   if (!binding || binding.session.isClosed) return answerOffline(peer, head);
-  return relayTo(peer, binding.tunnelId === head.t ? head : { ...head, t: binding.tunnelId }, binding);
+  return relayTo(peer, binding.tunnelId === head.t ? head : { ...head, t: binding.tunnelId }, binding, verify);
 }
 
 /** Relays the peer's request to `binding` (a pool's member other than the route's gets the head with its own tunnel id). */
-function relayTo(peer: StreamDuplex, head: RequestHead, binding: Binding): void {
-  // The tunnel's access rules are applied here, on the node holding its agent, for requests that
-  // entered anywhere: the peer appended the visitor's own address to X-Forwarded-For.
+function relayTo(peer: StreamDuplex, head: RequestHead, binding: Binding, verify: WebhookVerifier | undefined): void {
+  // The tunnel's access and traffic rules are applied here, on the node holding its agent, for
+  // requests that entered anywhere: the peer appended the visitor's own address to X-Forwarded-For.
   const access = binding.access;
-  if (access === undefined) return openToAgent(peer, head, binding);
+  const visitor = { ip: visitorOf(head.h), proto: forwardedProtoOf(head.h) || 'http', authority: forwardedHostOf(head.h) };
+  const onward = (identity: Identity | undefined): void =>
+    relayTraffic(
+      peer,
+      head,
+      binding,
+      visitor,
+      verify,
+      (page) => answerPage(peer, page),
+      (shaped, body) => {
+        if (binding.session.isClosed) answerOffline(peer, shaped);
+        else openToAgent(peer, shaped, binding, access, identity, body);
+      },
+    );
+  if (access === undefined) return onward(undefined);
   const verdict = access.admit({
-    ip: visitorOf(head.h),
+    ip: visitor.ip,
     headers: head.h,
     method: head.m,
     path: head.p,
@@ -48,10 +64,7 @@ function relayTo(peer: StreamDuplex, head: RequestHead, binding: Binding): void 
     secure: forwardedProtoOf(head.h) === 'https',
   });
   const actions = {
-    pass: (identity: Identity | undefined) => {
-      if (binding.session.isClosed) answerOffline(peer, head);
-      else openToAgent(peer, head, binding, access, identity);
-    },
+    pass: onward,
     refuse: (page: EdgePage) => answerPage(peer, page),
   };
   if (!isPending(verdict)) return actOn(verdict, actions);
@@ -61,9 +74,19 @@ function relayTo(peer: StreamDuplex, head: RequestHead, binding: Binding): void 
 }
 
 /** Opens the agent's stream for a peer's request and pipes the two together. */
-function openToAgent(peer: StreamDuplex, head: RequestHead, binding: Binding, access?: AccessCheck, identity?: Identity): void {
+function openToAgent(
+  peer: StreamDuplex,
+  head: RequestHead,
+  binding: Binding,
+  access: AccessCheck | undefined,
+  identity: Identity | undefined,
+  body: Buffer | undefined,
+): void {
   if (access?.consumesAuthorization) head = { ...head, h: withoutAuthorization(head.h) };
   if (identity !== undefined) head = { ...head, h: withIdentity(head.h, identity) };
+  const requestHeaders = binding.traffic?.requestHeaders;
+  if (requestHeaders !== undefined) head = { ...head, h: requestHeaders.apply(head.h) };
+  const responseHeaders = binding.traffic?.responseHeaders;
   // OPEN carries END exactly when the peer has no body to send: no body flag, no upgrade.
   const end = head.b !== 1 && head.u !== 1;
   let agent: StreamDuplex;
@@ -79,9 +102,30 @@ function openToAgent(peer: StreamDuplex, head: RequestHead, binding: Binding, ac
   });
   agent.on('error', (error: Error) => peer.reset(error instanceof StreamResetError ? error.code : ResetCode.CANCEL));
   agent.on('info', (meta: unknown) => peer.sendInfo(meta));
-  agent.on('headers', (meta: unknown) => peer.sendHeaders(meta));
+  agent.on('headers', (meta: unknown) => peer.sendHeaders(responseHeaders === undefined ? meta : shapedResponse(meta, responseHeaders)));
   pipeWithTrailers(agent, peer);
-  if (!end) pipeWithTrailers(peer, agent);
+  if (end) return;
+  if (body === undefined) return pipeWithTrailers(peer, agent);
+  // Read whole for a webhook check: sent from memory, with the trailers that ended it.
+  if (body.length > 0) agent.write(body);
+  agent.endWithTrailers(peer.trailers === undefined ? [] : trailerFields(peer.trailers));
+}
+
+/** A response head with the tunnel's response header rules applied (a malformed head is left for the peer to refuse). */
+function shapedResponse(meta: unknown, rules: HeaderRules): unknown {
+  const head = meta as { s?: unknown; h?: unknown } | null;
+  if (head === null || typeof head !== 'object' || !Array.isArray(head.h) || head.s === 101) return meta;
+  if (!head.h.every((value) => typeof value === 'string')) return meta;
+  return { ...head, h: rules.apply(head.h as string[]) };
+}
+
+/** The authority the visitor asked for, as the peer recorded it (its X-Forwarded-Host, the last one). */
+function forwardedHostOf(headers: readonly string[]): string {
+  let host = '';
+  for (let i = 0; i < headers.length; i += 2) {
+    if (headers[i]!.toLowerCase() === 'x-forwarded-host') host = headers[i + 1]!;
+  }
+  return host;
 }
 
 /** Pipes `from` into `to`, and ends `to` with the trailers that ended `from`. */

@@ -11,7 +11,8 @@ import {
   type Store,
   type Tunnel,
 } from '../store/index.js';
-import { compilePolicy, type SignIn } from '../policy/index.js';
+import { compilePolicy, compileTraffic, type RateLimiter, type SignIn } from '../policy/index.js';
+import { storedPolicy } from './stored-policy.js';
 import type { EdgeSession, UnbindReason } from './edge-session.js';
 import { isDnsLabel } from '../hostname/index.js';
 import { RESERVED_LABELS } from './host.js';
@@ -58,6 +59,10 @@ export interface BinderDeps {
   tcp?: TcpChooser;
   /** Single sign-on (SVC_OIDC_PROVIDERS); absent: a bind naming a provider is refused. */
   signIn?: SignIn;
+  /** Counts the requests of tunnels with a rate limit: this node's memory, or a count a cluster shares. */
+  rateLimiter?: RateLimiter;
+  /** Seals a webhook signing secret before the policy is stored; absent: the secret is not stored at all. */
+  sealSecret?(plain: string): string;
 }
 
 /** What the binder asks of TCP tunnels: the port's name for a bind, and giving it up when the bind fails after. */
@@ -261,7 +266,7 @@ export class Binder {
 
     const policy = hasRules(request.policy) ? request.policy : undefined;
     // A tunnel with rules is never replaced by a bind without them (on other nodes, the store says so).
-    if (holder && holder.access !== undefined && policy === undefined) {
+    if (holder && (holder.access !== undefined || holder.traffic !== undefined) && policy === undefined) {
       throw new SvcError(ErrorCode.POLICY_INVALID, BindMessages.policyRequired(hostname));
     }
 
@@ -276,7 +281,7 @@ export class Binder {
       agentVersion: session.agentVersion,
       agentIp: session.agentIp,
       nodeId: this.deps.nodeId,
-      ...(policy !== undefined ? { policy: JSON.stringify(policy) } : {}),
+      ...(policy !== undefined ? { policy: storedPolicy(policy, this.deps.sealSecret) } : {}),
       ...(pooled ? { pool: true } : {}),
     };
     let tunnel;
@@ -313,6 +318,8 @@ export class Binder {
     };
     const access = compilePolicy(policy, this.deps.signIn, account.id);
     if (access !== undefined) binding.access = access;
+    const traffic = this.deps.rateLimiter && compileTraffic(policy, { limiter: this.deps.rateLimiter });
+    if (traffic) binding.traffic = traffic;
 
     // From here to the end is synchronous: the router, the session and the store agree.
     if (session.isClosed) {

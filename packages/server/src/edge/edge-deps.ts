@@ -7,6 +7,7 @@ import type { ByteMeter, ExchangeObserver } from './exchange.js';
 import type { Binding } from './router.js';
 import type { Authenticate } from './session-acceptor.js';
 import type { SessionLimitsConfig } from './session-limits.js';
+import type { WebhookVerifier } from './traffic-step.js';
 
 // What the edge is built from: the collaborators the composition root hands in.
 
@@ -42,4 +43,6 @@ export interface EdgeDeps extends Omit<BinderDeps, 'router'> {
   tcpPorts?: { from: number; to: number } | undefined;
   /** Interface TCP tunnel ports listen on (SVC_BIND_HOST); default every interface. */
   tcpHost?: string;
+  /** Checks webhook signatures for tunnels with `verifyWebhook`; absent: every such request is refused (signature mismatch). */
+  verifyWebhook?: WebhookVerifier;
 }

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { ErrorCode, type Mux, SvcError, type AgentMessage, type EdgeMessage, type ErrorCodeValue } from '@svcrouter/protocol';
-import type { AccessCheck } from '../policy/index.js';
+import type { AccessCheck, TrafficRules } from '../policy/index.js';
 
 /** A live binding: a public hostname served by one tunnel on one agent session. */
 export interface Binding {
@@ -24,6 +24,8 @@ export interface Binding {
    * a binding that carries requests to another node, checked on the node holding the agent).
    */
   access?: AccessCheck;
+  /** The tunnel's traffic rules (rate limit, edge rules, webhook check, header rules); absent: none. */
+  traffic?: TrafficRules;
   /** The pool this binding is a member of (`--pool`); absent: the name is this binding's alone. */
   pool?: Pool;
   /** A pool member's requests (or TCP connections) in flight on this node, which picks the next member. */

@@ -28,6 +28,8 @@ import {
   type AbsoluteTarget,
 } from './request-target.js';
 import { acceptSession, clientIp, isSessionUpgrade } from './session-acceptor.js';
+import { LocalRateLimiter } from '../policy/index.js';
+import { passOn, type TrafficVisitor } from './traffic-step.js';
 import { UpgradeVisitor } from './upgrade.js';
 import { SessionLimits } from './session-limits.js';
 import { TcpTunnels } from './tcp/tcp-tunnels.js';
@@ -68,7 +70,8 @@ export class Edge implements LeanHandler, Fleet {
           meter: deps.meter,
         })
       : undefined;
-    this.binder = new Binder({ ...deps, router: this.router, ...(this.tcp ? { tcp: this.tcp } : {}) });
+    const rateLimiter = deps.rateLimiter ?? new LocalRateLimiter();
+    this.binder = new Binder({ ...deps, rateLimiter, router: this.router, ...(this.tcp ? { tcp: this.tcp } : {}) });
     this.sessionLimits = new SessionLimits(deps.sessionLimits ?? { perNode: Infinity, perAccount: Infinity });
     this.holds = new Holds({
       holdMs: deps.holdMs ?? 0,
@@ -123,13 +126,7 @@ export class Edge implements LeanHandler, Fleet {
     const visitor = new NodeVisitor(exchange, req, res);
     const gone = (): void => leave?.();
     // A held request's body is not read: Node stops reading the visitor once its buffer is full.
-    const leave = this.dispatch(
-      exchange,
-      req.rawHeaders,
-      heldRequestBytes(req),
-      () => visitor.forward(),
-      () => res.off('close', gone),
-    );
+    const leave = this.dispatch(exchange, req.rawHeaders, heldRequestBytes(req), visitor, () => res.off('close', gone));
     if (leave) res.once('close', gone);
   }
 
@@ -156,7 +153,7 @@ export class Edge implements LeanHandler, Fleet {
       this.exchanges,
     );
     const visitor = new LeanVisitor(exchange, connection, request);
-    const leave = this.dispatch(exchange, request.rawHeaders, headerListBytes(request.rawHeaders), () => visitor.forward());
+    const leave = this.dispatch(exchange, request.rawHeaders, headerListBytes(request.rawHeaders), visitor);
     if (leave) connection.adopt({ onVisitorDrain: () => undefined, onVisitorGone: leave });
     return true;
   }
@@ -209,13 +206,7 @@ export class Edge implements LeanHandler, Fleet {
     const gone = (): void => leave?.();
     // Nothing reads the socket while the request is held (Node leaves an upgraded socket paused).
     const bytes = headerListBytes(req.rawHeaders) + head.length;
-    const leave = this.dispatch(
-      exchange,
-      req.rawHeaders,
-      bytes,
-      () => visitor.forward(),
-      () => socket.off('close', gone),
-    );
+    const leave = this.dispatch(exchange, req.rawHeaders, bytes, visitor, () => socket.off('close', gone));
     if (leave) socket.once('close', gone);
   }
 
@@ -433,13 +424,13 @@ export class Edge implements LeanHandler, Fleet {
     exchange: EdgeExchange,
     rawHeaders: readonly string[],
     bytes: number,
-    forward: () => void,
+    visitor: TrafficVisitor,
     settled?: () => void,
   ): (() => void) | undefined {
-    if (this.tunnelFor(exchange)) return this.admit(exchange, rawHeaders, forward, settled);
+    if (this.tunnelFor(exchange)) return this.admit(exchange, rawHeaders, visitor, settled);
     const proceed = (live: boolean): void => {
       settled?.();
-      if (live) this.admit(exchange, rawHeaders, forward, undefined);
+      if (live) this.admit(exchange, rawHeaders, visitor, undefined);
       else exchange.refuse(this.refusal(exchange));
     };
     const leave = this.hold(exchange, bytes, proceed);
@@ -456,14 +447,11 @@ export class Edge implements LeanHandler, Fleet {
   private admit(
     exchange: EdgeExchange,
     rawHeaders: readonly string[],
-    forward: () => void,
+    visitor: TrafficVisitor,
     settled: (() => void) | undefined,
   ): (() => void) | undefined {
     const access = exchange.binding!.access;
-    if (access === undefined) {
-      forward();
-      return undefined;
-    }
+    if (access === undefined) return this.pass(exchange, rawHeaders, visitor);
     const verdict = access.admit({
       ip: exchange.ip,
       headers: rawHeaders,
@@ -472,16 +460,17 @@ export class Edge implements LeanHandler, Fleet {
       host: exchange.host,
       secure: exchange.secure,
     });
+    let leaveTraffic: (() => void) | undefined;
     const actions = {
       pass: (identity: Identity | undefined) => {
         if (identity !== undefined) exchange.identity = identity;
-        forward();
+        leaveTraffic = this.pass(exchange, rawHeaders, visitor);
       },
       refuse: (page: EdgePage) => exchange.refuse(page),
     };
     if (!isPending(verdict)) {
       actOn(verdict, actions);
-      return undefined;
+      return leaveTraffic;
     }
     let gone = false;
     void verdict.then((settledVerdict) => {
@@ -493,6 +482,10 @@ export class Edge implements LeanHandler, Fleet {
       gone = true;
       exchange.finish();
     };
+  }
+
+  private pass(exchange: EdgeExchange, rawHeaders: readonly string[], visitor: TrafficVisitor): (() => void) | undefined {
+    return passOn(exchange, rawHeaders, visitor, this.deps.verifyWebhook);
   }
 }
 

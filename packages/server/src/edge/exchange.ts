@@ -14,6 +14,7 @@ import { pickMember } from './pool.js';
 import type { AbsoluteTarget } from './request-target.js';
 import type { Binding } from './router.js';
 import type { Identity } from '../policy/index.js';
+import { shapeRequest } from './traffic-shape.js';
 
 /** Methods whose request is retried on another pool member after the member died before answering (RFC 9110 §9.2.2, without PUT/DELETE, which a dead member may have applied). */
 const IDEMPOTENT: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -177,6 +178,10 @@ export class EdgeExchange implements Exchange, CallbackStreamHandler {
   private again: (() => void) | undefined = undefined;
   /** Pool members this request already failed on; made at the first retry. */
   private tried: Binding[] | undefined = undefined;
+  /** The target a traffic rule rewrote the request to (sent instead of the visitor's); undefined: unchanged. */
+  forwardTarget: string | undefined = undefined;
+  /** The whole body, read for a webhook check: sent from here, and again on a pool retry; undefined: streamed. */
+  requestBody: Buffer | undefined = undefined;
 
   constructor(
     init: ExchangeInit,
@@ -237,6 +242,8 @@ export class EdgeExchange implements Exchange, CallbackStreamHandler {
       dropAuthorization: binding.access?.consumesAuthorization === true,
       identity: this.identity,
     });
+    // Traffic rules (a rewritten target, header rules): one check for tunnels without them.
+    if (binding.traffic !== undefined) shapeRequest(head, binding.traffic, this.forwardTarget);
     let stream: S;
     try {
       stream = open(binding.session.mux, head);
@@ -280,7 +287,9 @@ export class EdgeExchange implements Exchange, CallbackStreamHandler {
   onHeaders(meta: unknown): boolean {
     if (isResponseHead(meta)) {
       // A 101 answers an upgrade: its Upgrade and Connection headers are the point, not hop-by-hop noise.
-      const headers = this.kind === 'upgrade' && meta.s === 101 ? meta.h : responseHeaders(meta.h);
+      let headers = this.kind === 'upgrade' && meta.s === 101 ? meta.h : responseHeaders(meta.h);
+      const shaped = this.binding!.traffic?.responseHeaders;
+      if (shaped !== undefined && meta.s !== 101) headers = shaped.apply(headers);
       if (this.writer.writeHead(meta.s, headers)) {
         this.status = meta.s;
         // A HEAD's, a 204's or a 304's Content-Length describes a body that is never sent.
@@ -379,6 +388,11 @@ export class EdgeExchange implements Exchange, CallbackStreamHandler {
     return (this.meter === undefined && !this.cut) || this.metered(bytes);
   }
 
+  /** Whether the exchange finished (answered, or the visitor left). */
+  get isFinished(): boolean {
+    return this.finished;
+  }
+
   /** The finish step every exchange ends with, once: its duration, then the observer (inspector, metering). */
   finish(): void {
     if (this.finished) return;
@@ -396,7 +410,8 @@ export class EdgeExchange implements Exchange, CallbackStreamHandler {
    * False: no retry (another member left or none fits), the failure is answered as usual.
    */
   private retried(code: string): boolean {
-    if (this.finished || this.bytesIn > 0) return false;
+    // A body read whole for a webhook check is sent again from memory; a streamed one cannot be.
+    if (this.finished || (this.bytesIn > 0 && this.requestBody === undefined)) return false;
     const notSent = code === ResetCode.UPSTREAM_REFUSED || code === 'NOT_FOUND';
     if (!notSent && !(code === 'SESSION_CLOSED' && IDEMPOTENT.has(this.method))) return false;
     const failed = this.binding!;

@@ -15,3 +15,11 @@ export type { Fleet, LiveBinding } from './fleet.js';
 export { actOn, isPending } from './access-verdict.js';
 export { EDGE_COOKIE_PREFIX, EMAIL_HEADER, IDENTITY_HEADER, withIdentity, withoutEdgeCookies } from './forwarding.js';
 export { page as edgePage, type EdgePage } from './pages.js';
+export {
+  bodyTooLargePage,
+  headerRecord,
+  rateLimitedPage,
+  rateLimitUnavailablePage,
+  webhookRefusedPage,
+  type WebhookVerifier,
+} from './traffic-step.js';

@@ -5,6 +5,7 @@ import type { CutCode, EdgeExchange, VisitorWriter } from './exchange.js';
 import { hasRequestBody, responseHeaders } from './forwarding.js';
 import { expectsContinue, stopReadingBody, writeInterim } from './interim.js';
 import type { EdgePage } from './pages.js';
+import { readWholeBody } from './read-body.js';
 import { chunkedForVisitor, endWithTrailers, requestTrailers, setH2Head } from './trailers.js';
 
 type VisitorRequest = IncomingMessage | Http2ServerRequest;
@@ -88,6 +89,7 @@ export class NodeVisitor implements VisitorWriter {
   /** Opens the stream over the exchange's binding and sends the request (its body piped) into it; false: refused. */
   private send(withBody: boolean): boolean {
     const { exchange, req } = this;
+    if (exchange.requestBody !== undefined) return this.sendRead(withBody, exchange.requestBody);
     const open = (mux: Mux, head: RequestHead): StreamDuplex => streamDuplex(mux.open(head, undefined, !withBody));
     const stream = exchange.open(req, 'request', withBody, open, expectsContinue(req));
     if (stream === undefined) return false;
@@ -110,6 +112,31 @@ export class NodeVisitor implements VisitorWriter {
     }
     followStream(stream, exchange);
     return true;
+  }
+
+  /**
+   * Sends a request whose body was read whole (a webhook check): from memory, with the visitor's
+   * trailers. Metered once, at the first send; a pool retry sends the same bytes again.
+   */
+  private sendRead(withBody: boolean, body: Buffer): boolean {
+    const { exchange, req } = this;
+    const first = this.stream === undefined;
+    const open = (mux: Mux, head: RequestHead): StreamDuplex => streamDuplex(mux.open(head, undefined, !withBody));
+    const stream = exchange.open(req, 'request', withBody, open);
+    if (stream === undefined) return false;
+    this.stream = stream;
+    if (first && body.length > 0 && !exchange.uploaded(body.length)) return false;
+    followStream(stream, exchange);
+    if (withBody) {
+      if (body.length > 0) stream.write(body);
+      stream.endWithTrailers(requestTrailers(req));
+    }
+    return true;
+  }
+
+  /** Reads the whole body for a webhook check, at most `max` bytes (see TrafficVisitor). */
+  readBody(max: number): Promise<Buffer | 'too large' | undefined> {
+    return readWholeBody(this.req, this.res, max, () => this.writeInterim(100, []));
   }
 
   sendPage(page: EdgePage): void {

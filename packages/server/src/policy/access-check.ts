@@ -1,4 +1,4 @@
-import { hasRules, type TunnelPolicy } from '@svcrouter/protocol';
+import { hasAccessRules, type TunnelPolicy } from '@svcrouter/protocol';
 import { BasicAuth } from './basic-auth.js';
 import { IpRules } from './ip-rules.js';
 import type { AccessRequest, Identity, Reply, SignIn, SignInRules } from './sign-in.js';
@@ -64,7 +64,7 @@ function denialOf(verdict: 'ok' | 'unauthorized' | 'limited'): Denial | undefine
 
 /** The check of a policy of a tunnel of account `owner`, or undefined when it has no rules. */
 export function compilePolicy(policy: TunnelPolicy | undefined, signIn?: SignIn, owner?: string): AccessCheck | undefined {
-  return hasRules(policy) ? new AccessCheck(policy, signIn, owner) : undefined;
+  return hasAccessRules(policy) ? new AccessCheck(policy, signIn, owner) : undefined;
 }
 
 /** The value of the first Authorization header in flat name/value pairs (raw headers, a request head's `h`). */

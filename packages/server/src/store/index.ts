@@ -57,3 +57,4 @@ export type {
 export { DELIVERY_STATES } from './webhook-records.js';
 export { newId } from './engine/ids.js';
 export type { TcpAddress, TcpAddressRepo, TcpClaim } from './tcp-address-records.js';
+export type { RateLimitRepo, RateLimitVerdict } from './rate-limit-records.js';

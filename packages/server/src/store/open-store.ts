@@ -9,6 +9,7 @@ import { migrateToLatest } from './migrations/migrations.js';
 import { createPagedRequestRepo } from './requests/paged-requests-repo.js';
 import { createRequestRepo } from './requests/requests-repo.js';
 import { createOidcRepo } from './oidc-repo.js';
+import { createRateLimitRepo } from './rate-limits-repo.js';
 import { SqliteRequestWriter } from './requests/sqlite-request-writer.js';
 import { createDashboardSessionRepo, createSignInLinkRepo } from './sign-in-repo.js';
 import type { Store } from './store.js';
@@ -54,6 +55,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
     webhooks: createWebhookRepo(db, now),
     tcpAddresses: createTcpAddressRepo(db, now),
     oidc: createOidcRepo(db, now),
+    rateLimits: createRateLimitRepo(db),
     close: async () => {
       try {
         // First: it waits for the inspector batches in flight.

@@ -296,6 +296,17 @@ export interface TcpAddressesTable {
   created_at: number;
 }
 
+/** rate_limits: one limited key's requests in the current and the previous fixed window (rate-limits-repo.ts). */
+export interface RateLimitsTable {
+  key: string;
+  window_index: number;
+  in_window: number;
+  in_previous: number;
+  /** 1 when the last take was allowed: what the upsert answers. */
+  allowed: number;
+  expires_at: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -323,4 +334,5 @@ export interface Database {
   oidc_tickets: OidcTicketsTable;
   oidc_revocations: OidcRevocationsTable;
   oidc_signing_keys: OidcSigningKeysTable;
+  rate_limits: RateLimitsTable;
 }

@@ -10,6 +10,7 @@ import { runDomainContract } from './domains.contract.js';
 import { runRequestsContract } from './requests.contract.js';
 import { runSignInContract } from './sign-in.contract.js';
 import { runOidcSessionsContract } from './oidc-sessions.contract.js';
+import { runRateLimitContract } from './rate-limits.contract.js';
 import { runTcpAddressContract } from './tcp-addresses.contract.js';
 import { runUsageContract } from './usage.contract.js';
 
@@ -433,5 +434,6 @@ export function runStoreContract(name: string, open: (now: () => number) => Prom
       () => store,
       () => newAccount(),
     );
+    runRateLimitContract(() => store);
   });
 }

@@ -8,6 +8,7 @@ import type { AcmeAccountRepo, AcmeSharedRepo, CertificateRepo, DomainRepo } fro
 import type { RequestRepo } from './requests/request-records.js';
 import type { DashboardSessionRepo, SignInLinkRepo } from './sign-in-records.js';
 import type { OidcRepo } from './oidc-records.js';
+import type { RateLimitRepo } from './rate-limit-records.js';
 import type { TcpAddressRepo } from './tcp-address-records.js';
 import type { UsageRepo } from './usage-records.js';
 import type { WebhookRepo } from './webhook-records.js';
@@ -189,6 +190,8 @@ export interface Store {
   tcpAddresses: TcpAddressRepo;
   /** Single sign-on: shared signing keys and one-time tickets. */
   oidc: OidcRepo;
+  /** Rate limits counted for the whole cluster. */
+  rateLimits: RateLimitRepo;
   /** Waits for inspector batches in flight, then closes the database connection(s); the store is unusable afterwards. */
   close(): Promise<void>;
 }

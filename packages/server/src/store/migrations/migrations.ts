@@ -5,6 +5,7 @@ import { CLUSTER_MIGRATIONS } from './migrations-cluster.js';
 import { OIDC_MIGRATIONS } from './migrations-oidc.js';
 import { OIDC_SESSIONS_MIGRATIONS } from './migrations-oidc-sessions.js';
 import { POOLS_MIGRATIONS } from './migrations-pools.js';
+import { RATE_LIMIT_MIGRATIONS } from './migrations-rate-limits.js';
 import { TCP_MIGRATIONS } from './migrations-tcp.js';
 import { TUNNEL_POLICY_MIGRATIONS } from './migrations-tunnel-policy.js';
 import { WEBHOOK_MIGRATIONS } from './migrations-webhooks.js';
@@ -316,6 +317,7 @@ const MIGRATIONS: readonly NamedMigration[] = [
   ...OIDC_MIGRATIONS,
   ...POOLS_MIGRATIONS,
   ...OIDC_SESSIONS_MIGRATIONS,
+  ...RATE_LIMIT_MIGRATIONS,
 ];
 
 /** Rows per statement when migrations convert inspector records: 13 parameters each, far below SQLite's limit. */

@@ -1,0 +1,119 @@
+import type { TrafficRule } from '@svcrouter/protocol';
+import type { Reply } from './sign-in.js';
+
+/** What the edge rules need of a request. */
+export interface RuleRequest {
+  method: string;
+  /** The request target: path and query. */
+  target: string;
+  /** Flat name/value pairs. */
+  headers: readonly string[];
+}
+
+/** What the rules did: answered (a reply), changed the target (a rewrite), or nothing (undefined). */
+export type RuleOutcome = { reply: Reply } | { target: string } | undefined;
+
+interface CompiledRule {
+  path: string | undefined;
+  pathRegex: RegExp | undefined;
+  methods: readonly string[] | undefined;
+  header: { name: string; value: string | undefined } | undefined;
+  rule: TrafficRule;
+  rewriteFrom: RegExp | undefined;
+}
+
+/**
+ * A tunnel's edge rules, in order: the first that answers (redirect, respond) ends the request; a
+ * rewrite changes the path (the query is kept) and the rules after it see the new one. Regexes
+ * were bounded by policyProblem (length, no nested quantifiers), so each test stays cheap.
+ */
+export class EdgeRules {
+  private readonly rules: CompiledRule[];
+
+  constructor(rules: readonly TrafficRule[]) {
+    this.rules = rules.map((rule) => ({
+      path: rule.match?.path,
+      pathRegex: rule.match?.pathRegex !== undefined ? new RegExp(rule.match.pathRegex) : undefined,
+      methods: rule.match?.method,
+      header: rule.match?.header ? { name: rule.match.header.name.toLowerCase(), value: rule.match.header.value } : undefined,
+      rule,
+      rewriteFrom: rule.rewrite ? new RegExp(rule.rewrite.from) : undefined,
+    }));
+  }
+
+  /** Runs the rules over one request. */
+  evaluate(request: RuleRequest): RuleOutcome {
+    let target = request.target;
+    let rewritten = false;
+    for (const compiled of this.rules) {
+      const query = target.indexOf('?');
+      const path = query < 0 ? target : target.slice(0, query);
+      const groups = matches(compiled, request, path);
+      if (groups === undefined) continue;
+      const { rule } = compiled;
+      if (rule.redirect) return { reply: redirect(expand(rule.redirect.to, groups), rule.redirect.status ?? 302) };
+      if (rule.respond) return { reply: respond(rule.respond) };
+      if (compiled.rewriteFrom) {
+        const next = path.replace(compiled.rewriteFrom, rule.rewrite!.to);
+        // A rewrite never makes a target that is not a path; the visitor's query is kept, after the rule's own.
+        const rewrittenPath = next.startsWith('/') ? next : `/${next}`;
+        const visitorQuery = query < 0 ? '' : target.slice(query + 1);
+        target = visitorQuery === '' ? rewrittenPath : `${rewrittenPath}${rewrittenPath.includes('?') ? '&' : '?'}${visitorQuery}`;
+        rewritten = true;
+      }
+    }
+    return rewritten ? { target } : undefined;
+  }
+}
+
+/** The regex's groups (or an empty list) when the rule matches, else undefined. */
+function matches(compiled: CompiledRule, request: RuleRequest, path: string): readonly string[] | undefined {
+  if (compiled.methods !== undefined && !compiled.methods.includes(request.method)) return undefined;
+  if (compiled.path !== undefined && !hasPrefix(path, compiled.path)) return undefined;
+  if (compiled.header !== undefined && !hasHeader(request.headers, compiled.header.name, compiled.header.value)) return undefined;
+  if (compiled.pathRegex === undefined) return [];
+  const found = compiled.pathRegex.exec(path);
+  return found === null ? undefined : found;
+}
+
+/** `/api` is a prefix of `/api` and `/api/x`, not of `/apix`; `/api/` of `/api/x` only. */
+function hasPrefix(path: string, prefix: string): boolean {
+  if (!path.startsWith(prefix)) return false;
+  return path.length === prefix.length || prefix.endsWith('/') || path.charCodeAt(prefix.length) === 47; /* '/' */
+}
+
+function hasHeader(pairs: readonly string[], name: string, value: string | undefined): boolean {
+  for (let i = 0; i < pairs.length; i += 2) {
+    if (pairs[i]!.toLowerCase() === name && (value === undefined || pairs[i + 1] === value)) return true;
+  }
+  return false;
+}
+
+/** `$1`…`$9` from the match's groups; `$$` is a dollar. */
+function expand(template: string, groups: readonly string[]): string {
+  return template.replace(/\$(\$|\d)/g, (_, ref: string) => (ref === '$' ? '$' : (groups[Number(ref)] ?? '')));
+}
+
+function redirect(to: string, status: number): Reply {
+  const body = `Redirecting to ${to}\n`;
+  return {
+    status,
+    headers: {
+      location: to,
+      'content-type': 'text/plain; charset=utf-8',
+      'content-length': String(Buffer.byteLength(body)),
+      'cache-control': 'no-store',
+    },
+    body,
+  };
+}
+
+function respond(action: NonNullable<TrafficRule['respond']>): Reply {
+  // 204 and 304 have no body to send.
+  const body = action.status === 204 || action.status === 304 ? '' : (action.body ?? '');
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(action.headers ?? {})) headers[name.toLowerCase()] = value;
+  headers['content-length'] = String(Buffer.byteLength(body));
+  if (headers['content-type'] === undefined && body !== '') headers['content-type'] = 'text/plain; charset=utf-8';
+  return { status: action.status, headers, body };
+}
