@@ -29,6 +29,9 @@ import { floorComparison, floorMarkdown } from './w-floor.js';
 import { startCluster } from './cluster-system.js';
 import { clusterHop, clusterMarkdown } from './w-cluster.js';
 import { manySessions, sessionsMarkdown } from './w-sessions.js';
+import { startTcpAgent, startTcpOriginProcess, tcpTunnels, type TcpResult } from './w-tcp.js';
+import { tcpRows } from './tcp-report.js';
+import { tcpConnections, tcpDownload, tcpUpload } from './tcp-clients.js';
 
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 
@@ -60,6 +63,8 @@ async function runAll(options: BenchOptions, generator: LoadGenerator): Promise<
     const sseResult = await sse(system, sizes, log);
     log('WebSocket echo');
     const websocket = await websocketEcho(system, sizes, log);
+    log('TCP tunnels: direct, svc tcp and ssh -L');
+    const tcp = await tcpTunnels(system, sizes, log, options.tcpDeadlineS);
     log('idle tunnels, 1,000 tunnels, bind latency');
     const tunnels = await manyTunnels(system, sizes, log);
     const load = meter.stop();
@@ -78,6 +83,7 @@ async function runAll(options: BenchOptions, generator: LoadGenerator): Promise<
         sse: sseResult,
         websocket,
         tunnels,
+        tcp,
       },
       load,
     };
@@ -107,6 +113,8 @@ async function profile(options: BenchOptions, generator: LoadGenerator, dir: str
       log(
         `profiled W1${subscriber ? ' with a stream subscriber' : ''}: ${run.rps.toFixed(0)} req/s, ${run.requests} requests, edge ${run.edgeCpuS.toFixed(2)} s CPU, agent ${run.agentCpuS.toFixed(2)} s CPU`,
       );
+    } else if (options.cpuProfWorkload.startsWith('tcp-')) {
+      await profileTcp(system, options, agentDir);
     } else {
       const move = options.cpuProfWorkload === 'download' ? download : upload;
       const pids = [system.server.pid, system.agent.pid];
@@ -131,6 +139,69 @@ async function profile(options: BenchOptions, generator: LoadGenerator, dir: str
       process.stdout.write(`${profileMarkdown(label, full, summarizeProfile(full))}\n\n`);
     }
   }
+}
+
+/** Short connections the tcp-connections profile opens: enough for the connection path to outweigh startup. */
+const PROFILED_CONNECTIONS = 20_000;
+
+/** --cpu-prof-workload tcp-*: one transfer of the TCP size through a `svc tcp` agent started with --cpu-prof. */
+async function profileTcp(system: Awaited<ReturnType<typeof startSystem>>, options: BenchOptions, agentDir: string): Promise<void> {
+  const bytes = options.sizes.tcpBytes;
+  const origin = await startTcpOriginProcess();
+  const { agent, port } = await startTcpAgent(system, origin.port, ['--cpu-prof', `--cpu-prof-dir=${agentDir}`]);
+  try {
+    const pids = [system.server.pid, agent.pid];
+    const cpu0 = pids.map(cpuSeconds);
+    const deadline = { label: `profiled ${options.cpuProfWorkload}`, ms: (options.tcpDeadlineS ?? 600) * 1000 };
+    let done: string;
+    if (options.cpuProfWorkload === 'tcp-connections') {
+      const perS = await tcpConnections(port, PROFILED_CONNECTIONS, options.sizes.tcpConcurrency, deadline);
+      done = `${PROFILED_CONNECTIONS} connections: ${perS.toFixed(0)}/s`;
+    } else {
+      const seconds = await (options.cpuProfWorkload === 'tcp-upload' ? tcpUpload : tcpDownload)(port, bytes, deadline);
+      done = `${(bytes / 2 ** 20).toFixed(0)} MiB: ${(bytes / 2 ** 20 / seconds).toFixed(0)} MiB/s`;
+    }
+    const [edgeCpuS, agentCpuS] = pids.map((pid, i) => cpuSeconds(pid) - cpu0[i]!);
+    log(`profiled ${options.cpuProfWorkload} of ${done}, edge ${edgeCpuS!.toFixed(2)} s CPU, tcp agent ${agentCpuS!.toFixed(2)} s CPU`);
+  } finally {
+    // A graceful stop is what makes --cpu-prof write its file.
+    await agent.stop('SIGINT');
+    await origin.proc.stop('SIGTERM');
+  }
+}
+
+/** --tcp: only the TCP rows, on one edge, printed and written as a full run's are. */
+async function tcpOnly(options: BenchOptions, generator: LoadGenerator, command: string): Promise<void> {
+  const machine = machineInfo(generator);
+  log(`svcRouter benchmark, TCP rows only, ${options.mode} sizes, ${(options.sizes.tcpBytes / 2 ** 20).toFixed(0)} MiB per transfer`);
+  const started = performance.now();
+  const system = await startSystem();
+  const meter = startLoadMeter(() => [system.origin.pid, system.server.pid, system.agent.pid]);
+  let tcp: TcpResult;
+  let load: LoadReport;
+  try {
+    tcp = await tcpTunnels(system, options.sizes, log, options.tcpDeadlineS);
+    load = meter.stop();
+  } finally {
+    await system.close();
+  }
+  const rows = tcpRows(tcp);
+  const elapsedS = (performance.now() - started) / 1000;
+  process.stdout.write(
+    `${markdown(rows, machine, load, `${options.mode}, TCP only`, command, tcp)}\n\nRun took ${elapsedS.toFixed(0)} s.\n`,
+  );
+  await writeJson(options.jsonPath, {
+    schema: 1,
+    date: new Date().toISOString(),
+    mode: options.mode,
+    command,
+    elapsedS,
+    machine,
+    load,
+    sizes: options.sizes,
+    rows,
+    results: { tcp },
+  });
 }
 
 /** A comparison run on its own: --floor, --cluster and --stream. */
@@ -247,6 +318,7 @@ async function main(): Promise<void> {
   if (options.floor) return floor(options, generator, command);
   if (options.cluster) return cluster(options, generator, command);
   if (options.streamPairs !== undefined) return stream(options, generator, command, options.streamPairs);
+  if (options.tcp) return tcpOnly(options, generator, command);
 
   const machine = machineInfo(generator);
   log(`svcRouter benchmark, ${options.mode} mode, load generator ${machine.loadGenerator}`);
@@ -254,7 +326,7 @@ async function main(): Promise<void> {
   const { results, load } = await runAll(options, generator);
   const rows = buildRows(results, options.sizes);
   const elapsedS = (performance.now() - started) / 1000;
-  process.stdout.write(`${markdown(rows, machine, load, options.mode, command)}\n\nRun took ${elapsedS.toFixed(0)} s.\n`);
+  process.stdout.write(`${markdown(rows, machine, load, options.mode, command, results.tcp)}\n\nRun took ${elapsedS.toFixed(0)} s.\n`);
 
   await writeJson(options.jsonPath, {
     schema: 1,

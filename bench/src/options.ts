@@ -29,6 +29,17 @@ export interface Sizes {
   /** --sessions: quiet agent sessions by default, and seconds of each measured window (idle, then one request a minute each). */
   sessions: number;
   sessionsWindowS: number;
+  /**
+   * TCP rows: bytes of each transfer (each way, per side), rounds of direct / svc tcp / ssh -L,
+   * unrecorded warm-up bytes each way per side, short connections per run and how many at once,
+   * and 1-byte echo round trips per run (after a tenth as many unrecorded).
+   */
+  tcpBytes: number;
+  tcpRounds: number;
+  tcpWarmupBytes: number;
+  tcpConnectionCount: number;
+  tcpConcurrency: number;
+  tcpEchoTrips: number;
 }
 
 export type Mode = 'default' | 'quick' | 'smoke';
@@ -52,6 +63,12 @@ export const PRESETS: Record<Mode, Sizes> = {
     bindSamples: 20,
     sessions: 10_000,
     sessionsWindowS: 30,
+    tcpBytes: 1024 * 1024 * 1024,
+    tcpRounds: 3,
+    tcpWarmupBytes: 128 * 1024 * 1024,
+    tcpConnectionCount: 3000,
+    tcpConcurrency: 32,
+    tcpEchoTrips: 5000,
   },
   quick: {
     w1Rounds: 1,
@@ -70,6 +87,12 @@ export const PRESETS: Record<Mode, Sizes> = {
     bindSamples: 10,
     sessions: 10_000,
     sessionsWindowS: 30,
+    tcpBytes: 256 * 1024 * 1024,
+    tcpRounds: 1,
+    tcpWarmupBytes: 64 * 1024 * 1024,
+    tcpConnectionCount: 1000,
+    tcpConcurrency: 32,
+    tcpEchoTrips: 2000,
   },
   smoke: {
     w1Rounds: 1,
@@ -88,6 +111,12 @@ export const PRESETS: Record<Mode, Sizes> = {
     bindSamples: 3,
     sessions: 40,
     sessionsWindowS: 2,
+    tcpBytes: 1024 * 1024,
+    tcpRounds: 1,
+    tcpWarmupBytes: 0,
+    tcpConnectionCount: 20,
+    tcpConcurrency: 4,
+    tcpEchoTrips: 20,
   },
 };
 
@@ -114,6 +143,10 @@ export interface BenchOptions {
   sessions: number | undefined;
   /** --heartbeat-ms: the edge's SVC_HEARTBEAT_MS in sessions mode; undefined: the server's default. */
   heartbeatMs: number | undefined;
+  /** --tcp: only the TCP rows (direct, svc tcp, ssh -L); nothing else runs. */
+  tcp: boolean;
+  /** --tcp-deadline: seconds each TCP run may take; undefined: a minute plus its work at a slow rate. */
+  tcpDeadlineS: number | undefined;
 }
 
 /** The most sessions --sessions opens (the edge's and the helpers' file descriptors bound it first). */
@@ -126,18 +159,27 @@ const MAX_STREAM_PAIRS = 1000;
 const DEFAULT_FLOOR_BUSY_US = [4, 8];
 
 /** Workloads --cpu-prof can profile. */
-export const PROFILED_WORKLOADS = ['small-get', 'small-get-stream', 'download', 'upload'] as const;
+export const PROFILED_WORKLOADS = [
+  'small-get',
+  'small-get-stream',
+  'download',
+  'upload',
+  'tcp-download',
+  'tcp-upload',
+  'tcp-connections',
+] as const;
 export type ProfiledWorkload = (typeof PROFILED_WORKLOADS)[number];
 
-export const USAGE = `Usage: node --expose-gc bench/dist/bench.js [--quick | --smoke] [--json <path>] [--loadgen wrk|node] [--cpu-prof <dir> [--cpu-prof-workload <name>]] [--floor [--floor-busy <list>]] [--cluster] [--stream <pairs>] [--sessions [<n>] [--heartbeat-ms <ms>]]
+export const USAGE = `Usage: node --expose-gc bench/dist/bench.js [--quick | --smoke] [--json <path>] [--loadgen wrk|node] [--cpu-prof <dir> [--cpu-prof-workload <name>]] [--floor [--floor-busy <list>]] [--cluster] [--stream <pairs>] [--sessions [<n>] [--heartbeat-ms <ms>]] [--tcp] [--tcp-bytes <size>] [--tcp-deadline <s>]
   --quick           fewer and shorter runs (under a minute)
   --smoke           tiny sizes, a second or two per workload: checks every figure is produced
   --json <path>     results file (default bench/results/latest.json)
   --loadgen <name>  force wrk or the built-in Node generator (default: wrk when installed)
   --cpu-prof <dir>  only W1 through the tunnel, with --cpu-prof on svc-server and svc; prints their top functions
-  --cpu-prof-workload small-get|small-get-stream|download|upload
+  --cpu-prof-workload small-get|small-get-stream|download|upload|tcp-download|tcp-upload|tcp-connections
                     what --cpu-prof runs through the tunnel (default small-get; small-get-stream with
-                    one live request-stream subscriber attached; transfers move 1 GiB)
+                    one live request-stream subscriber attached; transfers move 1 GiB; tcp-* through
+                    a \`svc tcp\` tunnel, the transfers --tcp-bytes, tcp-connections 20,000 short ones)
   --floor           only the small GET, in rounds of direct, a bare two-process relay that does no
                     work of its own (the floor for the tunnel's shape), and svcRouter
                     (JSON default bench/results/floor.json)
@@ -159,7 +201,17 @@ export const USAGE = `Usage: node --expose-gc bench/dist/bench.js [--quick | --s
                     profile of the edge over each idle window, summarised
   --heartbeat-ms <ms>
                     with --sessions: the heartbeat interval the edge offers (SVC_HEARTBEAT_MS,
-                    1000 to 60000; default the server's own)`;
+                    1000 to 60000; default the server's own)
+  --tcp             only the TCP rows: one local TCP service directly, through \`svc tcp\` and through
+                    \`ssh -L\` via a throwaway sshd on loopback (apt-get install -y openssh-server;
+                    skipped without): throughput each way, connections per second, echo round trip
+                    (JSON default bench/results/tcp.json); without --tcp they end a full run
+  --tcp-bytes <size>
+                    bytes of each TCP transfer: 1GiB (default), 256MiB (--quick), 1MiB (--smoke), or
+                    any number with KiB, MiB or GiB
+  --tcp-deadline <s>
+                    seconds each TCP run may take before the benchmark fails naming it (default a
+                    minute plus the run's work at 8 MiB/s, or 100 connections or round trips per second)`;
 
 /** A command line the benchmark cannot run: shown as its message and the usage, never a stack. */
 export class UsageError extends Error {}
@@ -177,6 +229,9 @@ export function parseOptions(argv: string[]): BenchOptions {
   let streamPairs: number | undefined;
   let sessions: number | undefined;
   let heartbeatMs: number | undefined;
+  let tcp = false;
+  let tcpBytes: number | undefined;
+  let tcpDeadlineS: number | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const value = (): string => {
@@ -197,6 +252,9 @@ export function parseOptions(argv: string[]): BenchOptions {
     else if (arg === '--stream') streamPairs = parseStreamPairs(value());
     else if (arg === '--sessions') sessions = argv[i + 1] !== undefined && !argv[i + 1]!.startsWith('--') ? parseSessions(value()) : 0;
     else if (arg === '--heartbeat-ms') heartbeatMs = parseHeartbeat(value());
+    else if (arg === '--tcp') tcp = true;
+    else if (arg === '--tcp-bytes') tcpBytes = parseByteSize(value());
+    else if (arg === '--tcp-deadline') tcpDeadlineS = parseDeadline(value());
     else throw new UsageError(`unknown argument ${arg}\n${USAGE}`);
   }
   if (heartbeatMs !== undefined && sessions === undefined) throw new UsageError(`--heartbeat-ms needs --sessions\n${USAGE}`);
@@ -206,8 +264,8 @@ export function parseOptions(argv: string[]): BenchOptions {
   }
   // --sessions takes --cpu-prof as a profile of the edge's idle window.
   const profiled = cpuProfDir !== undefined && sessions === undefined;
-  if ([floor, cluster, profiled, streamPairs !== undefined, sessions !== undefined].filter(Boolean).length > 1) {
-    throw new UsageError(`--floor, --cluster, --stream, --sessions and --cpu-prof are separate modes\n${USAGE}`);
+  if ([floor, cluster, profiled, streamPairs !== undefined, sessions !== undefined, tcp].filter(Boolean).length > 1) {
+    throw new UsageError(`--floor, --cluster, --stream, --sessions, --tcp and --cpu-prof are separate modes\n${USAGE}`);
   }
   if (!floor && floorBusyUs !== undefined) throw new UsageError(`--floor-busy needs --floor\n${USAGE}`);
   const resultsName = floor
@@ -218,11 +276,13 @@ export function parseOptions(argv: string[]): BenchOptions {
         ? 'stream'
         : sessions !== undefined
           ? 'sessions'
-          : 'latest';
+          : tcp
+            ? 'tcp'
+            : 'latest';
   jsonPath ??= path.join(REPO_ROOT, `bench/results/${resultsName}.json`);
   return {
     mode,
-    sizes: PRESETS[mode],
+    sizes: tcpBytes === undefined ? PRESETS[mode] : { ...PRESETS[mode], tcpBytes },
     jsonPath,
     loadgen,
     cpuProfDir,
@@ -234,7 +294,31 @@ export function parseOptions(argv: string[]): BenchOptions {
     // 0: --sessions without a number, the mode's own count.
     sessions: sessions === 0 ? PRESETS[mode].sessions : sessions,
     heartbeatMs,
+    tcp,
+    tcpDeadlineS,
   };
+}
+
+/** The most bytes --tcp-bytes takes: 64 GiB. */
+const MAX_TCP_BYTES = 64 * 1024 ** 3;
+
+/** `--tcp-bytes`: a whole number of bytes, or a number with KiB, MiB or GiB (K, M, G, KB… read alike). */
+export function parseByteSize(text: string): number {
+  const match = /^(\d+(?:\.\d+)?)\s*(?:([KMG])(?:i?B)?|B)?$/i.exec(text.trim());
+  const unit = match?.[2] ? 1024 ** ('KMG'.indexOf(match[2].toUpperCase()) + 1) : 1;
+  const bytes = match ? Math.round(Number(match[1]) * unit) : Number.NaN;
+  if (!Number.isFinite(bytes) || bytes < 1 || bytes > MAX_TCP_BYTES) {
+    throw new UsageError(`--tcp-bytes takes a size from 1 byte to 64GiB such as 256MiB or 1GiB, not "${text}"\n${USAGE}`);
+  }
+  return bytes;
+}
+
+/** `--tcp-deadline`: whole seconds from 1 to 3600. */
+function parseDeadline(text: string): number {
+  const seconds = Number(text);
+  if (!Number.isInteger(seconds) || seconds < 1 || seconds > 3600)
+    throw new UsageError(`--tcp-deadline takes whole seconds from 1 to 3600, not "${text}"\n${USAGE}`);
+  return seconds;
 }
 
 /** --heartbeat-ms: a whole number of ms the edge accepts for SVC_HEARTBEAT_MS. */

@@ -14,20 +14,11 @@ import type { TrafficResult } from './w-traffic.js';
 import type { TransferResult } from './w-transfer.js';
 import type { TunnelsResult } from './w-tunnels.js';
 import type { WebSocketResult } from './w-websocket.js';
+import type { TcpResult } from './w-tcp.js';
+import { isTcpRow, tcpMarkdown, tcpRows } from './tcp-report.js';
+import type { Row } from './row.js';
 
-/** One line of the results table; `direct`/`ratio` are null where the figure has no direct counterpart. */
-export interface Row {
-  id: string;
-  metric: string;
-  direct: number | null;
-  tunnel: number;
-  ratio: number | null;
-  /** Shown instead of the ratio when a difference says more (SSE). */
-  ratioText?: string;
-  goal: string;
-  /** null: no goal for this figure. */
-  met: boolean | null;
-}
+export type { Row } from './row.js';
 
 export interface MachineInfo {
   cpu: string;
@@ -53,6 +44,7 @@ export interface Results {
   sse: SseResult;
   websocket: WebSocketResult;
   tunnels: TunnelsResult;
+  tcp: TcpResult;
 }
 
 /** CPU model, cores, Node, and the load generator with its version. */
@@ -140,6 +132,7 @@ export function buildRows(r: Results, sizes: Sizes): Row[] {
     { id: 'tunnels_responding', metric: `Tunnels of those ${n} answering 200`, direct: null, tunnel: r.tunnels.responding, ratio: null, goal: `all ${n}`, met: r.tunnels.responding === n },
     { id: 'bind_latency_ms', metric: 'Bind latency, forward() to live, median, ms', direct: null, tunnel: r.tunnels.bindLatencyMs, ratio: null, goal: '—', met: null },
     { id: 'first_response_ms', metric: 'forward() to first 200 through the edge, median, ms', direct: null, tunnel: r.tunnels.firstResponseMs, ratio: null, goal: '—', met: null },
+    ...tcpRows(r.tcp),
   ];
 }
 
@@ -187,7 +180,7 @@ function h2Rows(r: Results, mib: string): Row[] {
 }
 
 /** A number with as many decimals as its size deserves. */
-function fmt(value: number | null): string {
+export function fmt(value: number | null): string {
   if (value === null) return '—';
   if (!Number.isFinite(value)) return String(value);
   const abs = Math.abs(value);
@@ -198,7 +191,14 @@ function fmt(value: number | null): string {
 }
 
 /** The results table and machine info as markdown. */
-export function markdown(rows: readonly Row[], machine: MachineInfo, load: LoadReport, mode: string, command: string): string {
+export function markdown(
+  rows: readonly Row[],
+  machine: MachineInfo,
+  load: LoadReport,
+  mode: string,
+  command: string,
+  tcp: TcpResult | undefined,
+): string {
   const contention = `- Other processes used ${load.foreignPercent.toFixed(1)}% of the machine's CPU during the run (${load.foreignS.toFixed(1)} CPU-s)${load.foreignPercent > 5 ? ': **the figures are disturbed; rerun on a quiet machine**' : ''}.`;
   const lines = [
     `## svcRouter benchmark (${mode})`,
@@ -212,10 +212,15 @@ export function markdown(rows: readonly Row[], machine: MachineInfo, load: LoadR
     '| metric | direct | svcRouter | ratio | goal | met? |',
     '|---|---:|---:|---:|---|:---:|',
   ];
-  for (const row of rows) {
+  const tcpRowsShown = rows.filter(isTcpRow);
+  const httpRows = rows.filter((row) => !isTcpRow(row));
+  // --tcp: the HTTP table's header and its note on pairs have no rows to describe.
+  if (httpRows.length === 0) lines.splice(lines.length - 4);
+  for (const row of httpRows) {
     const ratio = row.ratioText ?? (row.ratio === null ? '—' : `${row.ratio.toFixed(2)}×`);
     const met = row.met === null ? '' : row.met ? 'yes' : '**no**';
     lines.push(`| ${row.metric} | ${fmt(row.direct)} | ${fmt(row.tunnel)} | ${ratio} | ${row.goal} | ${met} |`);
   }
+  if (tcp && tcpRowsShown.length > 0) lines.push('', tcpMarkdown(tcpRowsShown, tcp, fmt));
   return lines.join('\n');
 }

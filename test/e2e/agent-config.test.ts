@@ -133,7 +133,7 @@ describe('config file', () => {
     assert.equal(result.code, 1);
     assert.deepEqual(result.stderr.split('\n'), [
       `${bad}:1:9 server: expected an http:// or https:// URL`,
-      `${bad}:5:5 tunnels.web.hostheader: unknown key (expected one of: addr, proto, remoteAddr, idleTimeoutMs, proxyProtocol, subdomain, domain, hostHeader, inspect, basicAuth, cidrAllow, cidrDeny, oidc, allowEmail, allowDomain, pool, requestHeaderAdd, requestHeaderRemove, responseHeaderAdd, responseHeaderRemove, rateLimit, verifyWebhook, verifyWebhookMaxBody, rules, policy)`,
+      `${bad}:5:5 tunnels.web.hostheader: unknown key (expected one of: addr, proto, remoteAddr, idleTimeoutMs, proxyProtocol, subdomain, domain, hostHeader, inspect, basicAuth, cidrAllow, cidrDeny, oidc, allowEmail, allowDomain, pool, requestHeaderAdd, requestHeaderRemove, responseHeaderAdd, responseHeaderRemove, rateLimit, verifyWebhook, verifyWebhookMaxBody, rules, routes, policy)`,
       `${bad}:6:8 tunnels.api.addr: required`,
     ]);
     // Access rules: each bad entry at its own position, and never the password it holds.

@@ -62,10 +62,13 @@ describe('REST API: captured requests', () => {
       'path',
       'proto',
       'status',
+      'target',
       'timestamp',
       'tunnelId',
       'userAgent',
     ]);
+    // A tunnel without routes names no target.
+    assert.equal(record.target, null);
     assert.equal(record.method, 'GET');
     assert.equal(record.path, '/status/418');
     assert.equal(record.status, 418);

@@ -58,6 +58,17 @@ const FIGURES: Array<{ id: string; direct: boolean }> = [
   { id: 'first_response_ms', direct: false },
 ];
 
+/** The TCP rows: direct, svc tcp and ssh -L (`direct: false`: relay CPU, which direct has none of). */
+const TCP_FIGURES: Array<{ id: string; direct: boolean }> = [
+  { id: 'tcp_download_mib_s', direct: true },
+  { id: 'tcp_download_cpu_s_gib', direct: false },
+  { id: 'tcp_upload_mib_s', direct: true },
+  { id: 'tcp_upload_cpu_s_gib', direct: false },
+  { id: 'tcp_connections_per_s', direct: true },
+  { id: 'tcp_echo_rtt_ms', direct: true },
+  { id: 'tcp_echo_rtt_p99_ms', direct: true },
+];
+
 interface Row {
   id: string;
   metric: string;
@@ -66,6 +77,26 @@ interface Row {
   ratio: number | null;
   goal: string;
   met: boolean | null;
+  ssh?: number | null;
+  sshRatio?: number | null;
+}
+
+const SSH_INSTALLED = ['/usr/sbin/sshd', '/usr/bin/ssh', '/usr/bin/ssh-keygen'].every((bin) => existsSync(bin));
+
+/** Every TCP figure, numeric on each side; the ssh -L side whenever OpenSSH is installed (always in CI). */
+function assertTcpFigures(rows: Row[]): void {
+  assertEveryFigure(rows, TCP_FIGURES);
+  if (!SSH_INSTALLED && process.env.CI === 'true') assert.fail('OpenSSH is missing; CI must compare TCP tunnels with ssh -L');
+  for (const figure of TCP_FIGURES) {
+    const row = rows.find((r) => r.id === figure.id)!;
+    if (!SSH_INSTALLED) {
+      assert.equal(row.ssh, null, `${figure.id}: no ssh figure without OpenSSH`);
+      continue;
+    }
+    assert.ok(Number.isFinite(row.ssh), `${figure.id}: ssh value ${row.ssh} is not a number`);
+    // Relay CPU of a tiny transfer may read 0 ticks for ssh, which leaves its ratio out.
+    if (figure.direct) assert.ok(Number.isFinite(row.sshRatio), `${figure.id}: ratio to ssh ${row.sshRatio} is not a number`);
+  }
 }
 
 async function runSmoke(
@@ -127,6 +158,8 @@ describe('the benchmark in --smoke mode', () => {
         { id: 'h2_cpu_us_per_req', direct: false },
       ]);
     }
+    assertTcpFigures(json.rows);
+    assert.match(stdout, /\| metric \| direct \| ssh -L \| svcRouter \| ÷ direct \| ÷ ssh \| goal \| met\? \|/);
     // The subscriber really was attached: it received the records of the small GETs it watched.
     assert.ok(json.rows.find((r) => r.id === 'stream_events')!.tunnel > 0, 'the live-stream subscriber received no records');
     for (const key of ['cpu', 'cores', 'node', 'loadGenerator']) assert.ok(json.machine[key], `machine info lacks ${key}`);
@@ -139,6 +172,23 @@ describe('the benchmark in --smoke mode', () => {
     const { json } = await runSmoke(['--loadgen', 'node']);
     assertEveryFigure(json.rows);
     assert.match(String(json.machine.loadGenerator), /Node/);
+  });
+});
+
+describe('the benchmark in --tcp mode', () => {
+  it('runs only the TCP rows, direct, through svc tcp and through ssh -L, and reports each, numeric', async () => {
+    const { stdout, json } = await runSmoke(['--tcp', '--tcp-bytes', '256KiB']);
+    assert.deepEqual(
+      json.rows.map((row) => row.id),
+      TCP_FIGURES.map((figure) => figure.id),
+    );
+    assertTcpFigures(json.rows);
+    const tcp = (json as unknown as { results: { tcp: { bytes: number; ssh: Record<string, string> } } }).results.tcp;
+    assert.equal(tcp.bytes, 256 * 1024);
+    assert.ok(SSH_INSTALLED ? tcp.ssh.cipher : tcp.ssh.skipped, JSON.stringify(tcp.ssh));
+    assert.match(stdout, /\| TCP download 256 KiB \(service → client\), MiB\/s \|/);
+    for (const row of json.rows) assert.ok(stdout.includes(`| ${row.metric} |`), `table lacks "${row.metric}"`);
+    assert.doesNotMatch(stdout, /\| metric \| direct \| svcRouter \| ratio \|/, 'no empty HTTP table');
   });
 });
 
@@ -335,6 +385,25 @@ describe('the benchmark options', () => {
     assert.match(parseOptions(['--sessions', '300']).jsonPath, /bench\/results\/sessions\.json$/);
     for (const bad of ['0', '2.5', '50001']) assert.throws(() => parseOptions(['--sessions', bad]), /whole number from 1 to 50000/, bad);
     assert.throws(() => parseOptions(['--sessions', '5', '--stream', '2']), /separate modes/);
+  });
+
+  it('--tcp is its own mode with its own results file; --tcp-bytes and --tcp-deadline size and bound its runs', async () => {
+    const { parseOptions } = (await import(path.join(REPO_ROOT, 'bench/dist/options.js'))) as {
+      parseOptions(argv: string[]): { tcp: boolean; jsonPath: string; tcpDeadlineS: number | undefined; sizes: { tcpBytes: number } };
+    };
+    assert.equal(parseOptions([]).tcp, false);
+    assert.equal(parseOptions([]).sizes.tcpBytes, 1024 ** 3);
+    assert.equal(parseOptions(['--quick']).sizes.tcpBytes, 256 * 1024 ** 2);
+    assert.equal(parseOptions(['--tcp']).tcp, true);
+    assert.match(parseOptions(['--tcp']).jsonPath, /bench\/results\/tcp\.json$/);
+    assert.equal(parseOptions(['--tcp', '--tcp-bytes', '64MiB']).sizes.tcpBytes, 64 * 1024 ** 2);
+    assert.equal(parseOptions(['--tcp-deadline', '90']).tcpDeadlineS, 90);
+    assert.throws(() => parseOptions(['--tcp-deadline', '0']), /--tcp-deadline takes whole seconds from 1 to 3600, not "0"/);
+    assert.throws(
+      () => parseOptions(['--tcp-bytes', 'lots']),
+      /--tcp-bytes takes a size from 1 byte to 64GiB such as 256MiB or 1GiB, not "lots"/,
+    );
+    assert.throws(() => parseOptions(['--tcp', '--floor']), /separate modes/);
   });
 
   it('--floor-busy lists the stand-in work of extra floor sides, 4 and 8 µs by default', async () => {

@@ -116,7 +116,10 @@ function select(id) {
   selected = record;
   for (const item of $('requests').children) item.setAttribute('aria-selected', String(item.dataset.id === id));
   $('detail').hidden = false;
-  $('summary').textContent = `${record.method} ${record.path} → ${record.status} in ${Math.round(record.durationMs)}ms`;
+  // The target names the local service that served it (the tunnel's own, or a route's).
+  $('summary').textContent =
+    `${record.method} ${record.path} → ${record.status} in ${Math.round(record.durationMs)}ms` +
+    (record.target ? ` (served by ${record.target})` : '');
   $('summary').className = statusClass(record.status);
   renderHeaders($('request-headers'), record.request.headers);
   renderBody($('request-body'), record.request.body);

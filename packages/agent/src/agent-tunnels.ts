@@ -6,11 +6,13 @@ import {
   type GroupTunnelOptions,
   type Inspector,
   type LocalTarget,
+  type RouteOptions,
   type TcpTarget,
   type Tunnel,
   type TunnelGroup,
 } from '@svcrouter/sdk';
 import { notListeningWarning } from './failure.js';
+import { routeOptionsOf } from './config-routes.js';
 import { probeLocal } from './local-probe.js';
 import type { Output, TunnelView } from './output.js';
 import type { TcpFlags } from './args.js';
@@ -46,6 +48,8 @@ export interface TunnelSpec {
   hostHeader?: string;
   /** `--pool`: one of several agents serving the name. */
   pool?: boolean;
+  /** `--route`: paths served by other local services. */
+  routes?: RouteOptions[];
   /** Access rules checked at the edge (basic auth, IP rules); empty: none. */
   access?: AccessOptions;
   /** Captures this tunnel's requests; undefined when inspection is off for it. */
@@ -145,6 +149,7 @@ export class AgentTunnels implements TunnelControl {
     if (body.domain !== undefined) spec.domain = body.domain;
     if (body.hostHeader !== undefined) spec.hostHeader = body.hostHeader;
     if (body.pool === true) spec.pool = true;
+    if (body.routes !== undefined) spec.routes = routeOptionsOf(body.routes)!;
     spec.access = {
       basicAuth: body.basicAuth,
       cidrAllow: body.cidrAllow,
@@ -170,6 +175,7 @@ export class AgentTunnels implements TunnelControl {
     }
     const view: TunnelView = { name: body.name, url: tunnel.url, local: localOf(spec.target) };
     if (!('origin' in spec.target)) view.port = Number(new URL(tunnel.url).port);
+    if (tunnel.routes.length > 0) view.routes = routeViews(tunnel);
     this.track(body.name, spec, tunnel, view);
     this.output.added(view);
     const target = spec.target;
@@ -217,8 +223,14 @@ export function groupTunnelOptions(spec: TunnelSpec): GroupTunnelOptions {
     hostHeader: spec.hostHeader,
     inspect: spec.inspector,
     ...(spec.pool === true ? { pool: true } : {}),
+    ...(spec.routes !== undefined ? { routes: spec.routes } : {}),
     ...spec.access,
   };
+}
+
+/** What the output shows of a tunnel's routes: each path and its local target URL. */
+export function routeViews(tunnel: Tunnel): Array<{ path: string; local: string }> {
+  return tunnel.routes.map((route) => ({ path: route.path, local: route.target.origin }));
 }
 
 /** What the output shows as a tunnel's local side: the URL, or a TCP tunnel's `host:port`. */
@@ -237,7 +249,7 @@ function tcpFlags(body: NewTunnel): TcpFlags {
 }
 
 function apiTunnel(entry: Entry): ApiTunnel {
-  return {
+  const tunnel: ApiTunnel = {
     name: entry.name,
     url: entry.tunnel.url,
     proto: 'origin' in entry.spec.target ? entry.spec.target.proto : 'tcp',
@@ -245,6 +257,8 @@ function apiTunnel(entry: Entry): ApiTunnel {
     hostHeader: entry.spec.hostHeader ?? null,
     inspect: entry.spec.inspector !== undefined,
   };
+  if (entry.tunnel.routes.length > 0) tunnel.routes = routeViews(entry.tunnel);
+  return tunnel;
 }
 
 /** A refused bind as the agent API answers it. */

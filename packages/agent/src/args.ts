@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
-import { accessProblem, hostHeaderProblem, type TrafficOptions } from '@svcrouter/sdk';
+import { accessProblem, hostHeaderProblem, type RouteOptions, type TrafficOptions } from '@svcrouter/sdk';
+import { parseRouteFlags } from './route-flags.js';
 import { DEFAULT_TRANSFER_BYTES } from './doctor/index.js';
 import { TRAFFIC_FLAG_OPTIONS, TRAFFIC_FLAG_USAGE, trafficFlags } from './traffic-flags.js';
 
@@ -41,6 +42,8 @@ export interface TunnelFlags extends TrafficOptions {
   allowEmail?: string[];
   /** `--allow-domain`, repeatable. */
   allowDomain?: string[];
+  /** `--route <path>=<target>[,host-header=…][,proto=h2]`, repeatable. */
+  routes?: RouteOptions[];
 }
 
 /** Flags of `svc tcp`. */
@@ -82,6 +85,8 @@ Options:
   --basic-auth <user:pass>    visitors must sign in (repeatable, at most 10; default SVC_BASIC_AUTH)
   --cidr-allow <cidr>         only these addresses may visit (repeatable; default SVC_CIDR_ALLOW)
   --cidr-deny <cidr>          these addresses get 403 (repeatable; default SVC_CIDR_DENY)
+  --route <path>=<target>     send requests under <path> to another local service (repeatable;
+                              longest path wins); add ,host-header=rewrite|<host> and ,proto=h2
   --pool                      share the name with the account's other agents: each request (tcp:
                               each connection) goes to one of them (needs --subdomain, --domain
                               or --remote-addr)
@@ -126,6 +131,7 @@ const OPTIONS = {
   ...TRAFFIC_FLAG_OPTIONS,
   'remote-addr': { type: 'string' },
   pool: { type: 'boolean' },
+  route: { type: 'string', multiple: true },
   'idle-timeout': { type: 'string' },
   'proxy-protocol': { type: 'string' },
   log: { type: 'string' },
@@ -178,6 +184,11 @@ export function parseCommand(argv: string[]): Command | string {
       if (values['allow-email'] !== undefined) tunnel.allowEmail = values['allow-email'];
       if (values['allow-domain'] !== undefined) tunnel.allowDomain = values['allow-domain'];
       Object.assign(tunnel, trafficFlags(values));
+      if (values.route !== undefined) {
+        const routes = parseRouteFlags(values.route);
+        if (typeof routes === 'string') return `--route: ${routes}`;
+        tunnel.routes = routes;
+      }
       const problem = accessProblem(tunnel);
       if (problem !== undefined) return `--${flagOf(problem)}: ${problem.slice(problem.indexOf(':') + 2)}`;
       return { kind: 'http', target: rest[0]!, tunnel, display, inspect };

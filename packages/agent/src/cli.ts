@@ -16,6 +16,7 @@ import { startInspection } from './inspection.js';
 import { doctor } from './doctor-command.js';
 import type { TunnelControlSlot } from './inspector/tunnels-api.js';
 import { formatProblems, loadConfigFile } from './config-file.js';
+import { routeOptionsOf } from './config-routes.js';
 import { TOKEN_SHAPE, type ConfigFile, type InspectorConfig } from './config-schema.js';
 import { readCaFile } from './ca-file.js';
 import { explainFailure, type Failure } from './failure.js';
@@ -92,6 +93,7 @@ async function runCommand(command: Command, env: AgentEnv, output: Output, hooks
       const hostHeader = command.tunnel.hostHeader ?? envHostHeader;
       if (hostHeader !== undefined) spec.hostHeader = hostHeader;
       if (command.tunnel.pool === true) spec.pool = true;
+      if (command.tunnel.routes !== undefined) spec.routes = command.tunnel.routes;
       spec.subdomain ??= env.subdomain || undefined;
       spec.domain ??= env.domain || undefined;
       const access = accessRules(command.tunnel, env);
@@ -193,6 +195,8 @@ function tunnelSpecs(config: ConfigFile, names: string[], env: AgentEnv, envAcce
     const hostHeader = picked.length === 1 ? env.hostHeader || tunnel.hostHeader : tunnel.hostHeader;
     if (hostHeader !== undefined) spec.hostHeader = hostHeader;
     if (tunnel.pool === true) spec.pool = true;
+    const routes = routeOptionsOf(tunnel.routes);
+    if (routes !== undefined) spec.routes = routes;
     // Rules set in the environment apply to every tunnel started, each key replacing the file's.
     spec.access = {
       basicAuth: envAccess.basicAuth ?? tunnel.basicAuth,

@@ -53,7 +53,7 @@ test('an unknown key is reported at its own line and column, with the keys allow
     column: 5,
     key: 'tunnels.web.hostheader',
     message:
-      'unknown key (expected one of: addr, proto, remoteAddr, idleTimeoutMs, proxyProtocol, subdomain, domain, hostHeader, inspect, basicAuth, cidrAllow, cidrDeny, oidc, allowEmail, allowDomain, pool, requestHeaderAdd, requestHeaderRemove, responseHeaderAdd, responseHeaderRemove, rateLimit, verifyWebhook, verifyWebhookMaxBody, rules, policy)',
+      'unknown key (expected one of: addr, proto, remoteAddr, idleTimeoutMs, proxyProtocol, subdomain, domain, hostHeader, inspect, basicAuth, cidrAllow, cidrDeny, oidc, allowEmail, allowDomain, pool, requestHeaderAdd, requestHeaderRemove, responseHeaderAdd, responseHeaderRemove, rateLimit, verifyWebhook, verifyWebhookMaxBody, rules, routes, policy)',
   });
 });
 

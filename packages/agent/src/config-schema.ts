@@ -11,6 +11,7 @@ import {
 import { hostHeaderProblem, parseLocalTarget, parseTcpTarget } from '@svcrouter/sdk';
 import { z } from 'zod';
 import { checkPolicy, POLICY_BLOCK_KEYS, TRAFFIC_FIELDS } from './config-policy.js';
+import { checkRoutes, RoutesSchema } from './config-routes.js';
 
 /** Only this shape is a token; anything else (quotes, spaces, other prefixes) is refused as-is. */
 export const TOKEN_SHAPE = /^svc_[A-Za-z0-9_-]{43}$/;
@@ -112,6 +113,8 @@ const TunnelBaseSchema = z.strictObject({
 
 /** One named tunnel of a config file. */
 export const TunnelFieldsSchema = TunnelBaseSchema.extend({
+  /** Paths served by other local services: `"/api=4000"` or { path, addr, hostHeader?, proto? } each (default none). */
+  routes: RoutesSchema.optional(),
   /** Every policy key (access and traffic rules) in one block, instead of on the tunnel (default none). */
   policy: TunnelBaseSchema.pick(POLICY_BLOCK_KEYS).optional(),
 });
@@ -127,6 +130,7 @@ export function checkTunnel(tunnel: z.infer<typeof TunnelFieldsSchema>, context:
   if (tunnel.oidc !== undefined && tunnel.basicAuth !== undefined)
     context.addIssue({ code: 'custom', message: 'cannot be combined with basicAuth', path: ['oidc'] });
   checkPolicy(tunnel, context);
+  if (tunnel.routes !== undefined && tunnel.proto !== 'tcp') checkRoutes(tunnel.routes, context);
   if (tunnel.proto !== 'tcp') return;
   for (const key of [
     'basicAuth',
@@ -138,6 +142,7 @@ export function checkTunnel(tunnel: z.infer<typeof TunnelFieldsSchema>, context:
     'subdomain',
     'domain',
     'hostHeader',
+    'routes',
   ] as const) {
     if (tunnel[key] !== undefined)
       context.addIssue({ code: 'custom', message: 'applies to HTTP tunnels only, not proto: tcp', path: [key] });

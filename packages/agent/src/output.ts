@@ -10,6 +10,8 @@ export interface TunnelView {
   local: string;
   /** A TCP tunnel's public port on the edge. */
   port?: number;
+  /** Paths served by other local targets (`--route`), each with its local target URL; absent: none. */
+  routes?: Array<{ path: string; local: string }>;
 }
 
 /**
@@ -178,9 +180,15 @@ export function restoredLine(server: string): string {
   return `Forwarding through two edge nodes again (${server} replaces the lost one)`;
 }
 
-/** The line people and scripts look for, in every output mode. */
+/** The line people and scripts look for, in every output mode; a tunnel with routes adds one line per route. */
 export function forwardingLine(tunnel: TunnelView): string {
-  return `Forwarding ${tunnel.url} -> ${tunnel.local}`;
+  const main = `Forwarding ${tunnel.url} -> ${tunnel.local}`;
+  return tunnel.routes === undefined ? main : [main, ...routeLines(tunnel)].join('\n');
+}
+
+/** `Forwarding <url><path> -> <local>` for each route of a tunnel. */
+export function routeLines(tunnel: TunnelView): string[] {
+  return (tunnel.routes ?? []).map((route) => `Forwarding ${tunnel.url}${route.path} -> ${route.local}`);
 }
 
 /** A tunnel the agent API started: its name, then the Forwarding line. */

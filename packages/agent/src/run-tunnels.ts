@@ -1,6 +1,6 @@
 import { ErrorCode } from '@svcrouter/protocol';
 import { parseServerUrls, TunnelGroup, type Inspector } from '@svcrouter/sdk';
-import { AgentTunnels, COMMAND_LINE_TUNNEL, groupTunnelOptions, localOf, type TunnelSpec } from './agent-tunnels.js';
+import { AgentTunnels, COMMAND_LINE_TUNNEL, groupTunnelOptions, localOf, routeViews, type TunnelSpec } from './agent-tunnels.js';
 import { explainFailure, notListeningWarning } from './failure.js';
 import { probeLocal } from './local-probe.js';
 import type { Output, ScreenStatus, TunnelView } from './output.js';
@@ -64,6 +64,7 @@ export async function runTunnels(specs: TunnelSpec[], session: SessionSpec, outp
     const spec = specs[index]!;
     const view: TunnelView = { name: specs.length > 1 ? spec.name : '', url: tunnel.url, local: localOf(spec.target) };
     if (!('origin' in spec.target)) view.port = Number(new URL(tunnel.url).port);
+    if (tunnel.routes.length > 0) view.routes = routeViews(tunnel);
     agent.track(spec.name || COMMAND_LINE_TUNNEL, spec, tunnel, view);
     return view;
   });

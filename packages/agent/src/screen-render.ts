@@ -37,6 +37,7 @@ export function renderScreen(model: ScreenModel, size: ScreenSize, color = pc.is
   if (inspector !== undefined) row('Web Interface', inspector);
   for (const tunnel of model.tunnels) {
     row('Forwarding', `${tunnel.url} -> ${tunnel.local}${tunnel.name ? ` (${tunnel.name})` : ''}`);
+    for (const route of tunnel.routes ?? []) row('Forwarding', `${tunnel.url}${route.path} -> ${route.local}`);
   }
   lines.push('');
   row('Connections', `${'total'.padEnd(8)}${'open'.padEnd(8)}rate/s`);

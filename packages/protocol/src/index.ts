@@ -17,3 +17,4 @@ export * from './version.js';
 export * from './id-table.js';
 export * from './liveness.js';
 export * from './tcp.js';
+export * from './routes.js';

@@ -1,5 +1,6 @@
 import type { ErrorCodeValue } from './errors.js';
 import type { TunnelPolicy } from './policy.js';
+import type { RouteSpec } from './routes.js';
 
 /**
  * Control messages (JSON, stream 0) and stream metadata. One type per direction, each
@@ -28,6 +29,8 @@ export type AgentMessage =
       remoteAddr?: string;
       /** True: join the name's pool (other agents of the account serve it too) instead of taking it over. */
       pool?: boolean;
+      /** Paths served by other local services than `local` (routes.ts); absent: `local` serves every path. */
+      routes?: RouteSpec[];
     }
   /** Release a tunnel bound on this session (clean exit). */
   | { type: 'unbind'; tunnelId: string };

@@ -22,6 +22,8 @@ export interface InspectedRequest {
   id: string;
   /** Public URL of the tunnel it came through. */
   tunnel: string;
+  /** `host:port` of the local service that served it: the tunnel's own, or a route's. */
+  target?: string;
   /** The id of the request this one replays. */
   replayOf?: string;
   /** When it arrived, ISO 8601. */
@@ -113,7 +115,7 @@ export class CapturedExchange implements ExchangeTap {
   constructor(
     private readonly head: RequestHead,
     /** The tunnel it came through (its `url` is read when the record is built). */
-    readonly tunnel: { readonly url: string },
+    readonly tunnel: { readonly url: string; readonly target?: { readonly hostPort: string } },
     private readonly maxBodyBytes: number,
     private readonly sink: CaptureSink,
     copyHeaders: boolean,
@@ -152,6 +154,7 @@ export class CapturedExchange implements ExchangeTap {
     const record: InspectedRequest = {
       id: this.id,
       tunnel: this.tunnel.url,
+      ...(this.tunnel.target !== undefined ? { target: this.tunnel.target.hostPort } : {}),
       startedAt: new Date(this.startedAt).toISOString(),
       method: this.head.m,
       path: this.head.p,

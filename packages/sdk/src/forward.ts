@@ -14,6 +14,8 @@ import { Inspector, type InspectOptions } from './inspector.js';
 import { isOriginProto, parseLocalTarget, type LocalTarget, type OriginProto } from './local-target.js';
 import { OriginProxy, type RequestLog } from './origin-proxy.js';
 import { Tunnel } from './tunnel.js';
+import { checkedRoutes, type CheckedRoute, type RouteOptions } from './routes.js';
+import { routedProxy } from './routed-proxy.js';
 import { parseTcpTarget, TcpProxy, type TcpConnectionLog, type TcpTarget } from './tcp-proxy.js';
 import { isProxyProtocolVersion, type ProxyProtocolVersion } from './proxy-protocol.js';
 
@@ -44,6 +46,12 @@ export interface ForwardOptions extends AccessOptions {
    * connection) to the member with the fewest in flight. A name held without a pool refuses it.
    */
   pool?: boolean;
+  /**
+   * Paths served by other local services: the longest route whose `path` prefixes a request's
+   * (on a segment boundary) takes it, WebSocket upgrades included; the rest goes to `addr`.
+   * At most MAX_ROUTES; each may set its own `hostHeader` and `proto`. Bad ones are NAME_INVALID.
+   */
+  routes?: RouteOptions[];
   /** Agent token (`svc_…`; default SVC_TOKEN). */
   token?: string;
   /**
@@ -99,6 +107,7 @@ export async function forward(options: ForwardOptions): Promise<Tunnel> {
   if (options.proto === 'tcp') return forwardTcp(options);
   const target = localTarget(options);
   const hostHeader = checkedHostHeader(options.hostHeader ?? envDefault('SVC_HOST_HEADER'));
+  const routes = checkedRoutes(options.routes);
   const policy = await buildPolicy(options);
   const edge = await openEdge(options);
   const tunnel = await bindOn(edge, target, {
@@ -107,6 +116,7 @@ export async function forward(options: ForwardOptions): Promise<Tunnel> {
     hostHeader,
     inspect: options.inspect,
     policy,
+    routes,
     ...(options.pool === true ? { pool: true } : {}),
   });
   holdOnSecondNode(edge, [tunnel]);
@@ -137,6 +147,7 @@ export type GroupTunnelSpec = Pick<
   | 'idleTimeoutMs'
   | 'proxyProtocol'
   | 'pool'
+  | 'routes'
   | keyof AccessOptions
 >;
 
@@ -166,6 +177,8 @@ export async function openMany(
 export interface CheckedTunnel {
   target: LocalTarget | TcpTarget;
   policy: TunnelPolicy | undefined;
+  /** An HTTP tunnel's routes, checked; empty: none. */
+  routes?: CheckedRoute[];
 }
 
 /** Checks one tunnel's address, host header and access rules (SvcError NAME_INVALID or POLICY_INVALID), hashing its passwords. */
@@ -178,19 +191,22 @@ export async function checkedTunnelSpec(spec: GroupTunnelSpec): Promise<CheckedT
     if (rules.some((rule) => rule !== undefined)) {
       throw new SvcError(ErrorCode.POLICY_INVALID, 'access and traffic rules apply to HTTP tunnels only, not proto "tcp"');
     }
+    if (spec.routes !== undefined && spec.routes.length > 0)
+      throw new SvcError(ErrorCode.NAME_INVALID, 'routes apply to HTTP tunnels only, not proto "tcp"');
     return { target: checkedTcpTarget(spec), policy: undefined };
   }
   const target = localTarget(spec);
   checkedHostHeader(spec.hostHeader);
+  const routes = checkedRoutes(spec.routes);
   const problem = accessProblem(spec);
   if (problem !== undefined) throw new SvcError(ErrorCode.POLICY_INVALID, problem);
-  return { target, policy: await buildPolicy(spec) };
+  return { target, policy: await buildPolicy(spec), routes };
 }
 
 /** Binds a checked tunnel on the edge's first session, as HTTP or TCP. */
 export function bindChecked(edge: OpenEdge, spec: GroupTunnelSpec, checked: CheckedTunnel): Promise<Tunnel> {
-  const { target, policy } = checked;
-  return 'origin' in target ? bindOn(edge, target, { ...spec, policy }) : bindTcpOn(edge, target, spec);
+  const { target, policy, routes = [] } = checked;
+  return 'origin' in target ? bindOn(edge, target, { ...spec, policy, routes }) : bindTcpOn(edge, target, spec);
 }
 
 /**
@@ -355,7 +371,10 @@ function dialOptions(options: Pick<ForwardOptions, 'token' | 'serverUrl' | 'ca' 
 export async function bindOn(
   edge: OpenEdge,
   target: LocalTarget,
-  options: Pick<ForwardOptions, 'subdomain' | 'domain' | 'hostHeader' | 'inspect' | 'pool'> & { policy: TunnelPolicy | undefined },
+  options: Pick<ForwardOptions, 'subdomain' | 'domain' | 'hostHeader' | 'inspect' | 'pool'> & {
+    policy: TunnelPolicy | undefined;
+    routes?: readonly CheckedRoute[];
+  },
 ): Promise<Tunnel> {
   const { session } = edge;
   const request: BindRequest = { local: target.hostPort };
@@ -373,9 +392,12 @@ export async function bindOn(
   const inspector = inspectorFor(options.inspect);
   // The url is known once bound; the capture hook reads it per request, after that.
   const inspected = { url: '', target, hostHeader: options.hostHeader };
-  const proxy = new OriginProxy(target, onLog, hostRewrite(options.hostHeader, target), inspector?.tap(inspected));
+  const main = new OriginProxy(target, onLog, hostRewrite(options.hostHeader, target), inspector?.tap(inspected));
+  // Routes cost only the tunnels that have them: others hand each stream to `main` directly.
+  const proxy = routedProxy(main, options.routes ?? [], request, onLog, inspector, inspected);
   tunnel = new Tunnel(session, target, proxy, request);
   tunnel.inspector = inspector;
+  tunnel.routes = options.routes ?? [];
   try {
     tunnel.onBound(await session.bind(request, tunnel));
     if (inspector) {

@@ -12,6 +12,7 @@ export { parseServerUrls } from './edge-servers.js';
 export { dialEdge, dialSession, type DialOptions, type EdgeConnection } from './dial.js';
 export { isOriginProto, parseLocalTarget, type LocalTarget, type OriginProto } from './local-target.js';
 export { hostHeaderProblem } from './host-header.js';
+export { checkedRoutes, parseRouteFlag, routeProblem, type CheckedRoute, type RouteOptions } from './routes.js';
 export {
   accessProblem,
   buildPolicy,

@@ -24,6 +24,7 @@ const record: CapturedRequest = {
   userAgent: 'test',
   proto: 'HTTP/1.1',
   host: 'a.localhost',
+  target: null,
 };
 
 describe('requests.stream', () => {

@@ -1,4 +1,4 @@
-import type { CallbackStream, SvcError, TunnelPolicy } from '@svcrouter/protocol';
+import type { CallbackStream, RouteSpec, SvcError, TunnelPolicy } from '@svcrouter/protocol';
 
 // The contract between an agent session and the tunnels it carries: what a bind asks for and
 // gets, and what the session calls on each tunnel as its connection comes and goes.
@@ -21,6 +21,8 @@ export interface BindRequest {
   remoteAddr?: string;
   /** Join the name's pool: several agents of the account serve it, each request going to one (`--pool`). */
   pool?: boolean;
+  /** Paths served by other local services (`--route`), so the edge names the right one; absent: none. */
+  routes?: RouteSpec[];
 }
 
 /** A successful bind. */

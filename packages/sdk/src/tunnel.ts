@@ -5,6 +5,7 @@ import type { BindRequest, Bound, SessionTunnel } from './session-tunnel.js';
 import type { Inspector } from './inspector.js';
 import type { LocalTarget } from './local-target.js';
 import type { OriginProxy, RequestLog } from './origin-proxy.js';
+import type { CheckedRoute, RoutedProxy } from './routes.js';
 import type { TcpConnectionLog, TcpProxy, TcpTarget } from './tcp-proxy.js';
 import { StandbyLink, type StandbyOwner } from './standby-link.js';
 
@@ -47,6 +48,8 @@ export class Tunnel extends EventEmitter<TunnelEvents> implements SessionTunnel,
   openRequests = 0;
   /** The capture of this tunnel's requests, when forward() was given `inspect`. */
   inspector: Inspector | undefined;
+  /** Paths served by other local services than `target` (forward()'s `routes`), longest first; empty: none. */
+  routes: readonly CheckedRoute[] = [];
   private ended = false;
   private closing: Promise<void> | undefined;
   /** The same agent's session to a second edge node, when given several URLs. */
@@ -60,7 +63,7 @@ export class Tunnel extends EventEmitter<TunnelEvents> implements SessionTunnel,
     private readonly session: AgentSession,
     /** The local service: an HTTP target, or a TCP tunnel's `host:port`. */
     readonly target: LocalTarget | TcpTarget,
-    private readonly proxy: OriginProxy | TcpProxy,
+    private readonly proxy: OriginProxy | RoutedProxy | TcpProxy,
     request: BindRequest,
   ) {
     super();

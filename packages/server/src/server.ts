@@ -376,5 +376,6 @@ function inspectorRecord(exchange: Exchange): CapturedRequest {
     userAgent: exchange.userAgent,
     proto: exchange.proto,
     host: exchange.host,
+    target: exchange.target,
   };
 }

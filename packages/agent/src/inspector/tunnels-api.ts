@@ -22,6 +22,8 @@ export interface ApiTunnel {
   hostHeader: string | null;
   /** Whether the inspector captures this tunnel's requests. */
   inspect: boolean;
+  /** Paths served by other local services, each with its target URL; absent without routes. */
+  routes?: Array<{ path: string; local: string }>;
 }
 
 /** An expected refusal of the agent API: status, stable code and a sentence. */

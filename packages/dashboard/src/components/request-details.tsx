@@ -21,6 +21,7 @@ export function RequestDetails({ record, onClose }: { record: CapturedRequest; o
     ['User agent', record.userAgent || '(none)'],
     ['Proto', record.proto],
     ['Tunnel', record.tunnelId ?? '(no tunnel record)'],
+    ['Target', record.target ?? '(the tunnel has no routes)'],
     ['Request id', record.id],
   ];
   return (

@@ -187,7 +187,7 @@ function RequestTable({ rows, onSelect }: { rows: CapturedRequest[]; onSelect: (
   return (
     <div class="table-wrap">
       <table class="traffic">
-        <TableHead columns={['Time', 'Method', 'Path', 'Status', 'Duration', 'Bytes', 'IP', 'User agent', 'Proto', 'Host']} />
+        <TableHead columns={['Time', 'Method', 'Path', 'Status', 'Duration', 'Bytes', 'IP', 'User agent', 'Proto', 'Host', 'Target']} />
         <tbody>
           {rows.map((record) => (
             <tr key={record.id} class="clickable" data-request-id={record.id} onClick={() => onSelect(record)}>
@@ -214,6 +214,7 @@ function RequestTable({ rows, onSelect }: { rows: CapturedRequest[]; onSelect: (
               </td>
               <td>{record.proto}</td>
               <td>{record.host}</td>
+              <td title="The local service that served it (tunnels with routes)">{record.target ?? '—'}</td>
             </tr>
           ))}
         </tbody>

@@ -343,6 +343,8 @@ export interface components {
       /** @description HTTP protocol version, e.g. HTTP/1.1 */
       proto: string;
       host: string;
+      /** @description host:port of the local service that served it, for a tunnel with routes; else null */
+      target: string | null;
     };
     RequestPage: {
       requests: components["schemas"]["CapturedRequest"][];
@@ -1200,6 +1202,8 @@ export interface operations {
             /** @description HTTP protocol version, e.g. HTTP/1.1 */
             proto: string;
             host: string;
+            /** @description host:port of the local service that served it, for a tunnel with routes; else null */
+            target: string | null;
           }) | {
             /** @description records not sent since the previous event */
             dropped: number;

@@ -42,7 +42,8 @@ export function requestEvent(r: RequestRecord): string {
     `{"id":${str(r.id)},"tunnelId":${tunnelId === null ? 'null' : tunnelJson.of(tunnelId)},` +
     `"timestamp":"${isoTime(r.timestamp)}","method":${methodJson.of(r.method)},"path":${str(r.path)},` +
     `"status":${num(r.status)},"durationMs":${num(Math.round(r.durationMs))},"bytes":${num(Math.round(r.bytes))},` +
-    `"ip":${ipJson.of(r.ip)},"userAgent":${userAgentJson.of(r.userAgent)},"proto":${protoJson.of(r.proto)},"host":${hostJson.of(r.host)}}`;
+    `"ip":${ipJson.of(r.ip)},"userAgent":${userAgentJson.of(r.userAgent)},"proto":${protoJson.of(r.proto)},"host":${hostJson.of(r.host)},` +
+    `"target":${r.target === undefined ? 'null' : str(r.target)}}`;
   return `event: request\nid: ${r.id}\ndata: ${data}\n\n`;
 }
 

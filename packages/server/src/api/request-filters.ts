@@ -58,5 +58,6 @@ export function capturedRequestItem(row: RequestRecord): z.input<typeof Captured
     userAgent: row.userAgent,
     proto: row.proto,
     host: row.host,
+    target: row.target ?? null,
   };
 }

@@ -60,7 +60,21 @@ describe('GET /v1/requests', () => {
     const [first] = (await page('?limit=1')).requests;
     assert.deepEqual(
       Object.keys(first!).sort(),
-      ['bytes', 'durationMs', 'host', 'id', 'ip', 'method', 'path', 'proto', 'status', 'timestamp', 'tunnelId', 'userAgent'].sort(),
+      [
+        'bytes',
+        'durationMs',
+        'host',
+        'id',
+        'ip',
+        'method',
+        'path',
+        'proto',
+        'status',
+        'target',
+        'timestamp',
+        'tunnelId',
+        'userAgent',
+      ].sort(),
     );
     assert.equal(first!.durationMs, 13);
     assert.equal(first!.timestamp, new Date(T0 + 11_000).toISOString());

@@ -151,6 +151,7 @@ export const CapturedRequest = named(
     userAgent: z.string(),
     proto: z.string().describe('HTTP protocol version, e.g. HTTP/1.1'),
     host: z.string(),
+    target: z.string().nullable().describe('host:port of the local service that served it, for a tunnel with routes; else null'),
   }),
 );
 /** GET /v1/requests. */

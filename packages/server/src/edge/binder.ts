@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto';
 import type { Logger } from 'pino';
 import { BindMessages, ErrorCode, Messages, SvcError, hasRules, policyProblem, type AgentMessage } from '@svcrouter/protocol';
+import { routeTableOf } from './route-labels.js';
 import {
   PolicyConflictError,
   PoolConflictError,
@@ -216,6 +217,8 @@ export class Binder {
         throw new SvcError(ErrorCode.POLICY_INVALID, BindMessages.oidcUnknown(provider, this.deps.signIn?.providers ?? []));
       }
     }
+    // Routes (checked here too) only label records and pages: the agent picks the target.
+    routeTableOf(request.routes);
     const account = await store.accounts.byId(session.accountId);
     if (!account) throw new SvcError(ErrorCode.TOKEN_INVALID, Messages.TOKEN_INVALID);
     if (this.deps.isOverBandwidth?.(account.id)) throw new SvcError(ErrorCode.BANDWIDTH_LIMIT, Messages.BANDWIDTH_LIMIT);
@@ -316,6 +319,8 @@ export class Binder {
       boundAt: Date.now(),
       ...(group !== undefined ? { group } : {}),
     };
+    const routes = routeTableOf(request.routes);
+    if (routes !== undefined) binding.routes = routes;
     const access = compilePolicy(policy, this.deps.signIn, account.id);
     if (access !== undefined) binding.access = access;
     const traffic = this.deps.rateLimiter && compileTraffic(policy, { limiter: this.deps.rateLimiter });

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { ErrorCode, type Mux, SvcError, type AgentMessage, type EdgeMessage, type ErrorCodeValue } from '@svcrouter/protocol';
 import type { AccessCheck, TrafficRules } from '../policy/index.js';
+import type { RouteTable } from '@svcrouter/protocol';
 
 /** A live binding: a public hostname served by one tunnel on one agent session. */
 export interface Binding {
@@ -28,6 +29,11 @@ export interface Binding {
   traffic?: TrafficRules;
   /** The pool this binding is a member of (`--pool`); absent: the name is this binding's alone. */
   pool?: Pool;
+  /**
+   * The tunnel's routes (paths its agent serves from other local services), each to its
+   * `host:port`; absent: `local` serves every path. Names the target in records and on the 502 page.
+   */
+  routes?: RouteTable<string>;
   /** A pool member's requests (or TCP connections) in flight on this node, which picks the next member. */
   inFlight?: number;
 }

@@ -11,6 +11,7 @@ import {
 import { declaredLength, requestHead, responseHeaders, type HeadSource, type RequestKind } from './forwarding.js';
 import { bandwidthPage, offlinePage, unreachablePage, upstreamErrorPage, type EdgePage } from './pages.js';
 import { pickMember } from './pool.js';
+import { targetOf } from './route-labels.js';
 import type { AbsoluteTarget } from './request-target.js';
 import type { Binding } from './router.js';
 import type { Identity } from '../policy/index.js';
@@ -33,6 +34,8 @@ export interface Exchange {
   ip: string;
   userAgent: string;
   proto: string;
+  /** The local target that served it (a route's or the tunnel's own `host:port`) when the tunnel has routes; else undefined. */
+  readonly target?: string | undefined;
 }
 
 /** Observes finished exchanges; must be cheap and never throw (it runs on the request path). */
@@ -198,6 +201,10 @@ export class EdgeExchange implements Exchange, CallbackStreamHandler {
     this.meter = deps.meter;
   }
 
+  get target(): string | undefined {
+    return targetOf(this.binding, this.path);
+  }
+
   /** Sets the writer of the visitor's side; each path's writer does so when it is made, before routing. */
   respondThrough(writer: VisitorWriter): void {
     this.writer = writer;
@@ -344,7 +351,7 @@ export class EdgeExchange implements Exchange, CallbackStreamHandler {
     if (this.again !== undefined && this.retried(code)) return;
     this.refuse(
       code === ResetCode.UPSTREAM_UNREACHABLE || code === ResetCode.UPSTREAM_REFUSED
-        ? unreachablePage(this.host, this.binding!.local)
+        ? unreachablePage(this.host, this.target ?? this.binding!.local)
         : upstreamErrorPage(this.host, code === 'SESSION_CLOSED' ? 'the agent disconnected' : 'the local service failed'),
     );
   }

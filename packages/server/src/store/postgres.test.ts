@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { after, describe, it } from 'node:test';
 import { Kysely, PostgresDialect, type TableMetadata } from 'kysely';
 import pg from 'pg';
-import { checkRequestsMigration } from './migrations/migrations.contract.js';
+import { checkRequestsMigration, checkRequestTargetMigration } from './migrations/migrations.contract.js';
 import { createRequestRepo } from './requests/requests-repo.js';
 import { migrateToLatest } from './migrations/migrations.js';
 import { isPostgresUrl, openStore } from './open-store.js';
@@ -100,6 +100,18 @@ function runPostgresSuites(url: string): void {
           ['requests_clustered_pk'],
           'only the new key indexes the table',
         );
+      } finally {
+        await db.destroy();
+      }
+    });
+
+    it('migration 020 adds the request target column, and its down drops it with the records kept', async () => {
+      await (await openStore({ databaseUrl: await freshSchemaUrl(), dataDir: tmpdir() })).close();
+      const scopedUrl = await freshSchemaUrl();
+      const schema = schemaOf(scopedUrl);
+      const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: scopedUrl, max: 1 }) }) });
+      try {
+        await checkRequestTargetMigration(db, (migrated) => createRequestRepo(migrated), schema);
       } finally {
         await db.destroy();
       }

@@ -108,6 +108,8 @@ export interface RequestsTable {
   user_agent: string;
   proto: string;
   host: string;
+  /** `host:port` of the local target that served it (tunnels with routes); null otherwise. Migration 020. */
+  target: string | null;
 }
 
 /**

@@ -69,3 +69,49 @@ export async function checkRequestsMigration(
     ['/old/4'],
   );
 }
+
+/**
+ * Migration 020 gives records the local target that served them (routes): stored and listed
+ * after it, dropped (the records kept) by its down, and the records still readable when it runs
+ * again. `db` is an empty database (or schema).
+ */
+export async function checkRequestTargetMigration(
+  db: Kysely<Database>,
+  repoFor: (db: Kysely<Database>) => RequestRepo,
+  schema?: string,
+): Promise<void> {
+  await migrateToLatest(db, schema);
+  const record = (path: string, target: string | undefined) => ({
+    accountId: 'acc_target',
+    tunnelId: 'tun_target',
+    timestamp: 2000 + path.length,
+    method: 'GET',
+    path,
+    status: 200,
+    durationMs: 1,
+    bytes: 2,
+    ip: '198.51.100.8',
+    userAgent: 'target-agent',
+    proto: 'HTTP/1.1',
+    host: 'target.localhost',
+    target,
+  });
+  await repoFor(db).insertBatch([record('/api/x', 'localhost:4000'), record('/main', undefined)]);
+  const listed = await repoFor(db).list('acc_target', { limit: 10 });
+  assert.deepEqual(
+    listed.map((r) => [r.path, r.target]),
+    [
+      ['/api/x', 'localhost:4000'],
+      ['/main', undefined],
+    ],
+  );
+
+  await migrateTo(db, '016_pools', schema);
+  await migrateToLatest(db, schema);
+  const again = await repoFor(db).list('acc_target', { limit: 10 });
+  assert.deepEqual(
+    again.map((r) => [r.id, r.path, r.target]),
+    listed.map((r) => [r.id, r.path, undefined]),
+    'the down dropped the targets and kept the records',
+  );
+}

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
-import { checkRequestsMigration } from './migrations.contract.js';
+import { checkRequestsMigration, checkRequestTargetMigration } from './migrations.contract.js';
 import { migrateTo, migrateToLatest } from './migrations.js';
 import { createPagedRequestRepo } from '../requests/paged-requests-repo.js';
 import type { Database } from '../schema.js';
@@ -13,6 +13,16 @@ function memoryDatabase(): { raw: BetterSqlite3.Database; db: Kysely<Database> }
 }
 
 describe('migrations (SQLite)', () => {
+  it('020 stores the target in format 2 pages; its down turns them into format 1 pages, records kept', async () => {
+    const { raw, db } = memoryDatabase();
+    try {
+      await checkRequestTargetMigration(db, (migrated) => createPagedRequestRepo(migrated));
+      assert.deepEqual(raw.prepare('select distinct format from request_pages').pluck().all(), [1]);
+    } finally {
+      await db.destroy();
+    }
+  });
+
   it('004 then 005 keep every inspector record, as pages; the row table is gone', async () => {
     const { raw, db } = memoryDatabase();
     try {

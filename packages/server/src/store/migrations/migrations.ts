@@ -6,6 +6,7 @@ import { OIDC_MIGRATIONS } from './migrations-oidc.js';
 import { OIDC_SESSIONS_MIGRATIONS } from './migrations-oidc-sessions.js';
 import { POOLS_MIGRATIONS } from './migrations-pools.js';
 import { RATE_LIMIT_MIGRATIONS } from './migrations-rate-limits.js';
+import { REQUEST_TARGET_MIGRATIONS } from './migrations-request-target.js';
 import { TCP_MIGRATIONS } from './migrations-tcp.js';
 import { TUNNEL_POLICY_MIGRATIONS } from './migrations-tunnel-policy.js';
 import { WEBHOOK_MIGRATIONS } from './migrations-webhooks.js';
@@ -266,7 +267,11 @@ const MIGRATIONS: readonly NamedMigration[] = [
           .limit(1)
           .executeTakeFirst();
         if (!page) break;
-        const rows = new DecodedPage(page as StoredPage).records().map((record) => toRow(record, record.id));
+        // Rows of 004's table, which has no `target` (migration 020, reverted before this runs).
+        const rows = new DecodedPage(page as StoredPage).records().map((record) => {
+          const { target: _target, ...row } = toRow(record, record.id);
+          return row;
+        });
         for (let i = 0; i < rows.length; i += CONVERT_ROWS)
           await db
             .insertInto('requests')
@@ -318,6 +323,7 @@ const MIGRATIONS: readonly NamedMigration[] = [
   ...POOLS_MIGRATIONS,
   ...OIDC_SESSIONS_MIGRATIONS,
   ...RATE_LIMIT_MIGRATIONS,
+  ...REQUEST_TARGET_MIGRATIONS,
 ];
 
 /** Rows per statement when migrations convert inspector records: 13 parameters each, far below SQLite's limit. */

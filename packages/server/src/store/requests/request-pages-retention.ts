@@ -206,10 +206,10 @@ async function deleteThrough(db: Kysely<Database>, accountId: string, cut: Reque
     const kept = records.filter((record) => isAfter(record, cut));
     if (kept.length === records.length) continue;
     // The page's newest record is after the cut, so at least that one is kept.
-    const { oldest_ts, record_count, strings, vals, id_parts } = pageFromRecords(kept);
+    const { oldest_ts, record_count, format, strings, vals, id_parts } = pageFromRecords(kept);
     await db
       .updateTable('request_pages')
-      .set({ oldest_ts, record_count, strings, vals, id_parts })
+      .set({ oldest_ts, record_count, format, strings, vals, id_parts })
       .where('page_id', '=', page_id)
       .execute();
     deleted += records.length - kept.length;

@@ -77,7 +77,24 @@ describe('inspector pages', () => {
     );
     assert.throws(() => pagesFromRecords([{ ...record('/bad'), bytes: Number.NaN }]), /record 0 has no numeric bytes/);
     const [page] = pagesFromRecords([record('/v')]);
-    assert.throws(() => new DecodedPage({ ...page!, format: 2 }), /format 2 is not readable/);
+    assert.throws(() => new DecodedPage({ ...page!, format: 3 }), /format 3 is not readable/);
     assert.throws(() => new DecodedPage({ ...page!, record_count: 2 }), /for 2 records/);
+  });
+
+  it('keep the local target that served a record (routes), and read pages written before it as records without one', () => {
+    const [page] = pagesFromRecords([record('/api/x', { target: 'localhost:4000' }), record('/')]);
+    assert.equal(page!.format, 2);
+    const records = new DecodedPage(page!).records();
+    assert.equal(records[0]!.target, 'localhost:4000');
+    assert.equal('target' in records[1]!, false, 'no target: the key is absent, as fromRow leaves it');
+    // A format 1 page: the same values without the last (target) column of each record.
+    const width = page!.vals.length / 8 / 2;
+    const old = Buffer.alloc(2 * (width - 1) * 8);
+    for (let row = 0; row < 2; row++) page!.vals.copy(old, row * (width - 1) * 8, row * width * 8, (row * width + width - 1) * 8);
+    const formerly = new DecodedPage({ ...page!, format: 1, vals: old }).records();
+    assert.deepEqual(
+      formerly,
+      records.map(({ target: _target, ...rest }) => rest),
+    );
   });
 });

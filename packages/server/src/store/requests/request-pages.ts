@@ -9,9 +9,15 @@ import { idFromParts, newIdParts, newRequestId, NULL_TEXT, packRecords, PACKED_C
 // the inspector takes; a page costs one row per batch. Like request-rows.ts, free of Kysely:
 // the writer thread encodes pages with it.
 
-/** The page layout this code writes and reads; stored in each page so a later layout can tell old pages apart. */
-export const PAGE_FORMAT = 1;
+/**
+ * The page layout this code writes; stored in each page so a later layout can tell old pages
+ * apart. Format 1 (before migration 020) had no `target`, its last column: its pages are still
+ * read, as records without a target.
+ */
+export const PAGE_FORMAT = 2;
 const WIDTH = PACKED_COLUMNS.length;
+/** Values per record of each readable format. */
+const WIDTH_OF_FORMAT: Readonly<Record<number, number>> = { 1: WIDTH - 1, 2: WIDTH };
 const column = (name: (typeof PACKED_COLUMNS)[number]): number => PACKED_COLUMNS.indexOf(name);
 const ACCOUNT = column('account_id');
 const TUNNEL = column('tunnel_id');
@@ -25,7 +31,8 @@ const IP = column('ip');
 const USER_AGENT = column('user_agent');
 const PROTO = column('proto');
 const HOST = column('host');
-const TEXT_COLUMNS = [ACCOUNT, TUNNEL, METHOD, PATH, IP, USER_AGENT, PROTO, HOST];
+const TARGET = column('target');
+const TEXT_COLUMNS = [ACCOUNT, TUNNEL, METHOD, PATH, IP, USER_AGENT, PROTO, HOST, TARGET];
 const NUMBER_COLUMNS = [TIMESTAMP, STATUS, DURATION, BYTES];
 /** An id this layout can store: `req_`, the ms of its timestamp, then its sequence number and random bits. */
 const STORABLE_ID = /^req_[0-9a-f]{12}([0-9a-f]{8})([0-9a-f]{8})$/;
@@ -91,7 +98,7 @@ export function pageFromRecords(records: readonly RequestRecord[]): NewRequestPa
 
 /**
  * Refuses a batch with a missing text or a non-finite number. packRecords gives every text
- * column an index into `strings` (NULL_TEXT only for a missing tunnel), so a missing text is
+ * column an index into `strings` (NULL_TEXT only for a missing tunnel or target), so a missing text is
  * a non-string in `strings`: checked once per distinct string, not per record.
  */
 function checkRecords({ strings, values }: PackedBatch, count: number): void {
@@ -183,21 +190,25 @@ export class DecodedPage {
   private readonly strings: string[];
   private readonly values: Float64Array;
   private readonly idParts: Uint32Array;
+  /** Values per record: this page's format's. */
+  private readonly width: number;
 
   constructor(page: StoredPage) {
     assertLittleEndian();
-    if (page.format !== PAGE_FORMAT) throw new Error(`inspector page format ${page.format} is not readable by this version`);
+    const width = WIDTH_OF_FORMAT[page.format];
+    if (width === undefined) throw new Error(`inspector page format ${page.format} is not readable by this version`);
+    this.width = width;
     this.count = page.record_count;
     this.strings = JSON.parse(page.strings) as string[];
     this.values = viewOf(page.vals, Float64Array);
     this.idParts = viewOf(page.id_parts, Uint32Array);
-    if (this.values.length !== this.count * WIDTH || this.idParts.length !== 2 * this.count) {
+    if (this.values.length !== this.count * width || this.idParts.length !== 2 * this.count) {
       throw new Error(`inspector page holds ${this.values.length} values and ${this.idParts.length} id parts for ${this.count} records`);
     }
   }
 
   timestamp(row: number): number {
-    return this.values[row * WIDTH + TIMESTAMP]!;
+    return this.values[row * this.width + TIMESTAMP]!;
   }
 
   id(row: number): string {
@@ -211,18 +222,18 @@ export class DecodedPage {
 
   /** The string index a text column holds for a record (NULL_TEXT for NULL). */
   textAt(row: number, name: 'tunnel_id' | 'method' | 'host'): number {
-    return this.values[row * WIDTH + TEXT_AT[name]]!;
+    return this.values[row * this.width + TEXT_AT[name]]!;
   }
 
   status(row: number): number {
-    return this.values[row * WIDTH + STATUS]!;
+    return this.values[row * this.width + STATUS]!;
   }
 
   record(row: number): RequestRecord {
-    const base = row * WIDTH;
+    const base = row * this.width;
     const text = (at: number): string => this.strings[this.values[base + at]!]!;
     const tunnel = this.values[base + TUNNEL]!;
-    return {
+    const record: RequestRecord = {
       id: this.id(row),
       accountId: text(ACCOUNT),
       tunnelId: tunnel === NULL_TEXT ? undefined : text(TUNNEL),
@@ -237,6 +248,9 @@ export class DecodedPage {
       proto: text(PROTO),
       host: text(HOST),
     };
+    // Format 1 pages end before the target; a NULL one is left out, as fromRow does.
+    if (this.width > TARGET && this.values[base + TARGET] !== NULL_TEXT) record.target = text(TARGET);
+    return record;
   }
 
   records(): RequestRecord[] {

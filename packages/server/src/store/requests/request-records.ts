@@ -20,6 +20,8 @@ export interface NewRequestRecord {
   proto: string;
   /** The hostname requested, lower-cased. */
   host: string;
+  /** `host:port` of the local service that served it, for a tunnel with routes; undefined otherwise. */
+  target?: string | undefined;
 }
 
 /** A stored inspector record. Ids sort by time: `req_<12 hex ms><16 hex random>`. */

@@ -22,6 +22,7 @@ const EVERY_COLUMN: Record<keyof RequestsTable, true> = {
   user_agent: true,
   proto: true,
   host: true,
+  target: true,
 };
 /** Every column of `requests`, in one fixed order (the order compiled INSERTs refer to them by). */
 export const REQUEST_COLUMNS = Object.keys(EVERY_COLUMN) as Array<keyof RequestsTable>;
@@ -125,6 +126,7 @@ export const PACKED_COLUMNS: ReadonlyArray<keyof RequestsTable> = [
   'user_agent',
   'proto',
   'host',
+  'target',
 ];
 /** A text column's NULL in `values`. */
 export const NULL_TEXT = -1;
@@ -175,6 +177,7 @@ export function packRecords(records: readonly NewRequestRecord[]): PackedBatch {
     values[at++] = text(record.userAgent);
     values[at++] = text(record.proto);
     values[at++] = text(storedHost(record.host));
+    values[at++] = record.target === undefined ? NULL_TEXT : text(record.target);
   }
   return { strings, values };
 }
@@ -200,6 +203,7 @@ export function toRow(record: NewRequestRecord, id: string): RequestsTable {
     user_agent: record.userAgent,
     proto: record.proto,
     host: storedHost(record.host),
+    target: record.target ?? null,
   };
 }
 
@@ -221,6 +225,7 @@ export function storedRecord(record: NewRequestRecord, id: string): RequestRecor
     userAgent: record.userAgent,
     proto: record.proto,
     host: storedHost(record.host),
+    ...(record.target !== undefined ? { target: record.target } : {}),
   };
 }
 
@@ -239,5 +244,7 @@ export function fromRow(row: Selectable<RequestsTable>): RequestRecord {
     userAgent: row.user_agent,
     proto: row.proto,
     host: row.host,
+    // Rows written before migration 020 have no target column at all.
+    ...(row.target != null ? { target: row.target } : {}),
   };
 }

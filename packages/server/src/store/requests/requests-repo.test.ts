@@ -33,6 +33,8 @@ describe('requests repo (rows) retention in chunks (SQLite in memory, at migrati
     });
     // The row layout SQLite had before 005 turned it into pages; PostgreSQL still has it.
     await migrateTo(db, '004_requests_clustered');
+    // The column migration 020 adds to PostgreSQL's rows.
+    await db.schema.alterTable('requests').addColumn('target', 'text').execute();
     repo = createRequestRepo(db, { pruneChunkRows: CHUNK });
     accountId = (await createAccountRepo(db, Date.now).create({ email: 'chunks@example.com', name: 'Chunks', plan: 'free' })).id;
   });
