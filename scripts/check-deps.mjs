@@ -70,7 +70,7 @@ const SERVER_FOLDER_RULES = {
   // Several edge nodes: it drives the edge and the store, and is driven by server.ts and cli only.
   cluster: ['hostname', 'store', 'edge', 'policy'],
   // The svc-server subcommands besides start.
-  cli: ['hostname', 'store', 'auth', 'certs', 'cluster'],
+  cli: ['hostname', 'store', 'auth', 'certs', 'cluster', 'oidc'],
   // Signed webhooks: the store's outbox, signing and delivery; its sources report to it through server.ts.
   webhooks: ['hostname', 'store'],
   // A tunnel's policy on the request path (access rules): a leaf the edge and the cluster's relay use.

@@ -13,6 +13,8 @@ import { echoOf, signInAtIdp, startIdentityOrigin, startIdp, type TestIdp } from
 // open redirect, and requests that are not navigations.
 
 const PROVIDER = 'test-idp';
+/** A second provider name (same IdP): a tunnel bound again with it must not take the first one's sessions. */
+const OTHER_PROVIDER = 'other-idp';
 const JSON_ACCEPT = { accept: 'application/json' };
 
 if (requireChromium('single sign-on in Chromium')) {
@@ -29,7 +31,8 @@ if (requireChromium('single sign-on in Chromium')) {
 
     before(async () => {
       idp = await startIdp();
-      server = await startServer({ env: { SVC_OIDC_PROVIDERS: idp.providersEnv(PROVIDER) } });
+      const providers = [...JSON.parse(idp.providersEnv(PROVIDER)), ...JSON.parse(idp.providersEnv(OTHER_PROVIDER))] as unknown[];
+      server = await startServer({ env: { SVC_OIDC_PROVIDERS: JSON.stringify(providers) } });
       idp.serve([`https://localhost:${server.httpsPort}/auth/oidc/${PROVIDER}/callback`]);
       origin = await startIdentityOrigin(`${server.url}/.well-known/jwks.json`, `https://localhost:${server.httpsPort}`);
       plainOrigin = await startOrigin();
@@ -115,9 +118,12 @@ if (requireChromium('single sign-on in Chromium')) {
       }
     });
 
-    it('ends the session at /.svc/logout: the next page goes to sign in again', async () => {
-      const { context } = await signedIn(anyone, 'carol@example.com');
+    it('ends the session at /.svc/logout: a copy of the cookie is refused, and the next page goes to sign in again', async () => {
+      const { context, cookie } = await signedIn(anyone, 'carol@example.com');
       try {
+        const replay = () =>
+          visitFrom(server, anyone.hostname, '/echo', { headers: { ...JSON_ACCEPT, cookie: `__svc_session=${cookie}` } });
+        assert.equal((await replay()).status, 200, 'the copy works while the session lasts');
         const page = await context.newPage();
         await page.goto(url(anyone, '/.svc/logout'));
         assert.match(await page.locator('body').innerText(), /signed out/i);
@@ -125,6 +131,18 @@ if (requireChromium('single sign-on in Chromium')) {
           (await context.cookies(url(anyone, '/'))).map((c) => c.name),
           [],
         );
+        // The copy kept elsewhere (stolen, another tab's) is refused by the edge, not only forgotten by this browser.
+        const refused = await replay();
+        assert.equal(refused.status, 401);
+        assert.equal((JSON.parse(refused.text) as { error: string }).error, 'unauthorized');
+        const navigation = await visitFrom(server, anyone.hostname, '/echo', {
+          headers: { accept: 'text/html', cookie: `__svc_session=${cookie}` },
+        });
+        assert.equal(navigation.status, 302, 'a navigation with the copy is sent to sign in');
+        assert.ok(String(navigation.headers.location).startsWith(`${idp.issuer}/`));
+        // Signing out again with the copy is harmless.
+        const again = await visitFrom(server, anyone.hostname, '/.svc/logout', { headers: { cookie: `__svc_session=${cookie}` } });
+        assert.equal(again.status, 200);
         // The next page goes through the provider again (which, still signed in itself, sends the browser straight back).
         const visited: string[] = [];
         page.on('request', (request) => visited.push(request.url()));
@@ -137,8 +155,42 @@ if (requireChromium('single sign-on in Chromium')) {
           visited.some((u) => u.includes('/.svc/oidc/return?code=')),
           'back through a new one-time code',
         );
+        assert.equal((await echoOf(page)).identity?.email, 'carol@example.com', 'a new session works');
       } finally {
         await context.close();
+      }
+    });
+
+    it('checks a session against the rules of the tunnel bound now: deleted and bound again with other rules, another provider or by another account, the cookie is refused', async () => {
+      const token = server.token;
+      const bind = (args: string[]) => startAgent(server, { token, target: origin.port, subdomain: 'sso-rebind', args });
+      let agent = await bind(['--oidc', PROVIDER]);
+      try {
+        const { context, cookie } = await signedIn(agent, 'heidi@example.com');
+        await context.close();
+        const visit = () => visitFrom(server, agent.hostname, '/echo', { headers: { ...JSON_ACCEPT, cookie: `__svc_session=${cookie}` } });
+        assert.equal((await visit()).status, 200);
+        // A clean exit deletes the tunnel; the same name is bound again, each time with other rules.
+        await agent.close();
+        agent = await bind(['--oidc', PROVIDER, '--allow-email', 'ivan@example.com']);
+        const forbidden = await visit();
+        assert.equal(forbidden.status, 403, 'the identity is checked against the new allow rules');
+        assert.match(forbidden.text, /heidi@example\.com/);
+        await agent.close();
+        agent = await bind(['--oidc', OTHER_PROVIDER]);
+        assert.equal((await visit()).status, 401, 'a session of another provider is no session');
+        await agent.close();
+        agent = await bind(['--oidc', PROVIDER, '--allow-domain', 'example.com']);
+        const allowed = await visit();
+        assert.equal(allowed.status, 200, 'rules that allow it again let it in: the refusals were the rules');
+        assert.equal((JSON.parse(allowed.text) as { identity: { email: string } | null }).identity?.email, 'heidi@example.com');
+        // Another account binding the freed name gets no session from it: the visitor signed in to the first one's tunnel.
+        await agent.close();
+        const otherToken = await server.createAccount('rebinder@example.com');
+        agent = await startAgent(server, { token: otherToken, target: origin.port, subdomain: 'sso-rebind', args: ['--oidc', PROVIDER] });
+        assert.equal((await visit()).status, 401, 'a session made while another account held the host is no session');
+      } finally {
+        await agent.close();
       }
     });
 

@@ -33,6 +33,7 @@ describe('loadConfig defaults', () => {
       trustedProxies: [],
       oidcProviders: [],
       oidcSessionHours: 12,
+      oidcKeyActivationSeconds: 60,
       logLevel: 'info',
       nodeId: hostname(),
       inspectorRetentionDays: 3,
@@ -82,6 +83,12 @@ describe('SVC_OIDC_PROVIDERS and SVC_OIDC_SESSION_HOURS', () => {
     bad({ SVC_OIDC_PROVIDERS: JSON.stringify([{ ...provider, issuer: 'ftp://x' }]) }, /invalid SVC_OIDC_PROVIDERS: .*at 0\.issuer/);
     bad({ SVC_OIDC_PROVIDERS: JSON.stringify([provider, provider]) }, /"google" is given twice/);
     bad({ SVC_OIDC_SESSION_HOURS: '0' }, /invalid SVC_OIDC_SESSION_HOURS: expected a number of hours/);
+  });
+
+  it('takes SVC_OIDC_KEY_ACTIVATION_SECONDS from 0 to a day, naming it when bad', () => {
+    assert.equal(loadConfig({ SVC_OIDC_KEY_ACTIVATION_SECONDS: '5' }, CWD).oidcKeyActivationSeconds, 5);
+    assert.throws(() => loadConfig({ SVC_OIDC_KEY_ACTIVATION_SECONDS: '86401' }, CWD), /invalid SVC_OIDC_KEY_ACTIVATION_SECONDS/);
+    assert.throws(() => loadConfig({ SVC_OIDC_KEY_ACTIVATION_SECONDS: 'soon' }, CWD), /invalid SVC_OIDC_KEY_ACTIVATION_SECONDS/);
   });
 });
 

@@ -108,6 +108,12 @@ export interface ServerConfig {
   readonly oidcProviders: readonly OidcProviderConfig[];
   /** SVC_OIDC_SESSION_HOURS. Default 12: how long a visitor's single sign-on session lasts (decimals allowed). */
   readonly oidcSessionHours: number;
+  /**
+   * SVC_OIDC_KEY_ACTIVATION_SECONDS. Default 60: after `svc-server oidc rotate-key`, how long the
+   * new signing key is published before tokens are signed with it. Set the same on every node and
+   * for the command.
+   */
+  readonly oidcKeyActivationSeconds: number;
   /** SVC_LOG_LEVEL. Default `info`; one of fatal, error, warn, info, debug, trace, silent. */
   readonly logLevel: LogLevel;
   /** SVC_NODE_ID. Default the OS hostname. Names this edge node in the shared tunnel table; unique per node. */
@@ -213,6 +219,7 @@ export const DEFAULTS = Object.freeze({
   webhookRetryMs: Object.freeze([5_000, 30_000, 120_000, 600_000, 3_600_000]),
   tcpPorts: Object.freeze({ from: 20000, to: 20999 }) as TcpPortRange | undefined,
   oidcSessionHours: 12,
+  oidcKeyActivationSeconds: 60,
 });
 
 const plans: Check<ServerConfig['plans']> = (raw) => {
@@ -273,6 +280,7 @@ const ENV_SCHEMA = z.object({
   SVC_TRUSTED_PROXIES: envVar<readonly string[]>(Object.freeze([]), cidrList),
   SVC_OIDC_PROVIDERS: envVar<readonly OidcProviderConfig[]>(Object.freeze([]), oidcProviders),
   SVC_OIDC_SESSION_HOURS: envVar(DEFAULTS.oidcSessionHours, hours),
+  SVC_OIDC_KEY_ACTIVATION_SECONDS: envVar(DEFAULTS.oidcKeyActivationSeconds, integer(0, 86_400)),
 });
 
 /**
@@ -324,6 +332,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd: string 
     trustedProxies: e.SVC_TRUSTED_PROXIES,
     oidcProviders: e.SVC_OIDC_PROVIDERS,
     oidcSessionHours: e.SVC_OIDC_SESSION_HOURS,
+    oidcKeyActivationSeconds: e.SVC_OIDC_KEY_ACTIVATION_SECONDS,
     logLevel: e.SVC_LOG_LEVEL,
     nodeId: e.SVC_NODE_ID ?? osHostname(),
     inspectorRetentionDays: e.SVC_INSPECTOR_RETENTION_DAYS,

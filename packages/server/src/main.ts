@@ -7,9 +7,10 @@ import './v8-tuning.js';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { SVC_VERSION } from '@svcrouter/protocol';
-import { printWelcome, runAccountCommand, runClusterCommand } from './cli/index.js';
+import { printWelcome, runAccountCommand, runClusterCommand, runOidcCommand } from './cli/index.js';
 import { loadConfig, type ServerConfig } from './config.js';
 import { LOG_REDACTION } from './log-redaction.js';
+import { loadOidcSealer } from './oidc-sealer.js';
 import { startServer } from './server.js';
 
 // Composition root: the only module that reads process.env, parses argv and owns signals.
@@ -27,6 +28,9 @@ const USAGE = `Usage:
                                                                 or one line on stdin); signs the account's browsers out
   svc-server account link --email E                             print a one-time dashboard sign-in link (30 minutes)
   svc-server cluster status [--json]                            the nodes sharing this PostgreSQL: heartbeats, sessions, tunnels
+  svc-server oidc rotate-key                                    a new signing key for X-Svc-Identity (signs after
+                                                                SVC_OIDC_KEY_ACTIVATION_SECONDS, default 60)
+  svc-server oidc keys [--json]                                 the signing keys: pending, signing, retiring
   svc-server version                                            print the version
 
 Configuration is read from SVC_* environment variables (SVC_SIGNUP=closed turns dashboard sign-up off); see the README.`;
@@ -51,6 +55,8 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'account')
     return runAccountCommand(rest, config, { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr });
   if (command === 'cluster') return runClusterCommand(rest, config, { stdout: process.stdout, stderr: process.stderr });
+  if (command === 'oidc')
+    return runOidcCommand(rest, config, { stdout: process.stdout, stderr: process.stderr }, { loadSealer: () => loadOidcSealer(config) });
   if (command !== 'start') {
     process.stderr.write(`${USAGE}\n`);
     return 2;

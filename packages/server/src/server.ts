@@ -14,6 +14,7 @@ import { Inspector, type CapturedRequest } from './inspector/index.js';
 import { drainSessions, tellLeaving } from './drain.js';
 import { createMetrics, type Metrics } from './metrics/index.js';
 import { startSingleSignOn } from './oidc/index.js';
+import { loadOidcSealer } from './oidc-sealer.js';
 import { openStore, type Store } from './store/index.js';
 import { UsageMeter } from './usage/index.js';
 import { createWebhooks } from './webhooks-wiring.js';
@@ -160,6 +161,8 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
     providers: config.oidcProviders,
     sessionHours: config.oidcSessionHours,
     repo: store.oidc,
+    loadSealer: () => loadOidcSealer(config),
+    keyActivationDelayMs: config.oidcKeyActivationSeconds * 1000,
     apexUrl: () => publicUrl(config.sharedDomain),
     log,
   });

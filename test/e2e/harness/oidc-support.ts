@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
+import { createRemoteJWKSet, jwtVerify, type JWTPayload, type RemoteJWKSetOptions } from 'jose';
 import Provider from 'oidc-provider';
 import type { Page } from 'playwright-core';
 
@@ -69,17 +69,24 @@ export interface IdentityEcho {
   headers: http.IncomingHttpHeaders;
   identity: JWTPayload | null;
   error: string | null;
+  /** The origin's name, when it was given one (to tell several apart). */
+  name?: string | undefined;
 }
 
 /**
  * A local service that checks who calls it, as docs/access.md shows: X-Svc-Identity verified with
- * `jose` against the apex's JWKS (issuer the apex, audience its own public host).
+ * `jose` against the apex's JWKS (issuer the apex, audience its own public host). `options.jwks`
+ * tunes jose's JWKS cache; `options.name` is echoed back.
  */
-export async function startIdentityOrigin(jwksUrl: string, issuer: string): Promise<{ port: number; close(): Promise<void> }> {
-  const jwks = createRemoteJWKSet(new URL(jwksUrl));
+export async function startIdentityOrigin(
+  jwksUrl: string,
+  issuer: string,
+  options: { jwks?: RemoteJWKSetOptions; name?: string } = {},
+): Promise<{ port: number; close(): Promise<void> }> {
+  const jwks = createRemoteJWKSet(new URL(jwksUrl), options.jwks);
   const server = http.createServer((req, res) => {
     void (async () => {
-      const echo: IdentityEcho = { path: req.url ?? '', headers: req.headers, identity: null, error: null };
+      const echo: IdentityEcho = { path: req.url ?? '', headers: req.headers, identity: null, error: null, name: options.name };
       const token = req.headers['x-svc-identity'];
       if (typeof token === 'string') {
         try {

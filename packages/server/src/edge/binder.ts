@@ -330,7 +330,7 @@ export class Binder {
     if (request.proto === 'tls') binding.proto = 'tls';
     const routes = routeTableOf(request.routes);
     if (routes !== undefined) binding.routes = routes;
-    const access = compilePolicy(policy, this.deps.signIn);
+    const access = compilePolicy(policy, this.deps.signIn, account.id);
     if (access !== undefined) binding.access = access;
     const traffic = this.deps.rateLimiter && compileTraffic(policy, { limiter: this.deps.rateLimiter });
     if (traffic) binding.traffic = traffic;

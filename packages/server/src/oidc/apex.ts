@@ -18,6 +18,8 @@ export interface ApexDeps {
   providers: Providers;
   tickets: Tickets;
   jwks(): string;
+  /** Cache-Control max-age of the JWKS: short enough that a rotated key reaches verifiers before it signs. */
+  jwksMaxAgeSeconds: number;
   /** The apex's public URL (`https://<shared domain>[:port]`). */
   apexUrl(): string;
   log: Logger;
@@ -37,7 +39,7 @@ export function createApexSignIn(deps: ApexDeps): (req: ApexRequest, res: ApexRe
       const body = deps.jwks();
       res.writeHead(200, {
         'content-type': 'application/json',
-        'cache-control': 'public, max-age=300',
+        'cache-control': `public, max-age=${deps.jwksMaxAgeSeconds}`,
         'content-length': Buffer.byteLength(body),
       });
       if (req.method === 'HEAD') res.end();
@@ -87,6 +89,7 @@ async function callback(deps: ApexDeps, name: string, params: URLSearchParams, t
   }
   if (verified === false) return edgePage(403, 'Email not verified', `The provider has not verified ${email}.`);
   const code: CodeTicket = {
+    provider: name,
     host: ticket.host,
     origin: ticket.origin,
     path: ticket.path,

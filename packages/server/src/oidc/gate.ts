@@ -5,18 +5,23 @@ import { edgePage, normalizeHost } from '../edge/index.js';
 import type { AccessRequest, Identity, Reply, SignIn, SignInRules } from '../policy/index.js';
 import type { IdentityTokens } from './identity-tokens.js';
 import type { Providers } from './providers.js';
+import type { Revocations } from './revocations.js';
 import { SESSION_COOKIE, SIGN_IN_COOKIE, cookieOf, setCookie, type Session, type SessionCookies } from './session-cookie.js';
-import { SIGN_IN_TTL_MS, digest, randomToken, type CodeTicket, type SignInTicket, type Tickets } from './tickets.js';
+import { SIGN_IN_TTL_MS, digest, ownerDigest, randomToken, type CodeTicket, type SignInTicket, type Tickets } from './tickets.js';
 
 /** Paths on a tunnel host that the edge answers itself when the tunnel has single sign-on. */
 export const LOGOUT_PATH = '/.svc/logout';
 export const RETURN_PATH = '/.svc/oidc/return';
+/** Account digests remembered; past it the memo starts over. */
+const MAX_OWNER_TAGS = 10_000;
 
 export interface GateDeps {
   providers: Providers;
   tickets: Tickets;
   cookies: SessionCookies;
   tokens: IdentityTokens;
+  /** Sessions signed out before their time (every node's, polled from the store). */
+  revocations: Revocations;
   /** The provider's redirect URI: `<apex>/auth/oidc/<name>/callback`. */
   callbackUrl(provider: string): string;
   sessionMs: number;
@@ -34,6 +39,7 @@ export interface GateDeps {
 export class Gate implements SignIn {
   readonly providers: readonly string[];
   private readonly now: () => number;
+  private readonly ownerTags = new Map<string, string>();
 
   constructor(private readonly deps: GateDeps) {
     this.providers = deps.providers.names;
@@ -43,13 +49,23 @@ export class Gate implements SignIn {
   admit(request: AccessRequest, rules: SignInRules): Identity | Reply | Promise<Identity | Reply> {
     if (request.path.startsWith('/.svc/')) {
       const pathname = pathOnly(request.path);
-      if (pathname === LOGOUT_PATH) return signedOut(request.secure);
-      if (pathname === RETURN_PATH) return this.guard(this.finish(request));
+      if (pathname === LOGOUT_PATH) return this.logout(request);
+      if (pathname === RETURN_PATH) return this.guard(this.finish(request, rules));
     }
     const cookie = cookieOf(request.headers, SESSION_COOKIE);
     const now = this.now();
     const session = cookie === undefined ? undefined : this.deps.cookies.open(cookie, request.host, now);
-    if (session !== undefined) {
+    // A session of another provider or account (the host was bound again) or signed out is no session.
+    if (
+      session !== undefined &&
+      session.provider === rules.provider &&
+      session.owner === this.ownerTag(rules.owner) &&
+      !this.deps.revocations.has(session.id)
+    ) {
+      // Fail closed: without a recent read of the sign-outs, this one may have been signed out elsewhere.
+      if (!this.deps.revocations.current(now)) return unavailable(this.deps.revocations.staleSeconds(now));
+      // The allow rules are the tunnel's of this moment, checked on every request: a tunnel bound
+      // again with other rules checks the identity against those.
       if (!allowed(session.email, rules)) return forbidden(session.email);
       return { token: this.deps.tokens.tokenFor(cookie!, session, now), email: session.email };
     }
@@ -87,7 +103,7 @@ export class Gate implements SignIn {
   }
 
   /** Ends a sign-in on the tunnel host: takes the one-time code, sets the session cookie, goes on to the path. */
-  private async finish(request: AccessRequest): Promise<Reply> {
+  private async finish(request: AccessRequest, rules: SignInRules): Promise<Reply> {
     const code = new URLSearchParams(request.path.slice(request.path.indexOf('?') + 1)).get('code') ?? '';
     const ticket = await this.deps.tickets.take<CodeTicket>('code', code);
     if (ticket === undefined || ticket.host !== request.host) {
@@ -97,10 +113,53 @@ export class Gate implements SignIn {
     if (browser === undefined || !sameDigest(digest(browser), ticket.browser)) {
       return edgePage(400, 'Sign-in not valid', 'This sign-in was started in another browser. Open the page again to sign in.');
     }
-    const session: Session = { host: ticket.host, sub: ticket.sub, email: ticket.email, expiresAt: this.now() + this.deps.sessionMs };
+    const session: Session = {
+      id: randomToken(),
+      host: ticket.host,
+      provider: ticket.provider,
+      owner: this.ownerTag(rules.owner),
+      sub: ticket.sub,
+      email: ticket.email,
+      expiresAt: this.now() + this.deps.sessionMs,
+    };
     const value = this.deps.cookies.seal(session);
     // The recorded origin is this host's own (checked above): the path never leaves it.
     return redirect(`${ticket.origin}${ticket.path}`, setCookie(SESSION_COOKIE, value, this.deps.sessionMs / 1000, ticket.secure));
+  }
+
+  /**
+   * Ends the session on every node: its id is stored as signed out (the cookie, and any copy of
+   * it, is refused from then on), then the cookie is cleared. When the store cannot take it, the
+   * cookie is kept, so the visitor can try again, and the page says so.
+   */
+  private logout(request: AccessRequest): Reply | Promise<Reply> {
+    const cookie = cookieOf(request.headers, SESSION_COOKIE);
+    const session = cookie === undefined ? undefined : this.deps.cookies.open(cookie, request.host, this.now());
+    if (session === undefined || this.deps.revocations.has(session.id)) return signedOut(request.secure);
+    return this.deps.revocations.revoke(session.id, session.expiresAt).then(
+      () => {
+        this.deps.tokens.forget(cookie!);
+        return signedOut(request.secure);
+      },
+      (err: unknown) => {
+        this.deps.log.warn({ err }, 'storing a sign-out failed');
+        const page = edgePage(503, 'Sign-out unavailable', 'Your session could not be ended right now. Try signing out again in a moment.');
+        page.headers['cache-control'] = 'no-store';
+        page.headers['retry-after'] = '5';
+        return page;
+      },
+    );
+  }
+
+  /** ownerDigest, memoised: the request path does a map lookup. */
+  private ownerTag(owner: string): string {
+    let tag = this.ownerTags.get(owner);
+    if (tag === undefined) {
+      tag = ownerDigest(owner);
+      if (this.ownerTags.size >= MAX_OWNER_TAGS) this.ownerTags.clear();
+      this.ownerTags.set(owner, tag);
+    }
+    return tag;
   }
 
   /** A sign-in step that fails (the store or the provider out) answers 503, never a 500. */
@@ -184,6 +243,17 @@ function forbidden(email: string): Reply {
     `You are signed in as ${email}, which may not reach this tunnel. Sign out at ${LOGOUT_PATH}.`,
   );
   page.headers['cache-control'] = 'no-store';
+  return page;
+}
+
+function unavailable(staleSeconds: number): Reply {
+  const page = edgePage(
+    503,
+    'Sign-in check unavailable',
+    `This tunnel cannot check signed-in sessions right now (the list of signed-out sessions has not been read for ${staleSeconds} s). Try again in a moment.`,
+  );
+  page.headers['cache-control'] = 'no-store';
+  page.headers['retry-after'] = '5';
   return page;
 }
 

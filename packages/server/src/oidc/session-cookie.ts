@@ -11,8 +11,14 @@ const MAX_REMEMBERED = 10_000;
 
 /** A signed-in visitor of one tunnel host. */
 export interface Session {
+  /** Random id: what a sign-out records, so every copy of the cookie is refused. */
+  id: string;
   /** The tunnel host the cookie was made for: it is good there alone. */
   host: string;
+  /** The provider the visitor signed in with: a tunnel bound later with another provider asks again. */
+  provider: string;
+  /** A digest of the account that held the tunnel at sign-in: another account binding the host later gets no session. */
+  owner: string;
   /** The provider's subject and the visitor's email. */
   sub: string;
   email: string;
@@ -32,9 +38,17 @@ export class SessionCookies {
 
   /** The cookie value of a session. */
   seal(session: Session): string {
-    const payload = Buffer.from(JSON.stringify({ h: session.host, s: session.sub, e: session.email, x: session.expiresAt })).toString(
-      'base64url',
-    );
+    const payload = Buffer.from(
+      JSON.stringify({
+        i: session.id,
+        h: session.host,
+        p: session.provider,
+        o: session.owner,
+        s: session.sub,
+        e: session.email,
+        x: session.expiresAt,
+      }),
+    ).toString('base64url');
     return `${payload}.${this.mac(payload)}`;
   }
 
@@ -59,9 +73,11 @@ export class SessionCookies {
     const expected = Buffer.from(this.mac(payload), 'base64url');
     if (mac.length !== expected.length || !timingSafeEqual(mac, expected)) return undefined;
     try {
-      const { h, s, e, x } = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>;
+      const { i, h, p, o, s, e, x } = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>;
+      // A cookie made before sessions had ids (or a provider) cannot be signed out: it is not taken.
+      if (typeof i !== 'string' || typeof p !== 'string' || typeof o !== 'string') return undefined;
       if (typeof h !== 'string' || typeof s !== 'string' || typeof e !== 'string' || typeof x !== 'number') return undefined;
-      return { host: h, sub: s, email: e, expiresAt: x };
+      return { id: i, host: h, provider: p, owner: o, sub: s, email: e, expiresAt: x };
     } catch {
       return undefined;
     }

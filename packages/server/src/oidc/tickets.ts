@@ -22,6 +22,8 @@ export interface SignInTicket {
 
 /** The one-time code that hands a signed-in browser back to the tunnel host. */
 export interface CodeTicket {
+  /** The provider signed in with: the session is bound to it. */
+  provider: string;
   host: string;
   origin: string;
   path: string;
@@ -39,6 +41,11 @@ export function randomToken(): string {
 /** The SHA-256 of a random value, as stored (the value itself never is). */
 export function digest(value: string): string {
   return createHash('sha256').update(value).digest('base64url');
+}
+
+/** What a session cookie says of the account holding its tunnel: a digest (the visitor can read the cookie). */
+export function ownerDigest(accountId: string): string {
+  return digest(`svc-owner:${accountId}`).slice(0, 16);
 }
 
 /** One-time tickets in the store: each is taken at most once, on any node. */

@@ -21,7 +21,7 @@ export class AccessCheck {
   /** The edge consumes the visitor's Authorization header: it is not forwarded to the agent. */
   readonly consumesAuthorization: boolean;
 
-  constructor(policy: TunnelPolicy, signIn?: SignIn) {
+  constructor(policy: TunnelPolicy, signIn?: SignIn, owner = '') {
     this.ip = policy.cidrAllow !== undefined || policy.cidrDeny !== undefined ? new IpRules(policy.cidrAllow, policy.cidrDeny) : undefined;
     this.basic = policy.basicAuth !== undefined ? new BasicAuth(policy.basicAuth) : undefined;
     this.consumesAuthorization = this.basic !== undefined;
@@ -30,7 +30,7 @@ export class AccessCheck {
       const lower = (list: readonly string[] | undefined) => new Set((list ?? []).map((entry) => entry.toLowerCase()));
       this.signIn = {
         gate: signIn,
-        rules: { provider: policy.oidc, emails: lower(policy.allowEmail), domains: lower(policy.allowDomain) },
+        rules: { provider: policy.oidc, owner, emails: lower(policy.allowEmail), domains: lower(policy.allowDomain) },
       };
     }
   }
@@ -62,9 +62,9 @@ function denialOf(verdict: 'ok' | 'unauthorized' | 'limited'): Denial | undefine
   return verdict === 'ok' ? undefined : verdict === 'limited' ? 429 : 401;
 }
 
-/** The check of a policy, or undefined when it has no rules. */
-export function compilePolicy(policy: TunnelPolicy | undefined, signIn?: SignIn): AccessCheck | undefined {
-  return hasAccessRules(policy) ? new AccessCheck(policy, signIn) : undefined;
+/** The check of a policy of a tunnel of account `owner`, or undefined when it has no rules. */
+export function compilePolicy(policy: TunnelPolicy | undefined, signIn?: SignIn, owner?: string): AccessCheck | undefined {
+  return hasAccessRules(policy) ? new AccessCheck(policy, signIn, owner) : undefined;
 }
 
 /** The value of the first Authorization header in flat name/value pairs (raw headers, a request head's `h`). */

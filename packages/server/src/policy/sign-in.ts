@@ -36,6 +36,8 @@ export interface Identity {
 /** A tunnel's sign-in rules, from its policy. */
 export interface SignInRules {
   provider: string;
+  /** The account the tunnel belongs to now: a session made while another account held the host is no session. */
+  owner: string;
   /** Lower-cased allowed emails and domains; both empty: every signed-in visitor. */
   emails: ReadonlySet<string>;
   domains: ReadonlySet<string>;

@@ -1,3 +1,5 @@
+import type { OidcSessionsRepo } from './oidc-session-records.js';
+
 /** A key every node signs with, as stored: one per purpose, written once. */
 export interface OidcKey {
   purpose: string;
@@ -7,8 +9,8 @@ export interface OidcKey {
   createdAt: number;
 }
 
-/** The shared keys and one-time tickets of single sign-on (oidc_keys, oidc_tickets). */
-export interface OidcRepo {
+/** The shared keys and one-time tickets of single sign-on (oidc_keys, oidc_tickets), revocations and signing keys. */
+export interface OidcRepo extends OidcSessionsRepo {
   /**
    * The key of `purpose`: the stored one, else `candidate` once stored. Nodes starting together
    * all end up with the same key (the first insert wins; the others read it).

@@ -1,10 +1,12 @@
 import type { Kysely } from 'kysely';
 import type { Database } from './schema.js';
 import type { OidcRepo } from './oidc-records.js';
+import { createOidcSessionsRepo } from './oidc-sessions-repo.js';
 
-/** The oidc_keys and oidc_tickets repo over a Kysely database (either engine). */
+/** The oidc_keys and oidc_tickets repo over a Kysely database (either engine), with revocations and signing keys. */
 export function createOidcRepo(db: Kysely<Database>, now: () => number): OidcRepo {
   return {
+    ...createOidcSessionsRepo(db),
     async key(purpose, candidate) {
       // Insert-or-keep, then read: whichever node wrote first, every node reads the same row.
       await db

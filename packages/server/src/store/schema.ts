@@ -203,6 +203,22 @@ export interface OidcTicketsTable {
   expires_at: number;
 }
 
+/** oidc_revocations: single sign-on sessions signed out, kept until they would have expired. */
+export interface OidcRevocationsTable {
+  session_id: string;
+  revoked_at: number;
+  expires_at: number;
+}
+
+/** oidc_signing_keys: the ES256 keys of X-Svc-Identity; the private key sealed, signed with from active_at. */
+export interface OidcSigningKeysTable {
+  kid: string;
+  sealed_key: string;
+  public_jwk: string;
+  created_at: number;
+  active_at: number;
+}
+
 /** The Kysely database type: table name to row shape. */
 /** cluster_nodes: one row per edge node sharing the database, renewed by its heartbeat. */
 export interface ClusterNodesTable {
@@ -322,5 +338,7 @@ export interface Database {
   tcp_addresses: TcpAddressesTable;
   oidc_keys: OidcKeysTable;
   oidc_tickets: OidcTicketsTable;
+  oidc_revocations: OidcRevocationsTable;
+  oidc_signing_keys: OidcSigningKeysTable;
   rate_limits: RateLimitsTable;
 }

@@ -9,6 +9,7 @@ import { runClusterContract } from './cluster.contract.js';
 import { runDomainContract } from './domains.contract.js';
 import { runRequestsContract } from './requests.contract.js';
 import { runSignInContract } from './sign-in.contract.js';
+import { runOidcSessionsContract } from './oidc-sessions.contract.js';
 import { runRateLimitContract } from './rate-limits.contract.js';
 import { runTcpAddressContract } from './tcp-addresses.contract.js';
 import { runUsageContract } from './usage.contract.js';
@@ -428,6 +429,7 @@ export function runStoreContract(name: string, open: (now: () => number) => Prom
     runClusterContract(() => store);
     runAcmeSharedContract(() => store);
     runWebhooksContract(() => store);
+    runOidcSessionsContract(() => store);
     runTcpAddressContract(
       () => store,
       () => newAccount(),

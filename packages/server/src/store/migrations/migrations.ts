@@ -3,6 +3,7 @@ import { DecodedPage, pageFromRecords, type StoredPage } from '../requests/reque
 import { fromRow, toRow } from '../requests/request-rows.js';
 import { CLUSTER_MIGRATIONS } from './migrations-cluster.js';
 import { OIDC_MIGRATIONS } from './migrations-oidc.js';
+import { OIDC_SESSIONS_MIGRATIONS } from './migrations-oidc-sessions.js';
 import { POOLS_MIGRATIONS } from './migrations-pools.js';
 import { RATE_LIMIT_MIGRATIONS } from './migrations-rate-limits.js';
 import { REQUEST_TARGET_MIGRATIONS } from './migrations-request-target.js';
@@ -322,6 +323,7 @@ const MIGRATIONS: readonly NamedMigration[] = [
   ...OIDC_MIGRATIONS,
   ...POOLS_MIGRATIONS,
   ...TLS_MIGRATIONS,
+  ...OIDC_SESSIONS_MIGRATIONS,
   ...RATE_LIMIT_MIGRATIONS,
   ...REQUEST_TARGET_MIGRATIONS,
 ];
