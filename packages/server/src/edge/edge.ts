@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ErrorCode, SESSION_PATH, type ErrorCodeValue } from '@svcrouter/protocol';
-import { ACME_CHALLENGE_PATH, acmeChallengeToken } from '../certs/index.js';
+import { ACME_CHALLENGE_PATH } from '../certs/index.js';
+import { answerAcmeChallenge } from './acme-answer.js';
 import { Binder } from './binder.js';
 import { Holds, heldRequestBytes } from './hold.js';
 import type { EdgeSession, UnbindReason } from './edge-session.js';
@@ -123,7 +124,7 @@ export class Edge implements LeanHandler, Fleet {
       sendPage(res, badRequestPage('A Host header is required.'));
       return;
     }
-    if (!secure && this.answerAcmeChallenge(req, res, () => this.route(req, res, host, absolute, secure))) return;
+    if (!secure && answerAcmeChallenge(this.deps.acmeChallenge, req, res, () => this.route(req, res, host, absolute, secure))) return;
     this.route(req, res, host, absolute, secure);
   }
 
@@ -314,30 +315,6 @@ export class Edge implements LeanHandler, Fleet {
     this.deps.log.info({ tunnelId: binding.tunnelId, hostname: binding.hostname, clean, reason }, 'tunnel unbound');
   }
 
-  /**
-   * ACME HTTP-01 on the plain-HTTP port, for any host, before routing: the CA fetches
-   * `/.well-known/acme-challenge/<token>` from the host being certified, which may have no
-   * tunnel yet. A token no node of this service issued falls through to normal routing, so an
-   * origin answering its own challenges still can. True when this took the request: answered
-   * now, or asked the shared store, after which it answers or calls `otherwise`.
-   */
-  private answerAcmeChallenge(req: VisitorRequest, res: VisitorResponse, otherwise: () => void): boolean {
-    if (!this.deps.acmeChallenge || (req.method !== 'GET' && req.method !== 'HEAD')) return false;
-    const token = acmeChallengeToken(req.url ?? '');
-    const answer = token === undefined ? undefined : this.deps.acmeChallenge(token);
-    if (answer === undefined) return false;
-    if (typeof answer === 'string') {
-      sendAcmeAnswer(res, answer);
-      return true;
-    }
-    void answer.then((found) => {
-      if (res.destroyed) return;
-      if (found === undefined) otherwise();
-      else sendAcmeAnswer(res, found);
-    });
-    return true;
-  }
-
   private newExchange(req: VisitorRequest, host: string, secure: boolean, absolute: AbsoluteTarget | undefined): EdgeExchange {
     const userAgent = req.headers['user-agent'];
     return new EdgeExchange(
@@ -499,9 +476,4 @@ export class Edge implements LeanHandler, Fleet {
   private pass(exchange: EdgeExchange, rawHeaders: readonly string[], visitor: TrafficVisitor): (() => void) | undefined {
     return passOn(exchange, rawHeaders, visitor, this.deps.verifyWebhook);
   }
-}
-
-function sendAcmeAnswer(res: VisitorResponse, answer: string): void {
-  res.writeHead(200, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(answer), 'cache-control': 'no-store' });
-  res.end(answer);
 }
