@@ -9,6 +9,15 @@ export interface Sizes {
   w1WarmupS: number;
   connections: number;
   /**
+   * Pairs of the rule rows (a tunnel with a rule or a pool against one without, the order
+   * alternating; an even number) and seconds per run. A rule's cost is a few microseconds
+   * against a machine whose load moves a run's CPU per request by more than that within
+   * seconds, so these rows take many short pairs, each pair's two runs close together in time,
+   * and the median of the pairs' differences, where one long pair would be a draw.
+   */
+  ruleRounds: number;
+  ruleDurationS: number;
+  /**
    * Bytes of each download and upload, pairs per direction, and unrecorded warm-up transfers
    * per side before them (as W1 warms up: the first 100 MiB runs measure JIT compilation of
    * client, origin, edge and agent, at a third to a half of the steady rate, direct and tunnel).
@@ -51,6 +60,8 @@ export const PRESETS: Record<Mode, Sizes> = {
     w1DurationS: 10,
     w1WarmupS: 3,
     connections: 50,
+    ruleRounds: 12,
+    ruleDurationS: 2,
     transferBytes: 100 * 1024 * 1024,
     transferRounds: 3,
     transferWarmups: 2,
@@ -75,6 +86,8 @@ export const PRESETS: Record<Mode, Sizes> = {
     w1DurationS: 5,
     w1WarmupS: 1,
     connections: 50,
+    ruleRounds: 8,
+    ruleDurationS: 1,
     transferBytes: 100 * 1024 * 1024,
     transferRounds: 1,
     transferWarmups: 1,
@@ -99,6 +112,8 @@ export const PRESETS: Record<Mode, Sizes> = {
     w1DurationS: 1,
     w1WarmupS: 0,
     connections: 50,
+    ruleRounds: 2,
+    ruleDurationS: 1,
     transferBytes: 1024 * 1024,
     transferRounds: 1,
     transferWarmups: 0,

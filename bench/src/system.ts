@@ -28,7 +28,7 @@ export interface BenchSystem {
   devCaFile: string;
   /** Starts one more `svc http` for the same origin on `subdomain`, over TLS to the edge or not. */
   /** Starts another agent on the origin under `subdomain`; `args` are extra `svc http` flags (access rules…). */
-  startAgent(subdomain: string, tls: boolean, args?: string[]): Promise<Proc>;
+  startAgent(subdomain: string, tls: boolean, args?: string[], nodeArgs?: string[]): Promise<Proc>;
   /** Memory of the edge process after a forced GC (through the preloaded probe). */
   edgeMemory(): Promise<MemorySample>;
   /** Any other command of the edge's preloaded probe (edge-probe.ts). */
@@ -139,7 +139,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<BenchSys
       agent,
       httpsPort,
       devCaFile,
-      startAgent: (subdomain, tls, args) => startAgent(subdomain, tls, [], args),
+      startAgent: (subdomain, tls, args, nodeArgs) => startAgent(subdomain, tls, nodeArgs, args),
       edgeMemory: () => call('mem') as Promise<MemorySample>,
       edgeProbe: call,
       async close() {

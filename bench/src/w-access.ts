@@ -1,36 +1,32 @@
-import { runLoad, type LoadGenerator, type LoadSpec } from './loadgen.js';
+import type { LoadGenerator, LoadSpec } from './loadgen.js';
 import type { Sizes } from './options.js';
 import type { Proc } from './proc.js';
-import { matchedPairs, median, summarise } from './stats.js';
-import { smallGetSpec, tunnelLoad, type TunnelLoad } from './w-small-get.js';
-import type { BenchSystem } from './system.js';
+import { compareSides, type AccessRuleResult } from './rule-pairs.js';
+import { TUNNEL_HOST, type BenchSystem } from './system.js';
 
 /** Tunnels of this workload: one behind basic auth, one behind an IP allow list. */
 const AUTH_SUBDOMAIN = 'xauth';
 const CIDR_SUBDOMAIN = 'xcidr';
 /** A pool of two agents (`--pool`): the cost of picking a member per request. */
 const POOL_SUBDOMAIN = 'xpool';
+/** The pool's plain side: a second tunnel without a pool, beside the benchmark's own. */
+const PAIR_SUBDOMAIN = 'xpair';
 const USER = 'bench';
 const PASSWORD = 'bench-password';
 
-/** W1 through a tunnel with one access rule against the tunnel without rules, in the same pairs. */
-export interface AccessRuleResult {
-  rps: { plain: number; rule: number; ratio: number };
-  /** Median CPU microseconds per request, edge + agent, for each. */
-  cpuUsPerRequest: { plain: number; rule: number };
-}
+export type { AccessRuleResult };
 
 export interface AccessResult {
   basicAuth: AccessRuleResult;
   cidrAllow: AccessRuleResult;
-  /** A pool of two members against one tunnel (the "rule" side is the pool). */
+  /** A pool of two members against two tunnels without a pool, the load split between them (the "rule" side is the pool). */
   pool: AccessRuleResult;
 }
 
 /**
  * W1 through a tunnel with basic auth (every request signed in, as a browser does after its first
- * prompt) and through one with an IP allow list the loopback visitor is on, each in matched
- * pairs against the tunnel without rules: what a rule costs the request path.
+ * prompt), through one with an IP allow list the loopback visitor is on, and through a pool of
+ * two, each in alternating pairs against tunnels without rules: what a rule costs the request path.
  */
 export async function accessRules(
   system: BenchSystem,
@@ -47,43 +43,25 @@ export async function accessRules(
   });
   const cidrAllow = await compare(system, generator, sizes, log, 'allow list', cidrAgent, { host: `${CIDR_SUBDOMAIN}.localhost` });
   const members = [await system.startAgent(POOL_SUBDOMAIN, false, ['--pool']), await system.startAgent(POOL_SUBDOMAIN, false, ['--pool'])];
-  const pool = await compare(system, generator, sizes, log, 'pool of 2', members, { host: `${POOL_SUBDOMAIN}.localhost` });
+  const pair = await system.startAgent(PAIR_SUBDOMAIN, false);
+  // Two agents and two sessions on both sides: what differs is the pool's path alone.
+  const twoTunnels = { loads: [{ host: TUNNEL_HOST }, { host: `${PAIR_SUBDOMAIN}.localhost` }], agentPids: [system.agent.pid, pair.pid] };
+  const poolHost = { host: `${POOL_SUBDOMAIN}.localhost` };
+  const pooled = { loads: [poolHost, poolHost], agentPids: members.map((member) => member.pid) };
+  const pool = await compareSides(system, generator, sizes, log, 'pool of 2', twoTunnels, pooled);
   return { basicAuth, cidrAllow, pool };
 }
 
-/** W1 through `ruleAgent`'s tunnel against the tunnel without rules, in matched pairs. */
-export async function compare(
+/** W1 through `ruleAgent`'s tunnel against the tunnel without rules, in alternating pairs. */
+export function compare(
   system: BenchSystem,
   generator: LoadGenerator,
   sizes: Sizes,
   log: (line: string) => void,
   name: string,
-  ruleAgent: Proc | Proc[],
+  ruleAgent: Proc,
   rule: Pick<LoadSpec, 'host' | 'headers'>,
 ): Promise<AccessRuleResult> {
-  // 'direct' is the tunnel without rules here, 'tunnel' the one with the rule.
-  const spec = (side: 'direct' | 'tunnel', durationS: number): LoadSpec => ({
-    ...smallGetSpec(system, 'tunnel', sizes, durationS),
-    ...(side === 'tunnel' ? rule : {}),
-  });
-  if (sizes.w1WarmupS > 0) await runLoad(generator, spec('tunnel', sizes.w1WarmupS));
-  const pairs = await matchedPairs<TunnelLoad>(sizes.w1Rounds, async (side) => {
-    const run = await tunnelLoad(
-      system,
-      generator,
-      spec(side, sizes.w1DurationS),
-      side === 'tunnel' ? [ruleAgent].flat().map((agent) => agent.pid) : system.agent.pid,
-    );
-    log(
-      `  W1 ${(side === 'tunnel' ? name : 'no rules').padEnd(10)} ${run.rps.toFixed(0)} req/s  p99 ${run.p99Ms.toFixed(2)} ms  errors ${run.errors}`,
-    );
-    if (run.errors > 0) throw new Error(`W1 with ${name}: ${run.errors} requests failed (a rule refused the benchmark's visitor?)`);
-    return run;
-  });
-  const perRequest = (runs: TunnelLoad[]): number => median(runs.map((r) => ((r.edgeCpuS + r.agentCpuS) * 1e6) / Math.max(1, r.requests)));
-  const rps = summarise(pairs, (r) => r.rps);
-  return {
-    rps: { plain: rps.direct, rule: rps.tunnel, ratio: rps.ratio },
-    cpuUsPerRequest: { plain: perRequest(pairs.map((p) => p.direct)), rule: perRequest(pairs.map((p) => p.tunnel)) },
-  };
+  const plain = { loads: [{ host: TUNNEL_HOST }], agentPids: [system.agent.pid] };
+  return compareSides(system, generator, sizes, log, name, plain, { loads: [rule], agentPids: [ruleAgent.pid] });
 }
