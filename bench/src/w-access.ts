@@ -9,7 +9,7 @@ const AUTH_SUBDOMAIN = 'xauth';
 const CIDR_SUBDOMAIN = 'xcidr';
 /** A pool of two agents (`--pool`): the cost of picking a member per request. */
 const POOL_SUBDOMAIN = 'xpool';
-/** The pool's plain side: a second tunnel without a pool, beside the benchmark's own. */
+/** The pool's plain side: two tunnels without a pool (subdomains xpair1 and xpair2). */
 const PAIR_SUBDOMAIN = 'xpair';
 const USER = 'bench';
 const PASSWORD = 'bench-password';
@@ -43,17 +43,26 @@ export async function accessRules(
   });
   const cidrAllow = await compare(system, generator, sizes, log, 'allow list', cidrAgent, { host: `${CIDR_SUBDOMAIN}.localhost` });
   const members = [await system.startAgent(POOL_SUBDOMAIN, false, ['--pool']), await system.startAgent(POOL_SUBDOMAIN, false, ['--pool'])];
-  const pair = await system.startAgent(PAIR_SUBDOMAIN, false);
-  // Two agents and two sessions on both sides: what differs is the pool's path alone.
-  const twoTunnels = { loads: [{ host: TUNNEL_HOST }, { host: `${PAIR_SUBDOMAIN}.localhost` }], agentPids: [system.agent.pid, pair.pid] };
+  const pair = [await system.startAgent(`${PAIR_SUBDOMAIN}1`, false), await system.startAgent(`${PAIR_SUBDOMAIN}2`, false)];
+  // Two agents as fresh as the members and two sessions on both sides: what differs is the pool's path alone.
+  const twoTunnels = {
+    loads: pair.map((_, i) => ({ host: `${PAIR_SUBDOMAIN}${i + 1}.localhost` })),
+    agentPids: pair.map((agent) => agent.pid),
+  };
   const poolHost = { host: `${POOL_SUBDOMAIN}.localhost` };
   const pooled = { loads: [poolHost, poolHost], agentPids: members.map((member) => member.pid) };
   const pool = await compareSides(system, generator, sizes, log, 'pool of 2', twoTunnels, pooled);
   return { basicAuth, cidrAllow, pool };
 }
 
-/** W1 through `ruleAgent`'s tunnel against the tunnel without rules, in alternating pairs. */
-export function compare(
+/**
+ * W1 through `ruleAgent`'s tunnel against a tunnel without rules, in alternating pairs. The
+ * plain side is an agent started now for the purpose, not the benchmark's own: that one has
+ * served every workload before, while the rule's agent is fresh, and a fresh Node process keeps
+ * compiling and growing its heap for a while, on background threads the CPU counts include:
+ * against the warm agent, every rule looked several microseconds dearer than no rule.
+ */
+export async function compare(
   system: BenchSystem,
   generator: LoadGenerator,
   sizes: Sizes,
@@ -62,6 +71,8 @@ export function compare(
   ruleAgent: Proc,
   rule: Pick<LoadSpec, 'host' | 'headers'>,
 ): Promise<AccessRuleResult> {
-  const plain = { loads: [{ host: TUNNEL_HOST }], agentPids: [system.agent.pid] };
+  const subdomain = `${(rule.host ?? TUNNEL_HOST).split('.')[0]}plain`;
+  const twin = await system.startAgent(subdomain, false);
+  const plain = { loads: [{ host: `${subdomain}.localhost` }], agentPids: [twin.pid] };
   return compareSides(system, generator, sizes, log, name, plain, { loads: [rule], agentPids: [ruleAgent.pid] });
 }
