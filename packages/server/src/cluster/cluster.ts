@@ -1,6 +1,14 @@
 import type { Logger } from 'pino';
 import type { ClusterConfig } from '../config.js';
-import { pickMember, type Binding, type Edge, type Fleet, type LiveBinding, type WebhookVerifier } from '../edge/index.js';
+import {
+  pickMember,
+  routeTableOfJson,
+  type Binding,
+  type Edge,
+  type Fleet,
+  type LiveBinding,
+  type WebhookVerifier,
+} from '../edge/index.js';
 import type { Store } from '../store/index.js';
 import { ClusterBus, type ClusterMessage } from './cluster-bus.js';
 import { PeerLinks } from './peer-links.js';
@@ -147,6 +155,9 @@ export class Cluster implements Fleet {
         session,
         ...(route.proto === 'tls' ? { proto: 'tls' as const } : {}),
       };
+      // The holder's routes: this node names the target in its record and 502 page as the holder would.
+      const routes = routeTableOfJson(route.routes);
+      if (routes !== undefined) entry.binding.routes = routes;
     }
     return entry.binding;
   }
@@ -330,7 +341,9 @@ export class Cluster implements Fleet {
           group: message.g ?? '',
           claimedAt: message.c ?? 0,
           ...(message.p === 'tls' ? { proto: 'tls' as const } : {}),
+          ...(message.r !== undefined ? { routes: message.r } : {}),
         });
+        if (message.R === 1) void this.readRoutes(message.h, message.n, message.c ?? 0);
         this.sawAccount(message.a);
         this.writer.claimedElsewhere(message.h);
         return;
@@ -354,6 +367,22 @@ export class Cluster implements Fleet {
       case 'plan':
         this.deps.onPlanChanged?.(message.a);
         return;
+    }
+  }
+
+  /**
+   * A claim whose routes were too long for its notification: its row has them. Until it is read the
+   * claim routes requests already, and their records name no target (a route table that large is
+   * rare, and the read takes one round trip).
+   */
+  private async readRoutes(hostname: string, nodeId: string, claimedAt: number): Promise<void> {
+    try {
+      const row = (await this.deps.store.cluster.routesFor(hostname)).find((route) => route.nodeId === nodeId);
+      // A newer claim (or none) since: its own notification or the next reload brings what is current.
+      if (row === undefined || row.claimedAt !== claimedAt || row.routes === undefined) return;
+      if (this.routes.byNode(hostname, nodeId)?.route.claimedAt === claimedAt) this.routes.set(row);
+    } catch (error) {
+      this.deps.log.warn({ err: error, hostname }, 'could not read the routes of a tunnel held on another node');
     }
   }
 

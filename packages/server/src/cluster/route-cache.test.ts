@@ -38,6 +38,18 @@ describe('RouteCache', () => {
     assert.equal(cache.byTunnelId('tun_1', 0), undefined);
   });
 
+  it('a claim with other routes (read from the row after a notification without them) drops the binding made without them', () => {
+    const cache = new RouteCache();
+    cache.set(route());
+    const entry = cache.byNode('app.example.test', 'node-a')!;
+    entry.binding = { tunnelId: 'tun_1' } as never;
+    cache.set(route({ routes: '[{"path":"/api","local":"localhost:4000"}]' }));
+    const fresh = cache.byNode('app.example.test', 'node-a')!;
+    assert.notEqual(fresh, entry);
+    assert.equal(fresh.binding, undefined);
+    assert.equal(fresh.route.routes, '[{"path":"/api","local":"localhost:4000"}]');
+  });
+
   it('a hostname held on two nodes: the latest claim on a usable node serves, either one alone too', () => {
     const cache = new RouteCache();
     cache.set(route({ group: 'g1' }));

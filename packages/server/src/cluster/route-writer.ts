@@ -100,6 +100,7 @@ export class RouteWriter {
       group: binding.group ?? '',
       claimedAt: binding.boundAt ?? 0,
       ...(binding.proto === 'tls' ? { proto: 'tls' as const } : {}),
+      ...(binding.routesJson !== undefined ? { routes: binding.routesJson } : {}),
     };
     await store.cluster.upsertRoute(route);
     await bus.publish({
@@ -113,6 +114,7 @@ export class RouteWriter {
       g: route.group,
       c: route.claimedAt,
       ...(route.proto === 'tls' ? { p: 'tls' as const } : {}),
+      ...routesField(route.routes),
     });
   }
 
@@ -126,4 +128,16 @@ export class RouteWriter {
       if (this.chains.get(hostname) === next) this.chains.delete(hostname);
     });
   }
+}
+
+/**
+ * Longest routes JSON a notification carries: PostgreSQL refuses a payload of 8000 bytes or more,
+ * and the rest of the message (hostname, ids, local address) takes at most about 700.
+ */
+const MAX_NOTIFIED_ROUTES = 6_000;
+
+/** The routes of a claim as the notification carries them: inline, or a flag that sends the other nodes to the row. */
+function routesField(routes: string | undefined): { r?: string; R?: 1 } {
+  if (routes === undefined) return {};
+  return Buffer.byteLength(routes) <= MAX_NOTIFIED_ROUTES ? { r: routes } : { R: 1 };
 }

@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import type { Logger } from 'pino';
 import { BindMessages, ErrorCode, Messages, SvcError, hasRules, policyProblem, type AgentMessage } from '@svcrouter/protocol';
-import { routeTableOf } from './route-labels.js';
+import { routeListOf, routeTableOf } from './route-labels.js';
 import {
   PolicyConflictError,
   PoolConflictError,
@@ -277,6 +277,8 @@ export class Binder {
 
     // The same account taking its name back (a reconnect, or a second `svc` with the same
     // SVC_SUBDOMAIN) evicts the stale binding, so it does not count against the limit.
+    const routeList = routeListOf(request.routes);
+    const routesJson = routeList === undefined ? undefined : JSON.stringify(routeList);
     const limit = this.deps.limitsFor(account.plan).tunnels;
     const input = {
       accountId: account.id,
@@ -289,6 +291,7 @@ export class Binder {
       ...(policy !== undefined ? { policy: storedPolicy(policy, this.deps.sealSecret) } : {}),
       ...(pooled ? { pool: true } : {}),
       proto: request.proto ?? ('http' as const),
+      ...(routesJson !== undefined ? { routes: routesJson } : {}),
     };
     let tunnel;
     try {
@@ -328,8 +331,10 @@ export class Binder {
       ...(group !== undefined ? { group } : {}),
     };
     if (request.proto === 'tls') binding.proto = 'tls';
-    const routes = routeTableOf(request.routes);
-    if (routes !== undefined) binding.routes = routes;
+    if (routesJson !== undefined) {
+      binding.routes = routeTableOf(routeList)!;
+      binding.routesJson = routesJson;
+    }
     const access = compilePolicy(policy, this.deps.signIn, account.id);
     if (access !== undefined) binding.access = access;
     const traffic = this.deps.rateLimiter && compileTraffic(policy, { limiter: this.deps.rateLimiter });

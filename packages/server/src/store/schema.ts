@@ -46,6 +46,8 @@ export interface TunnelsTable {
   pool_member: Generated<string>;
   /** What it carries: 'http', 'tcp' or 'tls' (migration 017_tls). */
   proto: Generated<string>;
+  /** The routes of its last bind as JSON; null: none (migration 022_routes). */
+  routes: Generated<string | null>;
 }
 
 /** domains: custom domains; a host may be pending on several accounts, verified on at most one. */
@@ -242,6 +244,8 @@ export interface ClusterRoutesTable {
   claimed_at: number;
   /** The tunnel's proto: 'http', 'tcp' or 'tls' (migration 017_tls). */
   proto: Generated<string>;
+  /** The claiming binding's routes as JSON; null: none (migration 022_routes). */
+  routes: Generated<string | null>;
 }
 
 /** webhooks: receivers an account registered; `secret` is sealed (webhooks/secret-box.ts), `events` a JSON array. */

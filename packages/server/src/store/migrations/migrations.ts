@@ -7,6 +7,7 @@ import { OIDC_SESSIONS_MIGRATIONS } from './migrations-oidc-sessions.js';
 import { POOLS_MIGRATIONS } from './migrations-pools.js';
 import { RATE_LIMIT_MIGRATIONS } from './migrations-rate-limits.js';
 import { REQUEST_TARGET_MIGRATIONS } from './migrations-request-target.js';
+import { ROUTES_MIGRATIONS } from './migrations-routes.js';
 import { TCP_MIGRATIONS } from './migrations-tcp.js';
 import { TLS_MIGRATIONS } from './migrations-tls.js';
 import { TUNNEL_POLICY_MIGRATIONS } from './migrations-tunnel-policy.js';
@@ -326,6 +327,7 @@ const MIGRATIONS: readonly NamedMigration[] = [
   ...OIDC_SESSIONS_MIGRATIONS,
   ...RATE_LIMIT_MIGRATIONS,
   ...REQUEST_TARGET_MIGRATIONS,
+  ...ROUTES_MIGRATIONS,
 ];
 
 /** Rows per statement when migrations convert inspector records: 13 parameters each, far below SQLite's limit. */
