@@ -3,6 +3,7 @@ import { BindMessages, ErrorCode } from '@svcrouter/protocol';
 import type { Binding, Edge } from '../edge/index.js';
 import type { Store } from '../store/index.js';
 import type { ClusterBus } from './cluster-bus.js';
+import { claimMessage } from './claim-message.js';
 
 /**
  * Records this node's bindings in the shared route table as the router changes, and answers a
@@ -103,19 +104,7 @@ export class RouteWriter {
       ...(binding.routesJson !== undefined ? { routes: binding.routesJson } : {}),
     };
     await store.cluster.upsertRoute(route);
-    await bus.publish({
-      k: 'route',
-      n: nodeId,
-      h: route.hostname,
-      t: route.tunnelId,
-      a: route.accountId,
-      l: route.localAddr,
-      e: route.expiresAt,
-      g: route.group,
-      c: route.claimedAt,
-      ...(route.proto === 'tls' ? { p: 'tls' as const } : {}),
-      ...routesField(route.routes),
-    });
+    await bus.publish(claimMessage(route));
   }
 
   private queue(hostname: string, task: () => Promise<void>): void {
@@ -128,16 +117,4 @@ export class RouteWriter {
       if (this.chains.get(hostname) === next) this.chains.delete(hostname);
     });
   }
-}
-
-/**
- * Longest routes JSON a notification carries: PostgreSQL refuses a payload of 8000 bytes or more,
- * and the rest of the message (hostname, ids, local address) takes at most about 700.
- */
-const MAX_NOTIFIED_ROUTES = 6_000;
-
-/** The routes of a claim as the notification carries them: inline, or a flag that sends the other nodes to the row. */
-function routesField(routes: string | undefined): { r?: string; R?: 1 } {
-  if (routes === undefined) return {};
-  return Buffer.byteLength(routes) <= MAX_NOTIFIED_ROUTES ? { r: routes } : { R: 1 };
 }
