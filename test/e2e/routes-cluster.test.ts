@@ -4,16 +4,13 @@ import type { AddressInfo, Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { SseClient } from '@svcrouter/testkit/sse-client';
 import { eventually } from './harness/api-helpers.js';
-import { freshDatabase, startNode, until, type TestDatabase } from './harness/cluster-support.js';
+import { freshDatabase, postgresSuite, startNode, until, type TestDatabase } from './harness/cluster-support.js';
 import { api, startAgent, visit, type TestAgent, type TestServer } from './harness/index.js';
 import { closedPort } from './harness/pool-support.js';
 
 // Routes on a cluster: two svc-server processes on one real PostgreSQL, the agent's session on
 // node A with a route to a second local service, visitors through node B. B learns the routes
 // with the cluster route, so what it records and the pages it shows are what A would.
-
-const SKIP_NOTICE = 'skipping the routes cluster suite: set SVC_TEST_DATABASE_URL (apt-get install postgresql)';
-const baseUrl = process.env.SVC_TEST_DATABASE_URL;
 
 interface Service {
   port: number;
@@ -45,14 +42,7 @@ interface Row {
   status: number;
 }
 
-if (baseUrl === undefined || baseUrl === '') {
-  if (process.env.CI === 'true') {
-    it('routes on a cluster', () => assert.fail('SVC_TEST_DATABASE_URL is unset; CI must run the cluster suites'));
-  } else {
-    process.stderr.write(`${SKIP_NOTICE}\n`);
-    it('routes on a cluster', { skip: SKIP_NOTICE }, () => {});
-  }
-} else {
+postgresSuite('routes cluster suite', (baseUrl) => {
   describe('routes on several edge nodes', { timeout: 120_000 }, () => {
     let database: TestDatabase;
     let a: TestServer;
@@ -170,4 +160,4 @@ if (baseUrl === undefined || baseUrl === '') {
       }
     });
   });
-}
+});
