@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { once } from 'node:events';
-import net, { type Server, type Socket } from 'node:net';
+import { existsSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { ApiClient, forward, type Tunnel } from '@svcrouter/sdk';
 import { api, type TestServer } from './harness/index.js';
 import { freshDatabase, startNode, until, type TestDatabase } from './harness/cluster-support.js';
+import { answers, connectFrom, exchange, holdPort, SECOND_HOST, startNodeOn } from './harness/tcp-cluster-support.js';
 import { portOf, readAll, startTcpService, tcpPortRange } from './harness/tcp-support.js';
 
 // Two svc-server nodes on one real PostgreSQL, each on its own loopback address (127.0.0.1 and
@@ -16,7 +18,10 @@ import { portOf, readAll, startTcpService, tcpPortRange } from './harness/tcp-su
 
 const SKIP_NOTICE = 'skipping the TCP cluster suite: set SVC_TEST_DATABASE_URL (apt-get install postgresql)';
 const baseUrl = process.env.SVC_TEST_DATABASE_URL;
-const NODE_B_HOST = '127.0.0.2';
+const NODE_B_HOST = SECOND_HOST;
+const run = promisify(execFile);
+/** Skipped on a laptop without psql; CI installs it and fails without it. */
+const PSQL_MISSING = existsSync('/usr/bin/psql') || process.env.CI === 'true' ? false : 'skipping psql: apt-get install postgresql-client';
 
 if (baseUrl === undefined || baseUrl === '') {
   if (process.env.CI === 'true') {
@@ -42,14 +47,12 @@ function tcpClusterSuite(url: string): void {
       database = await freshDatabase(url);
       const range = await tcpPortRange(100);
       a = await startNode(database.url, 'node-a', { first: true, env: { SVC_TCP_PORTS: range } });
-      b = await startNode(database.url, 'node-b', {
-        env: { SVC_TCP_PORTS: range, SVC_BIND_HOST: NODE_B_HOST, SVC_NODE_URL: `http://${NODE_B_HOST}:0` },
-      });
+      b = await startNodeOn(database.url, 'node-b', NODE_B_HOST, range);
       echo = await startProxyEcho();
       tunnel = await forward({ proto: 'tcp', addr: echo.port, token: a.token!, serverUrl: a.url, proxyProtocol: 'v1' });
       port = portOf(tunnel.url);
       // Node b learns of the route by the cluster's notification and opens the port then.
-      await until('node b listens on the tunnel port', () => canConnect(NODE_B_HOST, port));
+      await until('node b listens on the tunnel port', () => answers(NODE_B_HOST, port));
     });
     after(async () => {
       await tunnel?.close();
@@ -81,7 +84,7 @@ function tcpClusterSuite(url: string): void {
       const second = await forward({ proto: 'tcp', addr: service.port, token: a.token!, serverUrl: a.url });
       try {
         const secondPort = portOf(second.url);
-        await until('node b listens on the second port', () => canConnect(NODE_B_HOST, secondPort));
+        await until('node b listens on the second port', () => answers(NODE_B_HOST, secondPort));
         const socket = await connectFrom(NODE_B_HOST, secondPort, '127.0.0.9');
         assert.equal((await readAll(socket)).toString(), 'bye first');
         socket.end('still talking');
@@ -117,7 +120,7 @@ function tcpClusterSuite(url: string): void {
       // A reserved address whose port another program holds on node b's address.
       const reserved = await new ApiClient({ baseUrl: a.url, token: a.token! }).tcpAddresses.reserve();
       const blockedPort = portOf(reserved.url);
-      const blocker = await listenOn(NODE_B_HOST, blockedPort);
+      const blocker = await holdPort(NODE_B_HOST, blockedPort);
       const pinned = await forward({
         proto: 'tcp',
         addr: echo.port,
@@ -129,17 +132,26 @@ function tcpClusterSuite(url: string): void {
       try {
         await b.proc.waitForLine(new RegExp(`"port":${blockedPort}.*cannot listen on the port of a TCP tunnel held on another node`));
         // Node a serves it; node b still serves the first tunnel.
-        const direct = await connectFrom('127.0.0.1', blockedPort, '127.0.0.1');
-        const directEcho = readAll(direct);
-        direct.end('via node a');
-        assert.equal((await directEcho).toString(), 'via node a');
-        const viaB = await connectFrom(NODE_B_HOST, port, '127.0.0.9');
-        const viaBEcho = readAll(viaB);
-        viaB.end('via node b');
-        assert.equal((await viaBEcho).toString(), 'via node b');
+        assert.equal(await exchange('127.0.0.1', blockedPort, 'via node a'), 'via node a');
+        assert.equal(await exchange(NODE_B_HOST, port, 'via node b'), 'via node b');
       } finally {
         await pinned.close();
         await new Promise((resolve) => blocker.close(resolve));
+      }
+    });
+
+    it('answers psql at node b: a real client through the relay', { skip: PSQL_MISSING }, async () => {
+      // The suite's own PostgreSQL is the local service of a tunnel on node a.
+      const database = new URL(url);
+      const pg = await forward({ proto: 'tcp', addr: `127.0.0.1:${database.port}`, token: a.token!, serverUrl: a.url });
+      try {
+        const pgPort = portOf(pg.url);
+        await until('node b listens on the PostgreSQL tunnel', () => listening(NODE_B_HOST, pgPort));
+        const args = ['-h', NODE_B_HOST, '-p', String(pgPort), '-U', database.username || 'postgres', '-d', 'postgres'];
+        const { stdout } = await run('psql', [...args, '-Atc', 'select 6 * 7']);
+        assert.equal(stdout.trim(), '42');
+      } finally {
+        await pg.close();
       }
     });
 
@@ -151,7 +163,7 @@ function tcpClusterSuite(url: string): void {
       await tunnel.close();
       // The connection open at that moment is closed too.
       await ended;
-      await until('node b refuses the port', async () => !(await canConnect(NODE_B_HOST, port)));
+      await until('node b refuses the port', async () => !(await answers(NODE_B_HOST, port)));
     });
   });
 }
@@ -183,33 +195,14 @@ async function startProxyEcho(): Promise<ProxyEcho> {
   return { port: service.port, sources, close: () => service.close() };
 }
 
-/** Connects to `host:port` from the local address `from` (any 127/8 address is this machine's). */
-async function connectFrom(host: string, port: number, from: string): Promise<Socket> {
-  const socket = net.connect({ host, port, localAddress: from, allowHalfOpen: true });
-  await once(socket, 'connect');
-  return socket;
-}
-
-/** Whether `host:port` accepts a connection and echoes a byte through the tunnel. */
-async function canConnect(host: string, port: number): Promise<boolean> {
+/** Whether `host:port` accepts connections at all. */
+async function listening(host: string, port: number): Promise<boolean> {
   try {
-    const socket = await connectFrom(host, port, '127.0.0.1');
-    socket.on('error', () => undefined);
-    const received = readAll(socket);
-    socket.end('?');
-    const ok = (await received).length > 0;
-    socket.destroy();
-    return ok;
+    (await connectFrom(host, port)).destroy();
+    return true;
   } catch {
     return false;
   }
-}
-
-async function listenOn(host: string, port: number): Promise<Server> {
-  const server = net.createServer((socket) => socket.destroy());
-  server.listen(port, host);
-  await once(server, 'listening');
-  return server;
 }
 
 function sha256(bytes: Buffer): string {
