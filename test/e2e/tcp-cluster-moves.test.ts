@@ -11,6 +11,8 @@ import { portOf, startTcpService, tcpPortRange } from './harness/tcp-support.js'
 // A TCP tunnel whose agent moves between the two nodes of a cluster (through a load balancer
 // that switches its backend), and a pool whose members sit on different nodes: in both, the
 // port stays one port and answers at either node.
+// Node ids of this file's own: the cluster's notifications reach every schema of the test
+// database, and another suite's `node-a` leaving would read as this file's node leaving.
 
 const SKIP_NOTICE = 'skipping the TCP cluster moves suite: set SVC_TEST_DATABASE_URL (apt-get install postgresql)';
 const baseUrl = process.env.SVC_TEST_DATABASE_URL;
@@ -38,8 +40,8 @@ function movesSuite(url: string): void {
     before(async () => {
       database = await freshDatabase(url);
       const range = await tcpPortRange(100);
-      a = await startNode(database.url, 'node-a', { first: true, env: { SVC_TCP_PORTS: range } });
-      b = await startNodeOn(database.url, 'node-b', B_HOST, range);
+      a = await startNode(database.url, 'moves-a', { first: true, env: { SVC_TCP_PORTS: range } });
+      b = await startNodeOn(database.url, 'moves-b', B_HOST, range);
     });
     after(async () => {
       await Promise.all(services.map((service) => service.close()));
@@ -71,7 +73,7 @@ function movesSuite(url: string): void {
         assert.equal(again, tunnel.url);
         await until('the route is node b', async () => {
           const rows = await database.query(`select node_id from cluster_routes where hostname = $1`, [`localhost:${port}`]);
-          return rows.length === 1 && rows[0]!.node_id === 'node-b';
+          return rows.length === 1 && rows[0]!.node_id === 'moves-b';
         });
         await until('node a serves the port held on node b', () => answers(A_HOST, port));
         assert.equal(await exchange(A_HOST, port, 'via a'), 'moved:via a');

@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { ApiClient, forward, type Tunnel } from '@svcrouter/sdk';
+import { SSH, sshMissing, startSshd } from '@svcrouter/testkit/sshd';
 import { api, type TestServer } from './harness/index.js';
 import { freshDatabase, startNode, until, type TestDatabase } from './harness/cluster-support.js';
 import { answers, connectFrom, exchange, holdPort, SECOND_HOST, startNodeOn } from './harness/tcp-cluster-support.js';
@@ -15,13 +16,16 @@ import { portOf, readAll, startTcpService, tcpPortRange } from './harness/tcp-su
 // node b, whose connections travel over the peer link to a. Visitors connect from addresses of
 // their own (127.0.0.9 and up), so the address that reaches the agent and the records is
 // provably the visitor's, not a node's.
+// Node ids of this file's own: the cluster's notifications reach every schema of the test
+// database, and another suite's `node-a` leaving would read as this file's node leaving.
 
 const SKIP_NOTICE = 'skipping the TCP cluster suite: set SVC_TEST_DATABASE_URL (apt-get install postgresql)';
 const baseUrl = process.env.SVC_TEST_DATABASE_URL;
 const NODE_B_HOST = SECOND_HOST;
 const run = promisify(execFile);
-/** Skipped on a laptop without psql; CI installs it and fails without it. */
+/** Skipped on a laptop without psql or OpenSSH; CI installs them and fails without them. */
 const PSQL_MISSING = existsSync('/usr/bin/psql') || process.env.CI === 'true' ? false : 'skipping psql: apt-get install postgresql-client';
+const SSH_MISSING = process.env.CI === 'true' ? undefined : sshMissing();
 
 if (baseUrl === undefined || baseUrl === '') {
   if (process.env.CI === 'true') {
@@ -46,8 +50,8 @@ function tcpClusterSuite(url: string): void {
     before(async () => {
       database = await freshDatabase(url);
       const range = await tcpPortRange(100);
-      a = await startNode(database.url, 'node-a', { first: true, env: { SVC_TCP_PORTS: range } });
-      b = await startNodeOn(database.url, 'node-b', NODE_B_HOST, range);
+      a = await startNode(database.url, 'tcp-a', { first: true, env: { SVC_TCP_PORTS: range } });
+      b = await startNodeOn(database.url, 'tcp-b', NODE_B_HOST, range);
       echo = await startProxyEcho();
       tunnel = await forward({ proto: 'tcp', addr: echo.port, token: a.token!, serverUrl: a.url, proxyProtocol: 'v1' });
       port = portOf(tunnel.url);
@@ -152,6 +156,21 @@ function tcpClusterSuite(url: string): void {
         assert.equal(stdout.trim(), '42');
       } finally {
         await pg.close();
+      }
+    });
+
+    it('runs an ssh command at node b: OpenSSH through the relay', { skip: SSH_MISSING ?? false }, async () => {
+      const sshd = await startSshd();
+      const ssh = await forward({ proto: 'tcp', addr: sshd.port, token: a.token!, serverUrl: a.url });
+      try {
+        const sshPort = portOf(ssh.url);
+        await until('node b listens on the ssh tunnel', () => listening(NODE_B_HOST, sshPort));
+        const login = sshd.login.replace(/@.*$/, `@${NODE_B_HOST}`);
+        const { stdout } = await run(SSH, ['-p', String(sshPort), ...sshd.clientOptions, login, 'echo through-node-b $((6*7))']);
+        assert.equal(stdout.trim(), 'through-node-b 42');
+      } finally {
+        await ssh.close();
+        await sshd.close();
       }
     });
 

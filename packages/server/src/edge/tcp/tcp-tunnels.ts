@@ -63,7 +63,9 @@ export class TcpTunnels {
       sharedDomain: deps.sharedDomain,
       log: deps.log,
       listen: (port) => this.listen(port),
-      release: (port) => this.release(port),
+      // Connections already relayed end with their streams (the holder resets them when the
+      // tunnel goes): a route cache that missed a beat must not cut them.
+      release: (port) => this.release(port, false),
     });
     this.ready = deps.store.tcpAddresses
       .holdNodeLeases(deps.nodeId, Date.now() + deps.graceMs)
@@ -200,17 +202,17 @@ export class TcpTunnels {
     });
   }
 
-  /** Stops listening on `port` unless a bind here or a tunnel elsewhere still wants it. */
-  private release(port: number): void {
+  /** Stops listening on `port` unless a bind here or a tunnel elsewhere still wants it; `cut`: its connections close too. */
+  private release(port: number, cut = true): void {
     if (this.local.has(port) || this.remote.has(port)) return;
-    void this.stopListening(port);
+    void this.stopListening(port, cut);
   }
 
-  private stopListening(port: number): Promise<void> {
+  private stopListening(port: number, cut = true): Promise<void> {
     const listener = this.listeners.get(port);
     if (!listener) return Promise.resolve();
     this.listeners.delete(port);
-    for (const socket of listener.sockets) socket.destroy();
+    if (cut) for (const socket of listener.sockets) socket.destroy();
     return new Promise((resolve) => listener.server.close(() => resolve()));
   }
 
