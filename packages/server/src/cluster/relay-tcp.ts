@@ -40,6 +40,14 @@ export function relayTcpToAgent(peer: StreamDuplex, head: RequestHead, binding: 
   agent.pipe(peer);
 }
 
+/**
+ * Whether `binding` is a TCP or TLS passthrough tunnel's. Only those take a TCP head raw: an HTTP
+ * tunnel's request that looks like one (a method `TCP` with an upgrade) keeps its access rules.
+ */
+export function carriesRawBytes(binding: Binding): boolean {
+  return binding.proto === 'tls' || binding.url.startsWith('tcp://');
+}
+
 function codeOf(error: Error): string {
   return error instanceof StreamResetError ? error.code : ResetCode.CANCEL;
 }
