@@ -319,6 +319,7 @@ export class Cluster implements Fleet {
     const aliveIds = new Set(alive.map((node) => node.nodeId));
     const routes = (await store.cluster.liveRoutes(now)).filter((r) => r.nodeId !== nodeId && aliveIds.has(r.nodeId));
     this.routes.replaceAll(routes);
+    this.followTcpPorts();
     for (const route of routes) this.sawAccount(route.accountId);
     // Leases of nodes gone silent: their tunnels are offline for the API too.
     for (const gone of await store.cluster.reapRoutes(now)) {
@@ -346,13 +347,18 @@ export class Cluster implements Fleet {
         if (message.R === 1) void this.readRoutes(message.h, message.n, message.c ?? 0);
         this.sawAccount(message.a);
         this.writer.claimedElsewhere(message.h);
+        if (edge.tcp?.isTcp(message.h) === true) this.followTcpPorts();
         return;
       case 'unroute':
         if (message.n !== nodeId) this.routes.delete(message.h, message.n);
+        if (edge.tcp?.isTcp(message.h) === true) this.followTcpPorts();
         return;
       case 'node':
         if (message.n === nodeId) return;
-        if (message.gone) this.routes.dropNode(message.n);
+        if (message.gone) {
+          this.routes.dropNode(message.n);
+          this.followTcpPorts();
+        }
         void this.tick();
         return;
       case 'revoke':
@@ -384,6 +390,11 @@ export class Cluster implements Fleet {
     } catch (error) {
       this.deps.log.warn({ err: error, hostname }, 'could not read the routes of a tunnel held on another node');
     }
+  }
+
+  /** Every node listens on the ports of TCP tunnels held anywhere, so a visitor may enter at any node. */
+  private followTcpPorts(): void {
+    this.deps.edge.tcp?.remote.follow(this.routes.liveHostnames(Date.now()));
   }
 
   private rememberUnbound(binding: Binding): void {

@@ -25,6 +25,17 @@ describe('RouteCache', () => {
     assert.equal(cache.byTunnelId('tun_1', 10_000), undefined);
   });
 
+  it('lists the hostnames with a live claim on some node, each once (the ports every node listens on come from them)', () => {
+    const cache = new RouteCache();
+    cache.set(route({ hostname: 'example.test:20417', nodeId: 'node-a', expiresAt: 10_000 }));
+    cache.set(route({ hostname: 'example.test:20417', nodeId: 'node-b', expiresAt: 20_000 }));
+    cache.set(route({ hostname: 'example.test:20418', tunnelId: 'tun_2', expiresAt: 5_000 }));
+    assert.deepEqual([...cache.liveHostnames(4_999)].sort(), ['example.test:20417', 'example.test:20418']);
+    assert.deepEqual([...cache.liveHostnames(10_000)], ['example.test:20417']);
+    cache.delete('example.test:20417', 'node-b');
+    assert.deepEqual([...cache.liveHostnames(10_000)], []);
+  });
+
   it('a renewal keeps the binding made for the route; a new claim of the same node drops it', () => {
     const cache = new RouteCache();
     cache.set(route());

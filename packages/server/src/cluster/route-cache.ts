@@ -101,6 +101,11 @@ export class RouteCache {
     }
   }
 
+  /** Hostnames some other node holds a live claim on. */
+  *liveHostnames(now: number): Generator<string> {
+    for (const hostname of this.byHost.keys()) if (this.get(hostname, now) !== undefined) yield hostname;
+  }
+
   /** Whether another node holds a live claim on `hostname`. */
   has(hostname: string, now: number): boolean {
     return this.get(hostname, now) !== undefined;

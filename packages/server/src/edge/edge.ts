@@ -80,6 +80,7 @@ export class Edge implements LeanHandler, Fleet {
           log: deps.log,
           observe: deps.observe ?? (() => undefined),
           meter: deps.meter,
+          ...(deps.remoteBinding ? { remoteBinding: (hostname: string) => deps.remoteBinding!(hostname) } : {}),
         })
       : undefined;
     const rateLimiter = deps.rateLimiter ?? new LocalRateLimiter();
