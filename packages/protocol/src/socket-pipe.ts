@@ -2,15 +2,6 @@ import type { Socket } from 'node:net';
 import type { StreamResetError } from './errors.js';
 import type { CallbackStream, CallbackStreamHandler } from './callback-stream.js';
 
-/**
- * Bytes a socket may hold unsent before the stream feeding it pauses. The peer's bytes arrive
- * as pieces of the session's socket reads (a DATA frame spans two reads), and each piece
- * written at once is a write system call of its own: the pieces of one read are corked and
- * leave in one writev. Node's 16 KiB high-water mark would pause the stream after the first
- * piece; this budget lets one session read's pieces (64 KiB) through before it does.
- */
-const SOCKET_WRITE_BUDGET = 64 * 1024;
-
 /** What the owner of a SocketPipe hears and decides; every hook is optional. */
 export interface SocketPipeHooks {
   /** Bytes read from the socket, before they go on the stream. False drops them: the hook has cut the connection. */
@@ -30,9 +21,8 @@ export interface SocketPipeHooks {
  * stream objects, their buffers and a tick per chunk, the largest share of svcRouter's own CPU
  * per short connection (docs/performance.md, "TCP tunnels").
  *
- * Backpressure: a socket that holds SOCKET_WRITE_BUDGET unsent pauses the stream (the peer's
- * bytes then wait in the stream, their credit unreturned, at most the window) until the socket
- * drains; a stream
+ * Backpressure: a socket write that returns false pauses the stream (the peer's bytes then wait
+ * in the stream, their credit unreturned, at most the window) until the socket drains; a stream
  * write that returns false pauses the socket until the stream drains. So neither side ever holds
  * more than the window and a socket's write buffer, however slow the other is.
  *
@@ -48,8 +38,6 @@ export class SocketPipe implements CallbackStreamHandler {
   private peerEnded = false;
   /** The socket's FIN reached the stream (stream.end()). */
   private socketEnded = false;
-  /** Pieces written this tick are corked, to leave together when it ends. */
-  private corked = false;
 
   /**
    * Attaches to `stream` at once (so a reset before start() is heard) but moves no byte until
@@ -96,20 +84,7 @@ export class SocketPipe implements CallbackStreamHandler {
   /** @internal */
   onData(chunk: Buffer): void {
     if (this.hooks.fromStream?.(chunk) === false) return;
-    const socket = this.socket;
-    if (!this.corked) {
-      this.corked = true;
-      socket.cork();
-      process.nextTick(uncork, this);
-    }
-    // write() returning false also means a 'drain' will follow, which resumes the stream.
-    if (!socket.write(chunk) && socket.writableLength >= SOCKET_WRITE_BUDGET) this.stream.pause();
-  }
-
-  /** @internal The tick's pieces leave (end() uncorks by itself; uncorking again is harmless). */
-  flush(): void {
-    this.corked = false;
-    this.socket.uncork();
+    if (!this.socket.write(chunk)) this.stream.pause();
   }
 
   /** @internal */
@@ -133,8 +108,4 @@ export class SocketPipe implements CallbackStreamHandler {
   onLocalReset(): void {
     this.socket.destroy();
   }
-}
-
-function uncork(pipe: SocketPipe): void {
-  pipe.flush();
 }
