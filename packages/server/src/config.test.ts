@@ -42,6 +42,8 @@ describe('loadConfig defaults', () => {
       signup: 'open',
       nameGraceMs: 30_000,
       holdMs: 10_000,
+      planPollMs: 2_000,
+      planSweepMs: 60_000,
       drainMs: 30_000,
       unreadyMs: 0,
       tcpPorts: { from: 20000, to: 20999 },

@@ -139,6 +139,17 @@ export interface ServerConfig {
    */
   readonly holdMs: number;
   /**
+   * SVC_PLAN_POLL_MS. Default 2000: how often a node reads the plans of the accounts with more
+   * tunnels on it than the smallest plan allows, to end those beyond a lowered plan when the
+   * cluster's notification of the change did not reach it (one node alone always relies on it).
+   */
+  readonly planPollMs: number;
+  /**
+   * SVC_PLAN_SWEEP_MS. Default 60000: how often a node reads the plans and every node's online
+   * counts of all the accounts it serves a tunnel of (a lowered plan whose notification was lost).
+   */
+  readonly planSweepMs: number;
+  /**
    * SVC_DRAIN_MS. Default 30000: on SIGTERM or SIGINT, how long the requests in flight may take to
    * finish after the listeners stop taking connections and the agents are told the node is
    * leaving; 0 closes at once.
@@ -214,6 +225,8 @@ export const DEFAULTS = Object.freeze({
   signup: 'open' as 'open' | 'closed',
   nameGraceMs: 30_000,
   holdMs: 10_000,
+  planPollMs: 2_000,
+  planSweepMs: 60_000,
   drainMs: 30_000,
   unreadyMs: 0,
   webhookRetryMs: Object.freeze([5_000, 30_000, 120_000, 600_000, 3_600_000]),
@@ -269,6 +282,8 @@ const ENV_SCHEMA = z.object({
   SVC_SIGNUP: envVar(DEFAULTS.signup, oneOf(['open', 'closed'] as const)),
   SVC_NAME_GRACE_MS: envVar(DEFAULTS.nameGraceMs, integer(0, 3_600_000)),
   SVC_HOLD_MS: envVar(DEFAULTS.holdMs, integer(0, 600_000)),
+  SVC_PLAN_POLL_MS: envVar(DEFAULTS.planPollMs, integer(100, 600_000)),
+  SVC_PLAN_SWEEP_MS: envVar(DEFAULTS.planSweepMs, integer(100, 86_400_000)),
   SVC_DRAIN_MS: envVar(DEFAULTS.drainMs, integer(0, 600_000)),
   SVC_UNREADY_MS: envVar(DEFAULTS.unreadyMs, integer(0, 600_000)),
   SVC_TCP_PORTS: envVar(DEFAULTS.tcpPorts, tcpPortRange),
@@ -341,6 +356,8 @@ export function loadConfig(env: Record<string, string | undefined>, cwd: string 
     signup: e.SVC_SIGNUP,
     nameGraceMs: e.SVC_NAME_GRACE_MS,
     holdMs: e.SVC_HOLD_MS,
+    planPollMs: e.SVC_PLAN_POLL_MS,
+    planSweepMs: e.SVC_PLAN_SWEEP_MS,
     drainMs: e.SVC_DRAIN_MS,
     unreadyMs: e.SVC_UNREADY_MS,
     tcpPorts: e.SVC_TCP_PORTS,

@@ -247,8 +247,11 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
     store,
     limitsFor: (plan) => config.plans[plan],
     bindings: () => edge.router.bindings(),
+    awayTunnels: () => edge.graceBindings(),
     endTunnel: (tunnelId, code, message) => edge.endTunnel(tunnelId, code, message),
     log,
+    pollMs: config.planPollMs,
+    sweepMs: config.planSweepMs,
   });
   if (config.cluster && config.databaseUrl) {
     try {

@@ -168,17 +168,23 @@ export class Binder {
   }
 
   /**
-   * Ends the grace of the name a deleted tunnel held while its agent was away: nothing can bind
-   * it back for that tunnel. Returns the name, or undefined when it had none.
+   * Ends the grace of the name a tunnel held while its agent was away (the tunnel deleted, or
+   * beyond a lowered plan): nothing can bind it back. Returns the lost binding, or undefined.
    */
-  endGrace(tunnelId: string): string | undefined {
+  endGrace(tunnelId: string): Binding | undefined {
     for (const [hostname, grace] of this.graces) {
       if (grace.tunnelId !== tunnelId) continue;
       this.graces.delete(hostname);
       this.reportOffline(grace.binding);
-      return hostname;
+      return grace.binding;
     }
     return undefined;
+  }
+
+  /** The lost bindings whose names are in their grace period on this node (agents away, maybe reconnecting). */
+  graceBindings(): Binding[] {
+    const now = Date.now();
+    return [...this.graces.values()].filter((grace) => grace.until > now).map((grace) => grace.binding);
   }
 
   /** A binding the API deleted while live: it is gone for good, reported offline now. */
