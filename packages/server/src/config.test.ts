@@ -43,6 +43,7 @@ describe('loadConfig defaults', () => {
       nameGraceMs: 30_000,
       holdMs: 10_000,
       planPollMs: 2_000,
+      oidcSignOutStaleSeconds: 30,
       planSweepMs: 60_000,
       drainMs: 30_000,
       unreadyMs: 0,

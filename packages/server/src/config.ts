@@ -114,6 +114,12 @@ export interface ServerConfig {
    * for the command.
    */
   readonly oidcKeyActivationSeconds: number;
+  /**
+   * SVC_OIDC_SIGNOUT_STALE_SECONDS. Default 30: how long a node admits signed-in visitors while it
+   * cannot read the list of signed-out sessions (the store out); past it, their requests get 503
+   * until a read succeeds, rather than admit a session signed out on another node meanwhile.
+   */
+  readonly oidcSignOutStaleSeconds: number;
   /** SVC_LOG_LEVEL. Default `info`; one of fatal, error, warn, info, debug, trace, silent. */
   readonly logLevel: LogLevel;
   /** SVC_NODE_ID. Default the OS hostname. Names this edge node in the shared tunnel table; unique per node. */
@@ -233,6 +239,7 @@ export const DEFAULTS = Object.freeze({
   tcpPorts: Object.freeze({ from: 20000, to: 20999 }) as TcpPortRange | undefined,
   oidcSessionHours: 12,
   oidcKeyActivationSeconds: 60,
+  oidcSignOutStaleSeconds: 30,
 });
 
 const plans: Check<ServerConfig['plans']> = (raw) => {
@@ -296,6 +303,7 @@ const ENV_SCHEMA = z.object({
   SVC_OIDC_PROVIDERS: envVar<readonly OidcProviderConfig[]>(Object.freeze([]), oidcProviders),
   SVC_OIDC_SESSION_HOURS: envVar(DEFAULTS.oidcSessionHours, hours),
   SVC_OIDC_KEY_ACTIVATION_SECONDS: envVar(DEFAULTS.oidcKeyActivationSeconds, integer(0, 86_400)),
+  SVC_OIDC_SIGNOUT_STALE_SECONDS: envVar(DEFAULTS.oidcSignOutStaleSeconds, integer(1, 3_600)),
 });
 
 /**
@@ -348,6 +356,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd: string 
     oidcProviders: e.SVC_OIDC_PROVIDERS,
     oidcSessionHours: e.SVC_OIDC_SESSION_HOURS,
     oidcKeyActivationSeconds: e.SVC_OIDC_KEY_ACTIVATION_SECONDS,
+    oidcSignOutStaleSeconds: e.SVC_OIDC_SIGNOUT_STALE_SECONDS,
     logLevel: e.SVC_LOG_LEVEL,
     nodeId: e.SVC_NODE_ID ?? osHostname(),
     inspectorRetentionDays: e.SVC_INSPECTOR_RETENTION_DAYS,

@@ -163,6 +163,7 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
     repo: store.oidc,
     loadSealer: () => loadOidcSealer(config),
     keyActivationDelayMs: config.oidcKeyActivationSeconds * 1000,
+    revocationsStaleMs: config.oidcSignOutStaleSeconds * 1000,
     apexUrl: () => publicUrl(config.sharedDomain),
     log,
   });

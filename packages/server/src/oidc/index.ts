@@ -50,6 +50,8 @@ export async function startSingleSignOn(options: {
   loadSealer(): Promise<Sealer>;
   /** The wait between `svc-server oidc rotate-key` and the first token signed with the new key. */
   keyActivationDelayMs: number;
+  /** How long signed-in visitors are admitted without a read of the sign-outs (REVOCATIONS_STALE_MS unless configured). */
+  revocationsStaleMs?: number;
   apexUrl(): string;
   log: Logger;
 }): Promise<SingleSignOn | undefined> {
@@ -64,7 +66,11 @@ export async function startSingleSignOn(options: {
     log,
   });
   await ring.start();
-  const revocations = new Revocations({ repo: options.repo, log });
+  const revocations = new Revocations({
+    repo: options.repo,
+    log,
+    ...(options.revocationsStaleMs !== undefined ? { staleMs: options.revocationsStaleMs } : {}),
+  });
   try {
     await revocations.start();
   } catch (error) {
