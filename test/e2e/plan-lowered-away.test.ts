@@ -144,6 +144,27 @@ describe('a plan lowered while an agent is away (its name in its grace period)',
     assert.equal(exit.code, 1, refused.output);
     assert.match(refused.output, /older-away\.localhost/);
   });
+
+  it('keeps an away tunnel its slot: another tunnel of the account at its limit is refused until the grace ends', HANG, async () => {
+    const token = await server.createAccount('slot@example.com', 'free');
+    const away = await startAgent(server, { token, target: origin.port, subdomain: 'slot-away' });
+    agents.push(away.proc);
+    await loseAgent(server, away.proc, 'slot-away.localhost');
+    const refused = spawnNode(AGENT_BIN, ['http', String(origin.port)], { SVC_SERVER: server.url, SVC_TOKEN: token }, 'agent');
+    const exit = await refused.exited;
+    assert.equal(exit.code, 1, refused.output);
+    assert.match(refused.output, new RegExp(Messages.TUNNEL_LIMIT));
+    // Deleting the away tunnel ends its grace and gives the slot back.
+    const listed = await fetch(`${server.url}/v1/tunnels`, { headers: { authorization: `Bearer ${token}` } });
+    const { tunnels } = (await listed.json()) as { tunnels: Array<{ id: string; host: string }> };
+    const row = tunnels.find((tunnel) => tunnel.host === 'slot-away.localhost');
+    assert.ok(row, JSON.stringify(tunnels));
+    const deleted = await fetch(`${server.url}/v1/tunnels/${row.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${token}` } });
+    assert.ok(deleted.ok, String(deleted.status));
+    const next = await startAgent(server, { token, target: origin.port });
+    assert.equal((await visit(server, next.hostname, '/')).text, 'hello from origin');
+    assert.equal((await next.close()).code, 0);
+  });
 });
 
 const baseUrl = process.env.SVC_TEST_DATABASE_URL;

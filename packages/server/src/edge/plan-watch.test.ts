@@ -187,7 +187,7 @@ describe('PlanWatch', () => {
     const away = new Map([['t1', { accountId: 'acc', boundAt: 100 }]]);
     const rows = [row('t1', 'acc', 900, 'offline'), row('t2', 'acc', 200)];
     const { watch, ended } = watchOver(held, rows, new Map([['acc', 'free']]), away);
-    await watch.poll();
+    await watch.planChanged('acc');
     assert.deepEqual(
       ended.map((e) => e.tunnelId),
       ['t2'],
@@ -208,10 +208,14 @@ describe('PlanWatch', () => {
     assert.deepEqual([...held.keys()], ['t1']);
   });
 
-  it('counts an away tunnel toward the poll: one live and one away are over a plan of one', async () => {
+  it('reads the plan of an account over the smallest plan with its away tunnels, and ends the newer once it is lowered', async () => {
     const away = new Map([['t2', { accountId: 'acc', boundAt: 200 }]]);
     const rows = [row('t1', 'acc', 100), row('t2', 'acc', 300, 'offline')];
-    const { watch, ended } = watchOver(new Map([['t1', 'acc']]), rows, new Map([['acc', 'free']]), away);
+    const plans = new Map<string, Plan>([['acc', 'pro']]);
+    const { watch, ended, queries } = watchOver(new Map([['t1', 'acc']]), rows, plans, away);
+    await watch.poll();
+    assert.deepEqual(queries, ['plansOf acc'], 'one live and one away are more than the smallest plan allows');
+    plans.set('acc', 'free');
     await watch.poll();
     assert.deepEqual(
       ended.map((e) => e.tunnelId),

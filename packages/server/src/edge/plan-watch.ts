@@ -9,9 +9,11 @@ import { PLANS, type Plan, type PlanLimits, type Store, type Tunnel } from '../s
 // serves: every POLL_MS those with more tunnels here than some plan allows, and every SWEEP_MS
 // all of them with their online counts on every node (a notification lost, a node restarted).
 // A tunnel whose agent's connection was lost (its name in its grace period, visitors held for a
-// reconnect) is still one of the account's tunnels, counted by when it came online: beyond the
-// limit, its grace ends at once (held visitors get the offline page, the name and port are free).
-// Only the node that holds the grace knows it; the others count the tunnels online in the store.
+// reconnect) is still one of the account's tunnels, counted by when it came online, so a blip at
+// the moment a plan is lowered does not change which tunnels survive: beyond the limit, its grace
+// ends at once (held visitors get the offline page, the name and port are free). A bind on this
+// node counts it too (Binder), so its slot is not taken meanwhile. Only the node that holds a
+// grace knows it; the others count the tunnels online in the store.
 
 /** How often the plans of accounts with more live tunnels here than the smallest plan allows are read. */
 export const POLL_MS = 2_000;
@@ -160,7 +162,7 @@ export class PlanWatch {
   private countHere(): Map<string, number> {
     const counts = new Map<string, number>();
     for (const binding of this.deps.bindings()) counts.set(binding.accountId, (counts.get(binding.accountId) ?? 0) + 1);
-    for (const away of this.deps.awayTunnels?.() ?? []) counts.set(away.accountId, (counts.get(away.accountId) ?? 0) + 1);
+    for (const lost of this.deps.awayTunnels?.() ?? []) counts.set(lost.accountId, (counts.get(lost.accountId) ?? 0) + 1);
     return counts;
   }
 
