@@ -197,6 +197,14 @@ export interface OidcKeysTable {
   created_at: number;
 }
 
+/** oidc_sealed_keys: one key per purpose (the cookie HMAC key), sealed under the node's secret key. */
+export interface OidcSealedKeysTable {
+  purpose: string;
+  key_id: string;
+  sealed_secret: string;
+  created_at: number;
+}
+
 /** oidc_tickets: one-time sign-in state and codes, keyed by the SHA-256 of their random value. */
 export interface OidcTicketsTable {
   id: string;
@@ -341,6 +349,7 @@ export interface Database {
   webhook_attempts: WebhookAttemptsTable;
   tcp_addresses: TcpAddressesTable;
   oidc_keys: OidcKeysTable;
+  oidc_sealed_keys: OidcSealedKeysTable;
   oidc_tickets: OidcTicketsTable;
   oidc_revocations: OidcRevocationsTable;
   oidc_signing_keys: OidcSigningKeysTable;

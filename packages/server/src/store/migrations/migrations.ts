@@ -4,6 +4,7 @@ import { fromRow, toRow } from '../requests/request-rows.js';
 import { CLUSTER_MIGRATIONS } from './migrations-cluster.js';
 import { OIDC_MIGRATIONS } from './migrations-oidc.js';
 import { OIDC_SESSIONS_MIGRATIONS } from './migrations-oidc-sessions.js';
+import { OIDC_SEALED_KEYS_MIGRATIONS } from './migrations-oidc-sealed-keys.js';
 import { POOLS_MIGRATIONS } from './migrations-pools.js';
 import { RATE_LIMIT_MIGRATIONS } from './migrations-rate-limits.js';
 import { REQUEST_TARGET_MIGRATIONS } from './migrations-request-target.js';
@@ -328,6 +329,7 @@ const MIGRATIONS: readonly NamedMigration[] = [
   ...RATE_LIMIT_MIGRATIONS,
   ...REQUEST_TARGET_MIGRATIONS,
   ...ROUTES_MIGRATIONS,
+  ...OIDC_SEALED_KEYS_MIGRATIONS,
 ];
 
 /** Rows per statement when migrations convert inspector records: 13 parameters each, far below SQLite's limit. */
