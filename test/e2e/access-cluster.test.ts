@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { BindMessages } from '@svcrouter/protocol';
-import { freshDatabase, startNode, until, type TestDatabase } from './harness/cluster-support.js';
+import { freshDatabase, startNode, until, type TestDatabase, postgresSuite } from './harness/cluster-support.js';
 import { runAgent, startAgent, startOrigin, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
 import { basic, visitFrom } from './harness/access-support.js';
 
@@ -9,18 +9,9 @@ import { basic, visitFrom } from './harness/access-support.js';
 // on node A, visitors through node B. The rules hold wherever a request enters, the sign-in limit
 // counts across nodes, and no node lets a bind without rules take the protected name over.
 
-const SKIP_NOTICE = 'skipping the access-rules cluster suite: set SVC_TEST_DATABASE_URL (apt-get install postgresql)';
-const baseUrl = process.env.SVC_TEST_DATABASE_URL;
 const PASSWORD = 'cluster-pass-1';
 
-if (baseUrl === undefined || baseUrl === '') {
-  if (process.env.CI === 'true') {
-    it('access rules on a cluster', () => assert.fail('SVC_TEST_DATABASE_URL is unset; CI must run the cluster suites'));
-  } else {
-    process.stderr.write(`${SKIP_NOTICE}\n`);
-    it('access rules on a cluster', { skip: SKIP_NOTICE }, () => {});
-  }
-} else {
+postgresSuite('access rules on a cluster', (baseUrl) => {
   describe('access rules on several edge nodes', () => {
     let database: TestDatabase;
     let a: TestServer;
@@ -86,4 +77,4 @@ if (baseUrl === undefined || baseUrl === '') {
       assert.equal((await visitFrom(b, agent.hostname, '/echo')).status, 401);
     });
   });
-}
+});

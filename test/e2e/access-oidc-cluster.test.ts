@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
-import { freshDatabase, startNode, until, type TestDatabase } from './harness/cluster-support.js';
+import { freshDatabase, startNode, until, type TestDatabase, postgresSuite } from './harness/cluster-support.js';
 import { launchChromium, requireChromium } from './harness/browser.js';
 import { startAgent, type TestAgent, type TestServer } from './harness/index.js';
 import { visitFrom } from './harness/access-support.js';
@@ -12,18 +12,10 @@ import { echoOf, signInAtIdp, startIdentityOrigin, startIdp, type IdentityEcho, 
 // so a sign-in started on one node ends on another, and an identity signed by A verifies with
 // the JWKS B publishes.
 
-const SKIP_NOTICE = 'skipping the single sign-on cluster suite: set SVC_TEST_DATABASE_URL (apt-get install postgresql)';
-const baseUrl = process.env.SVC_TEST_DATABASE_URL;
 const PROVIDER = 'test-idp';
 
-if (baseUrl === undefined || baseUrl === '') {
-  if (process.env.CI === 'true') {
-    it('single sign-on on a cluster', () => assert.fail('SVC_TEST_DATABASE_URL is unset; CI must run the cluster suites'));
-  } else {
-    process.stderr.write(`${SKIP_NOTICE}\n`);
-    it('single sign-on on a cluster', { skip: SKIP_NOTICE }, () => {});
-  }
-} else if (requireChromium('single sign-on on a cluster in Chromium')) {
+postgresSuite('single sign-on on a cluster', (baseUrl) => {
+  if (!requireChromium('single sign-on on a cluster in Chromium')) return;
   describe('single sign-on on several edge nodes', () => {
     let database: TestDatabase;
     let idp: TestIdp;
@@ -144,4 +136,4 @@ if (baseUrl === undefined || baseUrl === '') {
       assert.equal(rows[0]?.n, 1, 'the sign-out is in the store, for every node');
     });
   });
-}
+});

@@ -1,26 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { freshDatabase, startNode, until, type TestDatabase } from './harness/cluster-support.js';
+import { freshDatabase, startNode, until, type TestDatabase, postgresSuite } from './harness/cluster-support.js';
 import { startAgent, startOrigin, visit, type TestOrigin, type TestServer } from './harness/index.js';
 
 // The agent API on an agent given two edge URLs: a tunnel it starts is held through both nodes,
 // as the tunnels it started with are.
 
-const SKIP_NOTICE = 'skipping the agent API cluster suite: set SVC_TEST_DATABASE_URL (apt-get install postgresql)';
-const baseUrl = process.env.SVC_TEST_DATABASE_URL;
 /** Bounds a hung test; not a timing assertion. */
 const HANG = { timeout: 60_000 };
 
-if (baseUrl === undefined || baseUrl === '') {
-  if (process.env.CI === 'true') {
-    it('agent API cluster suite', () => assert.fail('SVC_TEST_DATABASE_URL is unset; CI must run the cluster suite'));
-  } else {
-    process.stderr.write(`${SKIP_NOTICE}\n`);
-    it('agent API cluster suite', { skip: SKIP_NOTICE }, () => {});
-  }
-} else {
-  clusterSuite(baseUrl);
-}
+postgresSuite('agent API cluster suite', clusterSuite);
 
 function clusterSuite(url: string): void {
   describe('agent API across edge nodes', () => {

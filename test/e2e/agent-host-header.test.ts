@@ -5,9 +5,8 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createServer, type ViteDevServer } from 'vite';
-import { chromium, type Browser } from 'playwright-core';
-import { findTool } from '@svcrouter/testkit/tools';
-import { CHROMIUM, CHROMIUM_ARGS, requireChromium } from './harness/browser.js';
+import type { Browser } from 'playwright-core';
+import { launchChromiumFor, requireChromium } from './harness/browser.js';
 import { edgeUrl, runAgent, splitFailure, startAgent, startServer, tempDir, visit, type TestServer } from './harness/index.js';
 
 const SHARED_DOMAIN = 'svc-tunnels.test';
@@ -158,9 +157,7 @@ describe('--host-header', () => {
       describe('in Chromium', () => {
         let browser: Browser;
         before(async () => {
-          // The shared domain is not in DNS: Chromium resolves it to loopback, as the harness's visitor does.
-          const args = [...CHROMIUM_ARGS, `--host-resolver-rules=MAP *.${SHARED_DOMAIN} 127.0.0.1`];
-          browser = await chromium.launch({ executablePath: findTool(CHROMIUM)!, headless: true, args });
+          browser = await launchChromiumFor(SHARED_DOMAIN);
         });
         after(async () => {
           await browser?.close();

@@ -6,7 +6,7 @@ import { startChallTestSrv, type ChallTestSrv } from '@svcrouter/testkit/dns';
 import { startPebble, type Pebble } from '@svcrouter/testkit/pebble';
 import { requireTools } from '@svcrouter/testkit/tools';
 import { freePort } from '@svcrouter/testkit';
-import { freshDatabase, startNode, until, type TestDatabase } from './harness/cluster-support.js';
+import { freshDatabase, startNode, until, type TestDatabase, postgresSuite } from './harness/cluster-support.js';
 import { ACME_PACKAGES, ACME_TOOLS, acmeOrders, addVerified, handshake, type Handshake } from './harness/domains-support.js';
 import { api, tempDir, visit, type TestServer } from './harness/index.js';
 
@@ -15,21 +15,12 @@ import { api, tempDir, visit, type TestServer } from './harness/index.js';
 // both, ordered once however many nodes are asked at once, and forgotten by both when the
 // domain is removed.
 
-const SKIP_NOTICE = 'skipping the cluster ACME suite: set SVC_TEST_DATABASE_URL (apt-get install postgresql)';
-const baseUrl = process.env.SVC_TEST_DATABASE_URL;
 /** Bounds a hung test; not a timing assertion. */
 const HANG = { timeout: 120_000 };
 
-if (baseUrl === undefined || baseUrl === '') {
-  if (process.env.CI === 'true') {
-    it('cluster ACME suite', () => assert.fail('SVC_TEST_DATABASE_URL is unset; CI must run the cluster suite'));
-  } else {
-    process.stderr.write(`${SKIP_NOTICE}\n`);
-    it('cluster ACME suite', { skip: SKIP_NOTICE }, () => {});
-  }
-} else if (requireTools('cluster ACME (Pebble)', ACME_TOOLS, ACME_PACKAGES)) {
-  clusterAcmeSuite(baseUrl);
-}
+postgresSuite('cluster ACME suite', (baseUrl) => {
+  if (requireTools('cluster ACME (Pebble)', ACME_TOOLS, ACME_PACKAGES)) clusterAcmeSuite(baseUrl);
+});
 
 function clusterAcmeSuite(url: string): void {
   describe('ACME certificates on two nodes', () => {

@@ -1,15 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AgentSession, ErrorCode, Messages, SvcError, type BindRequest } from '@svcrouter/sdk';
-import { freshDatabase, startNode, until, type TestDatabase } from './harness/cluster-support.js';
+import { freshDatabase, startNode, until, type TestDatabase, postgresSuite } from './harness/cluster-support.js';
 import { api, startAgent, startOrigin, visit, type TestOrigin, type TestServer } from './harness/index.js';
 
 // Three svc-server processes on one real PostgreSQL: an agent given the three URLs holds its
 // tunnel through two of them and survives the death of one; binds of one account on the three
 // nodes at once never pass the plan's tunnel limit.
 
-const SKIP_NOTICE = 'skipping the cluster failover suite: set SVC_TEST_DATABASE_URL (apt-get install postgresql)';
-const baseUrl = process.env.SVC_TEST_DATABASE_URL;
 /** Bounds a hung test; not a timing assertion. */
 const HANG = { timeout: 60_000 };
 /** The free plan's tunnel limit. */
@@ -21,16 +19,7 @@ const PLANS = JSON.stringify({ pro: { bandwidthBytes: PRO_QUOTA } });
 /** Polls of 50 ms for a plan change to reach a node: 5 s, far below the nodes' own 60 s refresh. */
 const PLAN_CHANGE_ATTEMPTS = 100;
 
-if (baseUrl === undefined || baseUrl === '') {
-  if (process.env.CI === 'true') {
-    it('cluster failover suite', () => assert.fail('SVC_TEST_DATABASE_URL is unset; CI must run the cluster suite'));
-  } else {
-    process.stderr.write(`${SKIP_NOTICE}\n`);
-    it('cluster failover suite', { skip: SKIP_NOTICE }, () => {});
-  }
-} else {
-  failoverSuite(baseUrl);
-}
+postgresSuite('cluster failover suite', failoverSuite);
 
 /** used.bandwidthBytes of GET /v1/usage on one node: the stored total as of its last flush, plus its own unflushed bytes. */
 async function usedOn(node: TestServer, token: string): Promise<number> {

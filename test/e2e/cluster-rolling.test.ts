@@ -1,15 +1,13 @@
 import assert from 'node:assert/strict';
 import { rm } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
-import { freshDatabase, startNode, until, type TestDatabase } from './harness/cluster-support.js';
+import { freshDatabase, startNode, until, type TestDatabase, postgresSuite } from './harness/cluster-support.js';
 import { api, startAgent, startOrigin, visit, type TestOrigin, type TestServer } from './harness/index.js';
 
 // Three svc-server processes on one real PostgreSQL, restarted one at a time with SIGTERM under
 // steady traffic: the agent given the three URLs moves its tunnel off each leaving node before
 // that node lets it go, and no visitor request fails.
 
-const SKIP_NOTICE = 'skipping the cluster rolling restart suite: set SVC_TEST_DATABASE_URL (apt-get install postgresql)';
-const baseUrl = process.env.SVC_TEST_DATABASE_URL;
 /** Bounds a hung test; not a timing assertion. */
 const HANG = { timeout: 90_000 };
 /**
@@ -20,16 +18,7 @@ const NODE_ENV = { SVC_DRAIN_MS: '15000', SVC_UNREADY_MS: '1000' };
 /** How often the visitors' balancer checks each node's /readyz. */
 const CHECK_MS = 100;
 
-if (baseUrl === undefined || baseUrl === '') {
-  if (process.env.CI === 'true') {
-    it('cluster rolling restart suite', () => assert.fail('SVC_TEST_DATABASE_URL is unset; CI must run the cluster suite'));
-  } else {
-    process.stderr.write(`${SKIP_NOTICE}\n`);
-    it('cluster rolling restart suite', { skip: SKIP_NOTICE }, () => {});
-  }
-} else {
-  rollingSuite(baseUrl);
-}
+postgresSuite('cluster rolling restart suite', rollingSuite);
 
 function rollingSuite(url: string): void {
   let database: TestDatabase;

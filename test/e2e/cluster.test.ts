@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
 import { Messages } from '@svcrouter/protocol';
-import { freshDatabase, startNode, until, type TestDatabase } from './harness/cluster-support.js';
+import { freshDatabase, startNode, until, type TestDatabase, postgresSuite } from './harness/cluster-support.js';
 import { MiB, connectH2, h2Request, readText, request, writeChunks } from './harness/data-path-support.js';
 import {
   api,
@@ -25,21 +25,10 @@ import {
 // Three svc-server processes on one real PostgreSQL: the agent's session is held by node A,
 // visitors come in through B and C, and the API is called on any node.
 
-const SKIP_NOTICE = 'skipping the cluster suite: set SVC_TEST_DATABASE_URL (apt-get install postgresql)';
-const baseUrl = process.env.SVC_TEST_DATABASE_URL;
 /** Bounds a hung test; not a timing assertion. */
 const HANG = { timeout: 60_000 };
 
-if (baseUrl === undefined || baseUrl === '') {
-  if (process.env.CI === 'true') {
-    it('cluster suite', () => assert.fail('SVC_TEST_DATABASE_URL is unset; CI must run the cluster suite'));
-  } else {
-    process.stderr.write(`${SKIP_NOTICE}\n`);
-    it('cluster suite', { skip: SKIP_NOTICE }, () => {});
-  }
-} else {
-  clusterSuite(baseUrl);
-}
+postgresSuite('cluster suite', clusterSuite);
 
 interface NodeRow {
   nodeId: string;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sign as signGithub } from '@octokit/webhooks-methods';
-import { freshDatabase, startNode, until, type TestDatabase } from './harness/cluster-support.js';
+import { freshDatabase, startNode, until, type TestDatabase, postgresSuite } from './harness/cluster-support.js';
 import { startAgent, startOrigin, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
 import { visitFrom, visitH2 } from './harness/access-support.js';
 import { send, type Echo } from './harness/policy-support.js';
@@ -10,18 +10,9 @@ import { send, type Echo } from './harness/policy-support.js';
 // on node A, visitors through node B. The node holding the agent applies the rules to requests
 // that entered anywhere, so they hold the same way through either node.
 
-const SKIP_NOTICE = 'skipping the traffic-rules cluster suite: set SVC_TEST_DATABASE_URL (apt-get install postgresql)';
-const baseUrl = process.env.SVC_TEST_DATABASE_URL;
 const SECRET = 'cluster-webhook-secret';
 
-if (baseUrl === undefined || baseUrl === '') {
-  if (process.env.CI === 'true') {
-    it('traffic rules on a cluster', () => assert.fail('SVC_TEST_DATABASE_URL is unset; CI must run the cluster suites'));
-  } else {
-    process.stderr.write(`${SKIP_NOTICE}\n`);
-    it('traffic rules on a cluster', { skip: SKIP_NOTICE }, () => {});
-  }
-} else {
+postgresSuite('traffic rules on a cluster', (baseUrl) => {
   describe('traffic rules on several edge nodes', () => {
     let database: TestDatabase;
     let a: TestServer;
@@ -105,4 +96,4 @@ if (baseUrl === undefined || baseUrl === '') {
       }
     });
   });
-}
+});

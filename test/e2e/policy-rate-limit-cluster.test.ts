@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startAgent, startOrigin, type TestAgent, type TestOrigin, type TestServer } from './harness/index.js';
 import { visitFrom, type Answer } from './harness/access-support.js';
-import { freshDatabase, startNode, until, type TestDatabase } from './harness/cluster-support.js';
+import { freshDatabase, startNode, until, type TestDatabase, postgresSuite } from './harness/cluster-support.js';
 import { startMemberService, type MemberService } from './harness/pool-support.js';
 
 // The rate limit on a cluster: two svc-server processes on one real PostgreSQL, real agents with
@@ -13,19 +13,7 @@ import { startMemberService, type MemberService } from './harness/pool-support.j
 // holds the limit: counted in each node's memory, 2N would pass (checked on 2026-12-06 by swapping
 // the limiter: the pool case then fails).
 
-const SKIP_NOTICE = 'skipping the rate limit cluster suite: set SVC_TEST_DATABASE_URL (apt-get install postgresql)';
-const baseUrl = process.env.SVC_TEST_DATABASE_URL;
-
-if (baseUrl === undefined || baseUrl === '') {
-  if (process.env.CI === 'true') {
-    it('rate limit on a cluster', () => assert.fail('SVC_TEST_DATABASE_URL is unset; CI must run the cluster suites'));
-  } else {
-    process.stderr.write(`${SKIP_NOTICE}\n`);
-    it('rate limit on a cluster', { skip: SKIP_NOTICE }, () => {});
-  }
-} else {
-  rateLimitClusterSuite(baseUrl);
-}
+postgresSuite('rate limit on a cluster', rateLimitClusterSuite);
 
 /** The visitor's requests, alternating A, B, A, B…, from one source address. */
 async function alternate(nodes: readonly TestServer[], hostname: string, from: string, count: number): Promise<Answer[]> {

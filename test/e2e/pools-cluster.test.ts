@@ -1,24 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { api, startAgent, type TestAgent, type TestServer } from './harness/index.js';
-import { freshDatabase, startNode, until, type TestDatabase } from './harness/cluster-support.js';
+import { freshDatabase, startNode, until, type TestDatabase, postgresSuite } from './harness/cluster-support.js';
 import { sequentialGets, startMemberService, tally, type MemberService } from './harness/pool-support.js';
 
 // Two svc-server nodes on one real PostgreSQL, a pool with a member on each.
 
-const SKIP_NOTICE = 'skipping the pool cluster suite: set SVC_TEST_DATABASE_URL (apt-get install postgresql)';
-const baseUrl = process.env.SVC_TEST_DATABASE_URL;
-
-if (baseUrl === undefined || baseUrl === '') {
-  if (process.env.CI === 'true') {
-    it('pool cluster suite', () => assert.fail('SVC_TEST_DATABASE_URL is unset; CI must run the pool cluster suite'));
-  } else {
-    process.stderr.write(`${SKIP_NOTICE}\n`);
-    it('pool cluster suite', { skip: SKIP_NOTICE }, () => {});
-  }
-} else {
-  poolClusterSuite(baseUrl);
-}
+postgresSuite('pool cluster suite', poolClusterSuite);
 
 function poolClusterSuite(url: string): void {
   describe('a pool with members on two nodes', { timeout: 120_000 }, () => {

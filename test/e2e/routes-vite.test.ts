@@ -4,10 +4,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { createServer, type ViteDevServer } from 'vite';
-import { findTool } from '@svcrouter/testkit/tools';
-import { CHROMIUM, CHROMIUM_ARGS, requireChromium } from './harness/browser.js';
+import { launchChromiumFor, requireChromium } from './harness/browser.js';
 import { edgeUrl, startAgent, startServer, tempDir, type TestServer } from './harness/index.js';
 
 const SHARED_DOMAIN = 'svc-routes.test';
@@ -69,8 +68,7 @@ describe('routes with a Vite dev server and an API on another port', () => {
     describe('in Chromium', () => {
       let browser: Browser;
       before(async () => {
-        const args = [...CHROMIUM_ARGS, `--host-resolver-rules=MAP *.${SHARED_DOMAIN} 127.0.0.1`];
-        browser = await chromium.launch({ executablePath: findTool(CHROMIUM)!, headless: true, args });
+        browser = await launchChromiumFor(SHARED_DOMAIN);
       });
       after(async () => {
         await browser?.close();

@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
-import { freePort, pollUntil } from '@svcrouter/testkit';
-import { REPO_ROOT, spawnNode, AGENT_BIN, startServer, tempDir, type TestServer } from './harness/index.js';
+import { SSH, SSH_KEYGEN, SSHD, startSshd, type TestSshd } from '@svcrouter/testkit/sshd';
+import { REPO_ROOT, spawnNode, AGENT_BIN, startServer, type TestServer } from './harness/index.js';
 import { tcpPortRange } from './harness/tcp-support.js';
 
 // `svc tcp` in front of real servers, reached by their real clients: OpenSSH runs a command
@@ -35,71 +34,24 @@ async function startTcpAgent(server: TestServer, target: number | string, args: 
 }
 
 describe('ssh through svc tcp', () => {
-  if (!needs('ssh', ['/usr/sbin/sshd', '/usr/bin/ssh', '/usr/bin/ssh-keygen'])) return;
+  if (!needs('ssh', [SSHD, SSH, SSH_KEYGEN])) return;
   let server: TestServer;
-  let sshd: ChildProcess;
-  let dir: { dir: string; remove(): Promise<void> };
-  let sshdPort: number;
+  let sshd: TestSshd;
   before(async () => {
-    dir = await tempDir('svc-sshd-');
-    const key = path.join(dir.dir, 'host_key');
-    const client = path.join(dir.dir, 'client_key');
-    await run('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', key]);
-    await run('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', client]);
-    const { readFile } = await import('node:fs/promises');
-    await writeFile(path.join(dir.dir, 'authorized_keys'), await readFile(`${client}.pub`));
-    await mkdir('/run/sshd', { recursive: true });
-    sshdPort = await freePort();
-    const config = [
-      `Port ${sshdPort}`,
-      'ListenAddress 127.0.0.1',
-      `HostKey ${key}`,
-      `PidFile ${path.join(dir.dir, 'sshd.pid')}`,
-      'UsePAM no',
-      'StrictModes no',
-      'PermitRootLogin yes',
-      'PasswordAuthentication no',
-      `AuthorizedKeysFile ${path.join(dir.dir, 'authorized_keys')}`,
-    ].join('\n');
-    await writeFile(path.join(dir.dir, 'sshd_config'), `${config}\n`);
-    sshd = spawn('/usr/sbin/sshd', ['-D', '-e', '-f', path.join(dir.dir, 'sshd_config')], { stdio: ['ignore', 'ignore', 'pipe'] });
-    await pollUntil('sshd listening', async () => {
-      const net = await import('node:net');
-      return new Promise((resolve) => {
-        const socket = net.connect(sshdPort, '127.0.0.1');
-        socket.once('connect', () => (socket.destroy(), resolve(true)));
-        socket.once('error', () => resolve(false));
-      });
-    });
+    sshd = await startSshd();
     server = await startServer({ env: { SVC_TCP_PORTS: await tcpPortRange(100) } });
   });
   after(async () => {
-    sshd?.kill('SIGTERM');
+    await sshd?.close();
     await server?.close();
-    await dir?.remove();
   });
 
   it('runs a command over ssh -p <tunnel port>, and prints one line per closed connection', async () => {
-    const agent = await startTcpAgent(server, sshdPort);
+    const agent = await startTcpAgent(server, sshd.port);
     try {
       assert.equal(agent.host, 'localhost');
-      assert.equal(agent.local, `localhost:${sshdPort}`);
-      const { stdout } = await run('ssh', [
-        '-p',
-        String(agent.port),
-        '-i',
-        path.join(dir.dir, 'client_key'),
-        '-o',
-        'StrictHostKeyChecking=no',
-        '-o',
-        'UserKnownHostsFile=/dev/null',
-        '-o',
-        'BatchMode=yes',
-        '-o',
-        'LogLevel=ERROR',
-        'root@127.0.0.1',
-        'echo through-the-tunnel $((6*7))',
-      ]);
+      assert.equal(agent.local, `localhost:${sshd.port}`);
+      const { stdout } = await run(SSH, ['-p', String(agent.port), ...sshd.clientOptions, sshd.login, 'echo through-the-tunnel $((6*7))']);
       assert.equal(stdout.trim(), 'through-the-tunnel 42');
       // time, TCP, visitor ip:port, duration, bytes each way.
       const line = await agent.proc.waitForLine(/^\d\d:\d\d:\d\d\.\d{3} TCP 127\.0\.0\.1:\d+ \d+ms in (\d+)B out (\d+)B closed$/);

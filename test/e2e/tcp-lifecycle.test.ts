@@ -3,8 +3,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { describe, it } from 'node:test';
 import { forward, Messages, type TcpConnectionLog, type Tunnel, type TunnelEvents } from '@svcrouter/sdk';
-import { AGENT_BIN, api, spawnNode, startServer, withRestartableServer } from './harness/index.js';
-import { connectTcp, portOf, readAll, startTcpService, tcpPortRange } from './harness/tcp-support.js';
+import { AGENT_BIN, api, spawnNode, startServer, withRestartableServer, type TestServer } from './harness/index.js';
+import { connectTcp, portOf, readAll, startTcpService, tcpPortRange, withTcpTunnel } from './harness/tcp-support.js';
 
 // A TCP tunnel's life: its port kept across a lost connection, the range used up, the API's
 // delete, the quota, PROXY protocol to the local service, and bytes that arrive unchanged in
@@ -56,11 +56,8 @@ describe('tcp tunnel lifecycle', () => {
     }
   });
 
-  it('closes open connections when the tunnel is deleted through the API', async () => {
-    const server = await startServer({ env: { SVC_TCP_PORTS: await tcpPortRange(100) } });
-    const echo = await startTcpService();
-    const tunnel = await forward({ proto: 'tcp', addr: echo.port, token: server.token!, serverUrl: server.url });
-    try {
+  it('closes open connections when the tunnel is deleted through the API', () =>
+    withTcpTunnel(async ({ server, tunnel }) => {
       const socket = await connectTcp(portOf(tunnel.url));
       socket.on('error', () => undefined);
       socket.write('x');
@@ -73,92 +70,77 @@ describe('tcp tunnel lifecycle', () => {
       await cut;
       await ended;
       socket.destroy();
-    } finally {
-      await tunnel.close();
-      await echo.close();
-      await server.close();
-    }
-  });
+    }));
 
   it('closes open connections when the agent token is revoked', async () => {
-    const server = await startServer({ env: { SVC_TCP_PORTS: await tcpPortRange(100) } });
-    const echo = await startTcpService();
-    const key = (await api(server, 'POST', '/v1/keys', { token: server.token! }, { description: 'tcp' })).body as {
-      id: string;
-      token: string;
-    };
-    const tunnel = await forward({ proto: 'tcp', addr: echo.port, token: key.token, serverUrl: server.url });
-    try {
-      const socket = await connectTcp(portOf(tunnel.url));
-      socket.on('error', () => undefined);
-      socket.write('x');
-      await once(socket, 'data');
-      const cut = new Promise((resolve) => socket.once('end', resolve).once('close', resolve));
-      const ended = once(tunnel, 'end');
-      assert.equal((await api(server, 'DELETE', `/v1/keys/${key.id}`, { token: server.token! })).status, 204);
-      await cut;
-      await ended;
-      socket.destroy();
-    } finally {
-      await tunnel.close();
-      await echo.close();
-      await server.close();
-    }
-  });
-
-  it('closes a connection idle for the idle timeout, and says so', async () => {
-    const server = await startServer({ env: { SVC_TCP_PORTS: await tcpPortRange(100) } });
-    const echo = await startTcpService();
-    const tunnel = await forward({ proto: 'tcp', addr: echo.port, token: server.token!, serverUrl: server.url, idleTimeoutMs: 300 });
-    try {
-      const logged = once(tunnel, 'connection') as Promise<[TcpConnectionLog]>;
-      const socket = await connectTcp(portOf(tunnel.url));
-      socket.on('error', () => undefined);
-      socket.write('once');
-      socket.resume();
-      // Nothing more is sent: the agent closes it, and the visitor sees the end.
-      const cut = new Promise((resolve) => socket.once('end', resolve).once('close', resolve));
-      await cut;
-      const [log] = await logged;
-      assert.equal(log.outcome, 'idle');
-      assert.ok(log.durationMs >= 300);
-      socket.destroy();
-    } finally {
-      await tunnel.close();
-      await echo.close();
-      await server.close();
-    }
-  });
-
-  it('cuts a connection once the monthly quota is used up', async () => {
-    const quota = 1024 * 1024;
-    const server = await startServer({
-      env: { SVC_TCP_PORTS: await tcpPortRange(100), SVC_PLANS: JSON.stringify({ free: { bandwidthBytes: quota } }) },
-    });
-    const sink = await startTcpService((socket) => socket.resume());
-    const tunnel = await forward({ proto: 'tcp', addr: sink.port, token: server.token!, serverUrl: server.url });
-    try {
-      const socket = await connectTcp(portOf(tunnel.url));
-      socket.on('error', () => undefined);
-      let sent = 0;
-      const piece = Buffer.alloc(64 * 1024);
-      // The edge cuts with a reset: 'close' comes with or without an 'error' before it.
-      const closed = new Promise((resolve) => socket.once('close', resolve));
-      // Keeps sending until the edge cuts: far more than the quota would be sent otherwise.
-      const pump = (): void => {
-        while (!socket.destroyed && sent < 16 * quota) {
-          sent += piece.length;
-          if (!socket.write(piece)) return void socket.once('drain', pump);
-        }
+    let keyId = '';
+    const token = async (server: TestServer): Promise<string> => {
+      const key = (await api(server, 'POST', '/v1/keys', { token: server.token! }, { description: 'tcp' })).body as {
+        id: string;
+        token: string;
       };
-      pump();
-      await closed;
-      assert.ok(sent < 16 * quota, `sent ${sent} bytes before the cut`);
-    } finally {
-      await tunnel.close();
-      await sink.close();
-      await server.close();
-    }
+      keyId = key.id;
+      return key.token;
+    };
+    await withTcpTunnel(
+      async ({ server, tunnel }) => {
+        const socket = await connectTcp(portOf(tunnel.url));
+        socket.on('error', () => undefined);
+        socket.write('x');
+        await once(socket, 'data');
+        const cut = new Promise((resolve) => socket.once('end', resolve).once('close', resolve));
+        const ended = once(tunnel, 'end');
+        assert.equal((await api(server, 'DELETE', `/v1/keys/${keyId}`, { token: server.token! })).status, 204);
+        await cut;
+        await ended;
+        socket.destroy();
+      },
+      { token },
+    );
+  });
+
+  it('closes a connection idle for the idle timeout, and says so', () =>
+    withTcpTunnel(
+      async ({ tunnel }) => {
+        const logged = once(tunnel, 'connection') as Promise<[TcpConnectionLog]>;
+        const socket = await connectTcp(portOf(tunnel.url));
+        socket.on('error', () => undefined);
+        socket.write('once');
+        socket.resume();
+        // Nothing more is sent: the agent closes it, and the visitor sees the end.
+        const cut = new Promise((resolve) => socket.once('end', resolve).once('close', resolve));
+        await cut;
+        const [log] = await logged;
+        assert.equal(log.outcome, 'idle');
+        assert.ok(log.durationMs >= 300);
+        socket.destroy();
+      },
+      { forward: { idleTimeoutMs: 300 } },
+    ));
+
+  it('cuts a connection once the monthly quota is used up', () => {
+    const quota = 1024 * 1024;
+    return withTcpTunnel(
+      async ({ tunnel }) => {
+        const socket = await connectTcp(portOf(tunnel.url));
+        socket.on('error', () => undefined);
+        let sent = 0;
+        const piece = Buffer.alloc(64 * 1024);
+        // The edge cuts with a reset: 'close' comes with or without an 'error' before it.
+        const closed = new Promise((resolve) => socket.once('close', resolve));
+        // Keeps sending until the edge cuts: far more than the quota would be sent otherwise.
+        const pump = (): void => {
+          while (!socket.destroyed && sent < 16 * quota) {
+            sent += piece.length;
+            if (!socket.write(piece)) return void socket.once('drain', pump);
+          }
+        };
+        pump();
+        await closed;
+        assert.ok(sent < 16 * quota, `sent ${sent} bytes before the cut`);
+      },
+      { env: { SVC_PLANS: JSON.stringify({ free: { bandwidthBytes: quota } }) }, onSocket: (socket) => socket.resume() },
+    );
   });
 
   it('sends the visitor address first with --proxy-protocol v1 and v2', async () => {
@@ -194,33 +176,25 @@ describe('tcp tunnel lifecycle', () => {
     }
   });
 
-  it('hints that the local service may not speak PROXY protocol when it closes right after the header', async () => {
-    const server = await startServer({ env: { SVC_TCP_PORTS: await tcpPortRange(100) } });
-    // Like a service without PROXY protocol that rejects the header as garbage: it hangs up at once.
-    const strict = await startTcpService((socket) => socket.once('data', () => socket.destroy()));
-    const tunnel = await forward({ proto: 'tcp', addr: strict.port, token: server.token!, serverUrl: server.url, proxyProtocol: 'v1' });
-    try {
-      const logged = once(tunnel, 'connection') as Promise<[TcpConnectionLog]>;
-      const socket = await connectTcp(portOf(tunnel.url));
-      socket.on('error', () => undefined);
-      socket.resume();
-      // Closed from the other end: the visitor closes its side too, as a real client does.
-      socket.once('end', () => socket.end());
-      const [log] = await logged;
-      assert.match(log.detail ?? '', /may not speak PROXY protocol \(v1\)/);
-      socket.destroy();
-    } finally {
-      await tunnel.close();
-      await strict.close();
-      await server.close();
-    }
-  });
+  it('hints that the local service may not speak PROXY protocol when it closes right after the header', () =>
+    withTcpTunnel(
+      async ({ tunnel }) => {
+        const logged = once(tunnel, 'connection') as Promise<[TcpConnectionLog]>;
+        const socket = await connectTcp(portOf(tunnel.url));
+        socket.on('error', () => undefined);
+        socket.resume();
+        // Closed from the other end: the visitor closes its side too, as a real client does.
+        socket.once('end', () => socket.end());
+        const [log] = await logged;
+        assert.match(log.detail ?? '', /may not speak PROXY protocol \(v1\)/);
+        socket.destroy();
+      },
+      // Like a service without PROXY protocol that rejects the header as garbage: it hangs up at once.
+      { onSocket: (socket) => socket.once('data', () => socket.destroy()), forward: { proxyProtocol: 'v1' } },
+    ));
 
-  it('carries 64 MiB each way unchanged (sha256), and 1,000 connections at once', async () => {
-    const server = await startServer({ env: { SVC_TCP_PORTS: await tcpPortRange(100) } });
-    const echo = await startTcpService();
-    const tunnel = await forward({ proto: 'tcp', addr: echo.port, token: server.token!, serverUrl: server.url });
-    try {
+  it('carries 64 MiB each way unchanged (sha256), and 1,000 connections at once', () =>
+    withTcpTunnel(async ({ tunnel }) => {
       const port = portOf(tunnel.url);
       const socket = await connectTcp(port);
       const sent = createHash('sha256');
@@ -250,10 +224,5 @@ describe('tcp tunnel lifecycle', () => {
         }),
       );
       answers.forEach((answer, i) => assert.equal(answer, `connection ${i}`));
-    } finally {
-      await tunnel.close();
-      await echo.close();
-      await server.close();
-    }
-  });
+    }));
 });

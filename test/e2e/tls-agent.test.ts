@@ -1,12 +1,9 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
-import net from 'node:net';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { freePort, pollUntil } from '@svcrouter/testkit';
 import { AGENT_BIN, runAgent, spawnNode, startServer, tempDir, type TestServer } from './harness/index.js';
+import { nginxInstalled, startNginx, type TestNginx } from './harness/nginx.js';
 import { startTcpService } from './harness/tcp-support.js';
 import {
   answerHttp,
@@ -20,8 +17,6 @@ import {
 // `svc tls` as users run it: the Forwarding line and a line per connection, openssl s_client
 // and curl verifying the local service's own certificate, --tls-cert/--tls-key in front of a
 // plain service, PROXY protocol to a real nginx, and access rules refused.
-
-const NGINX = '/usr/sbin/nginx';
 
 /** Runs `svc tls <target> [args]` and resolves once it prints its Forwarding line. */
 async function startTlsAgent(server: TestServer, target: number, args: string[]) {
@@ -104,52 +99,29 @@ describe('svc tls', () => {
   });
 
   describe('PROXY protocol to a real nginx terminating TLS', () => {
-    if (!existsSync(NGINX)) {
+    if (!nginxInstalled()) {
       it('proxy protocol', { skip: 'nginx missing (apt-get install -y nginx-light)' }, () => {});
       return;
     }
-    let nginx: ChildProcess;
-    let dir: { dir: string; remove(): Promise<void> };
+    let nginx: TestNginx;
     let cert: LocalCertificate;
-    let nginxPort: number;
     before(async () => {
-      dir = await tempDir('svc-nginx-tls-');
-      await mkdir(path.join(dir.dir, 'logs'), { recursive: true });
       cert = await selfSignedCertificate('proxied.localhost');
-      nginxPort = await freePort();
-      const conf = `
-worker_processes 1;
-pid ${dir.dir}/nginx.pid;
-error_log ${dir.dir}/logs/error.log;
-events { worker_connections 64; }
-http {
-  access_log off;
-  client_body_temp_path ${dir.dir}/body;
-  proxy_temp_path ${dir.dir}/proxy;
-  fastcgi_temp_path ${dir.dir}/fastcgi;
-  uwsgi_temp_path ${dir.dir}/uwsgi;
-  scgi_temp_path ${dir.dir}/scgi;
-  server {
-    listen 127.0.0.1:${nginxPort} ssl proxy_protocol;
-    ssl_certificate ${cert.certPath};
+      nginx = await startNginx(
+        'ssl proxy_protocol',
+        `ssl_certificate ${cert.certPath};
     ssl_certificate_key ${cert.keyPath};
-    location / { default_type text/plain; return 200 "visitor $proxy_protocol_addr"; }
-  }
-}
-`;
-      await writeFile(path.join(dir.dir, 'nginx.conf'), conf);
-      nginx = spawn(NGINX, ['-p', dir.dir, '-c', path.join(dir.dir, 'nginx.conf'), '-g', 'daemon off;'], { stdio: 'ignore' });
-      await pollUntil('nginx listening', () => canConnect(nginxPort));
+    location / { default_type text/plain; return 200 "visitor $proxy_protocol_addr"; }`,
+      );
     });
     after(async () => {
-      nginx?.kill('SIGTERM');
+      await nginx?.close();
       await cert?.close();
-      await dir?.remove();
     });
 
     for (const version of ['v1', 'v2'] as const) {
       it(`nginx reads the visitor's address from a ${version} header sent before the ClientHello`, async () => {
-        const agent = await startTlsAgent(server, nginxPort, ['--subdomain', 'proxied', '--proxy-protocol', version]);
+        const agent = await startTlsAgent(server, nginx.port, ['--subdomain', 'proxied', '--proxy-protocol', version]);
         try {
           const result = await curlHttps(agent.host, agent.port, cert.certPath);
           assert.ok(result.ok, result.stderr);
@@ -161,11 +133,3 @@ http {
     }
   });
 });
-
-function canConnect(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1');
-    socket.once('connect', () => (socket.destroy(), resolve(true)));
-    socket.once('error', () => resolve(false));
-  });
-}

@@ -2,25 +2,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { forward, type Tunnel } from '@svcrouter/sdk';
 import { api, type TestServer } from './harness/index.js';
-import { freshDatabase, startNode, until, type TestDatabase } from './harness/cluster-support.js';
+import { freshDatabase, startNode, until, type TestDatabase, postgresSuite } from './harness/cluster-support.js';
 import { answerHttp, curlHttps, selfSignedCertificate, startTlsService, type LocalCertificate } from './harness/tls-support.js';
 
 // Two svc-server nodes on one real PostgreSQL: a TLS tunnel's agent on node a, a visitor entering
 // node b. Node b reads SNI only once it knows of a TLS route, and sends the raw connection to a.
 
-const SKIP_NOTICE = 'skipping the TLS cluster suite: set SVC_TEST_DATABASE_URL (apt-get install postgresql)';
-const baseUrl = process.env.SVC_TEST_DATABASE_URL;
-
-if (baseUrl === undefined || baseUrl === '') {
-  if (process.env.CI === 'true') {
-    it('tls cluster suite', () => assert.fail('SVC_TEST_DATABASE_URL is unset; CI must run the TLS cluster suite'));
-  } else {
-    process.stderr.write(`${SKIP_NOTICE}\n`);
-    it('tls cluster suite', { skip: SKIP_NOTICE }, () => {});
-  }
-} else {
-  tlsClusterSuite(baseUrl);
-}
+postgresSuite('tls cluster suite', tlsClusterSuite);
 
 function tlsClusterSuite(url: string): void {
   describe('a TLS tunnel on a two-node cluster', { timeout: 120_000 }, () => {

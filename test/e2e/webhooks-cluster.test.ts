@@ -1,25 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { freshDatabase, startNode, type TestDatabase } from './harness/cluster-support.js';
+import { freshDatabase, startNode, type TestDatabase, postgresSuite } from './harness/cluster-support.js';
 import { api, startAgent, startOrigin, type TestOrigin, type TestServer } from './harness/index.js';
 import { addWebhook, startReceiver, type Receiver } from './harness/webhook-support.js';
 
 // Two svc-server nodes on one real PostgreSQL, both dispatching the shared outbox: every event,
 // whichever node saw it, reaches the receiver exactly once.
 
-const SKIP_NOTICE = 'skipping the webhook cluster suite: set SVC_TEST_DATABASE_URL (apt-get install postgresql)';
-const baseUrl = process.env.SVC_TEST_DATABASE_URL;
-
-if (baseUrl === undefined || baseUrl === '') {
-  if (process.env.CI === 'true') {
-    it('webhook cluster suite', () => assert.fail('SVC_TEST_DATABASE_URL is unset; CI must run the webhook cluster suite'));
-  } else {
-    process.stderr.write(`${SKIP_NOTICE}\n`);
-    it('webhook cluster suite', { skip: SKIP_NOTICE }, () => {});
-  }
-} else {
-  clusterSuite(baseUrl);
-}
+postgresSuite('webhook cluster suite', clusterSuite);
 
 function clusterSuite(url: string): void {
   describe('webhooks on two nodes sharing PostgreSQL', () => {

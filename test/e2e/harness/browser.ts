@@ -39,6 +39,11 @@ export async function launchChromium(extraArgs: readonly string[] = []): Promise
   return chromium.launch({ executablePath, headless: true, args: [...CHROMIUM_ARGS, ...extraArgs] });
 }
 
+/** Chromium that resolves every name under `domain` (a shared tunnel domain, not in DNS) to loopback, as the harness's visitor does. */
+export function launchChromiumFor(domain: string): Promise<Browser> {
+  return launchChromium([`--host-resolver-rules=MAP *.${domain} 127.0.0.1`]);
+}
+
 /**
  * Saves `name`-desktop.png and `name`-phone.png of the whole page, then puts the desktop
  * viewport back. The caller waits for what the page should show before calling.

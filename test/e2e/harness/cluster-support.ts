@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { it } from 'node:test';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { startServer, type ServerOptions, type TestServer } from './index.js';
@@ -69,4 +70,23 @@ export async function until(what: string, probe: () => Promise<boolean>, attempt
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   assert.fail(`gave up waiting: ${what}`);
+}
+
+/**
+ * Declares a suite that needs the test PostgreSQL. Without SVC_TEST_DATABASE_URL it is skipped with
+ * a notice on a developer's machine, and fails under CI, where a missing package must not pass quietly.
+ */
+export function postgresSuite(title: string, suite: (baseUrl: string) => void): void {
+  const baseUrl = process.env.SVC_TEST_DATABASE_URL;
+  if (baseUrl !== undefined && baseUrl !== '') {
+    suite(baseUrl);
+    return;
+  }
+  if (process.env.CI === 'true') {
+    it(title, () => assert.fail('SVC_TEST_DATABASE_URL is unset; CI must run the PostgreSQL suites'));
+    return;
+  }
+  const notice = `skipping "${title}": set SVC_TEST_DATABASE_URL (apt-get install postgresql)`;
+  process.stderr.write(`${notice}\n`);
+  it(title, { skip: notice }, () => {});
 }

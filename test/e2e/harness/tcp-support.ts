@@ -1,6 +1,8 @@
 import { once } from 'node:events';
 import net, { type Server, type Socket } from 'node:net';
 import { randomInt } from 'node:crypto';
+import { forward, type ForwardOptions, type Tunnel } from '@svcrouter/sdk';
+import { startServer, type TestServer } from './index.js';
 
 /** A local TCP service for tests: echoes, or runs `onSocket`. Listens on port 0. */
 export async function startTcpService(
@@ -64,4 +66,38 @@ function canListen(port: number): Promise<boolean> {
 /** The port of a `tcp://host:port` URL. */
 export function portOf(url: string): number {
   return Number(new URL(url).port);
+}
+
+export type TcpService = Awaited<ReturnType<typeof startTcpService>>;
+
+export interface TcpTunnelSetup {
+  /** The server's environment besides its port range. */
+  env?: Record<string, string>;
+  /** What the local service does with a connection; it echoes by default. */
+  onSocket?: (socket: Socket) => void;
+  /** Options of the tunnel's forward() besides its address, token and server. */
+  forward?: Partial<ForwardOptions>;
+  /** The agent's token, made on the server (a key the test revokes); the server's own by default. */
+  token?: (server: TestServer) => Promise<string>;
+}
+
+/** A server with a TCP port range, a local TCP service and a tunnel to it, for `use`; all closed after it. */
+export async function withTcpTunnel(
+  use: (context: { server: TestServer; service: TcpService; tunnel: Tunnel }) => Promise<void>,
+  setup: TcpTunnelSetup = {},
+): Promise<void> {
+  const server = await startServer({ env: { SVC_TCP_PORTS: await tcpPortRange(100), ...setup.env } });
+  const service = await startTcpService(setup.onSocket);
+  try {
+    const token = setup.token ? await setup.token(server) : server.token!;
+    const tunnel = await forward({ ...setup.forward, proto: 'tcp', addr: service.port, token, serverUrl: server.url });
+    try {
+      await use({ server, service, tunnel });
+    } finally {
+      await tunnel.close();
+    }
+  } finally {
+    await service.close();
+    await server.close();
+  }
 }

@@ -149,7 +149,7 @@ interface Echo {
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 const nowS = (): number => Math.floor(Date.now() / 1000);
 
-describe('webhook signatures checked at the edge', { timeout: 120_000 }, () => {
+describe('webhook signatures of each provider, checked at the edge', { timeout: 120_000 }, () => {
   let server: TestServer;
   let origin: TestOrigin;
   const agents = new Map<string, TestAgent>();
@@ -223,17 +223,4 @@ describe('webhook signatures checked at the edge', { timeout: 120_000 }, () => {
       }
     });
   }
-
-  it(`answers 413 to a body over --verify-webhook-max-body (${WEBHOOK_MAX_BODY} bytes), signed or not, before the local service`, async () => {
-    const github = PROVIDERS[0]!;
-    const body = JSON.stringify({ padding: 'x'.repeat(WEBHOOK_MAX_BODY) });
-    const seen = origin.seen.length;
-    const answer = await send(github, {
-      path: '/echo',
-      headers: { 'content-type': 'application/json', 'x-hub-signature-256': await signGithub(github.secret, body) },
-      body,
-    });
-    assert.equal(answer.status, 413);
-    assert.equal(origin.seen.length, seen);
-  });
 });

@@ -16,7 +16,7 @@ const run = promisify(execFile);
 // Webhook signatures checked at the edge, signed by each provider's own package: a pass reaches
 // the local service with its body unchanged, a failure never does and gets 403 naming the reason,
 // a body over the bound gets 413; on HTTP/1.1 and HTTP/2, and through a pool retry.
-describe('webhook signatures checked at the edge', () => {
+describe('webhook checks over HTTP/1.1, HTTP/2, 100 Continue and pool retries', () => {
   const GITHUB_SECRET = 'It’s a Secret to Everybody';
   const STRIPE_SECRET = 'whsec_test_secret_0123456789';
   const BODY = JSON.stringify({ action: 'opened', number: 1, text: 'é'.repeat(100) });
@@ -123,8 +123,9 @@ describe('webhook signatures checked at the edge', () => {
     assert.equal(origin.seen.length, seen);
   });
 
-  it('answers 413 to a body over --verify-webhook-max-body, announced or streamed', async () => {
+  it('answers 413 to a body over --verify-webhook-max-body, announced or streamed, before the local service', async () => {
     const big = 'x'.repeat(5000);
+    const seen = origin.seen.length;
     const announced = await send(server, github.hostname, 'POST', '/echo', big, {
       'x-hub-signature-256': await signGithub(GITHUB_SECRET, big),
     });
@@ -137,6 +138,7 @@ describe('webhook signatures checked at the edge', () => {
         big,
       );
       assert.equal(streamed.status, 413);
+      assert.equal(origin.seen.length, seen);
     } finally {
       session.close();
     }
