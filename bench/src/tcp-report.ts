@@ -22,9 +22,9 @@ function throughputMet(f: TcpFigure): boolean {
 /** The TCP rows, each with an `ssh` column and its ratio (rows without `ssh` are the HTTP table's). */
 export function tcpRows(r: TcpResult): Row[] {
   const size = sizeLabel(r.bytes);
-  const cpu = (id: string, c: { tunnel: number; ssh: number | null }): Row => ({
+  const cpu = (id: string, c: { tunnel: number; ssh: number | null }, unit = 's/GiB'): Row => ({
     id,
-    metric: '… CPU of the relays, s/GiB (edge + agent; ssh + sshd)',
+    metric: `… CPU of the relays, ${unit} (edge + agent; ssh + sshd)`,
     direct: null,
     tunnel: c.tunnel,
     ratio: null,
@@ -43,6 +43,7 @@ export function tcpRows(r: TcpResult): Row[] {
       id: 'tcp_connections_per_s', metric: `TCP connections per second (connect, 1 byte each way, close; ${r.connections.count} at ${r.connections.concurrency} at once)`,
       ...sides(r.connections.perS), goal: '> ssh', met: r.connections.perS.sshRatio === null ? null : r.connections.perS.sshRatio > 1,
     },
+    ...(r.connectionsCpuUs ? [cpu('tcp_connections_cpu_us', r.connectionsCpuUs, 'µs per connection')] : []),
     { id: 'tcp_echo_rtt_ms', metric: `TCP echo RTT (1 byte, ${r.echo.trips} round trips), median, ms`, ...sides(r.echo.medianMs), goal: '—', met: null },
     { id: 'tcp_echo_rtt_p99_ms', metric: 'TCP echo RTT, p99, ms', ...sides(r.echo.p99Ms), goal: '—', met: null },
   ];

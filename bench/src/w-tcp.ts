@@ -35,6 +35,8 @@ export interface TcpResult {
   downloadCpuSPerGiB: { tunnel: number; ssh: number | null };
   uploadCpuSPerGiB: { tunnel: number; ssh: number | null };
   connections: { count: number; concurrency: number; perS: TcpFigure };
+  /** CPU microseconds per connection of the relays (as for the transfers); steadier than the rate on a shared machine. */
+  connectionsCpuUs?: { tunnel: number; ssh: number | null };
   echo: { trips: number; medianMs: TcpFigure; p99Ms: TcpFigure };
 }
 
@@ -135,12 +137,14 @@ export async function tcpTunnels(system: BenchSystem, sizes: Sizes, log: (line: 
 
     const { tcpConnectionCount: count, tcpConcurrency: concurrency } = sizes;
     const connectionRounds = await rotatingRounds(sizes.tcpRounds, sides, async (side) => {
+      const cpu0 = relayCpu(side);
       const perS = await tcpConnections(portOf(side), count, concurrency, {
         label: label('connections', side),
         ms: tcpDeadlineMs('connections', count, deadlineS),
       });
-      log(`  connections ${side.padEnd(6)} ${perS.toFixed(0)}/s`);
-      return perS;
+      const cpuUs = ((relayCpu(side) - cpu0) / count) * 1e6;
+      log(`  connections ${side.padEnd(6)} ${perS.toFixed(0)}/s${side === 'direct' ? '' : `  relay CPU ${cpuUs.toFixed(0)} µs each`}`);
+      return { perS, cpuUs };
     });
 
     const trips = sizes.tcpEchoTrips;
@@ -161,7 +165,11 @@ export async function tcpTunnels(system: BenchSystem, sizes: Sizes, log: (line: 
       upload: upload.figure,
       downloadCpuSPerGiB: download.cpu,
       uploadCpuSPerGiB: upload.cpu,
-      connections: { count, concurrency, perS: figure(connectionRounds, (r) => r) },
+      connections: { count, concurrency, perS: figure(connectionRounds, (r) => r.perS) },
+      connectionsCpuUs: {
+        tunnel: median(connectionRounds.map((r) => r.tunnel!.cpuUs)),
+        ssh: ssh ? median(connectionRounds.map((r) => r.ssh!.cpuUs)) : null,
+      },
       echo: { trips, medianMs: figure(echoRounds, (r) => r.median), p99Ms: figure(echoRounds, (r) => r.p99) },
     };
   } finally {

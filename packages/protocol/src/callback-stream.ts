@@ -154,13 +154,14 @@ export class CallbackStream {
 
   /**
    * Sends the reply head (HEADERS frame) once; with `end` the write side closes at once.
+   * `text` is jsonText(meta) when the caller has it already (a head it sends again and again).
    * Returns false when it was not sent (already sent, ended or closed).
    */
-  sendHeaders(meta: unknown, end = false): boolean {
+  sendHeaders(meta: unknown, end = false, text?: string): boolean {
     if (this.headersSent || this.localEnded || this.closedOnWire) return false;
     this.headersSent = true;
     if (end) this.localEnded = this.endSent = true;
-    this.transport.sendTextFrame(FrameType.HEADERS, end ? FLAG_END : 0, this.id, jsonText(meta));
+    this.transport.sendTextFrame(FrameType.HEADERS, end ? FLAG_END : 0, this.id, text ?? jsonText(meta));
     if (end) this.settleIfDone();
     return true;
   }

@@ -4,6 +4,7 @@
 export * from './frame.js';
 export * from './mux.js';
 export * from './stream-duplex.js';
+export * from './socket-pipe.js';
 export * from './stream-transport.js';
 export * from './callback-stream.js';
 export * from './mux-window.js';

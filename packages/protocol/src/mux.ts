@@ -19,6 +19,7 @@ import { MAX_STREAM_WINDOW, SESSION_WINDOW_GROWTH_BUDGET, WindowTuner } from './
 import { IdTable } from './id-table.js';
 import { unwatchLiveness, watchLiveness, type LivenessWatched } from './liveness.js';
 import { ResetCode } from './messages.js';
+import { MetaMemo } from './meta-memo.js';
 
 /**
  * Default per-stream flow-control window, where every stream's receive window starts: small
@@ -107,6 +108,9 @@ export class Mux extends EventEmitter implements StreamTransport, LivenessWatche
   /** Not a Map: see id-table.ts for what a Map's churn does to the GC. */
   private readonly streams = new IdTable<CallbackStream>();
   private readonly decoder: FrameDecoder;
+  /** The peer's request heads (OPEN) and reply heads (HEADERS), decoded once while they repeat. */
+  private readonly openMemo = new MetaMemo();
+  private readonly headersMemo = new MetaMemo();
   private readonly window: number;
   private nextStreamId: number;
   /** Highest stream id the peer has opened; its ids only ever grow. */
@@ -406,7 +410,7 @@ export class Mux extends EventEmitter implements StreamTransport, LivenessWatche
       case FrameType.DATA:
         return stream.onData(frame.payload, frame.flags);
       case FrameType.HEADERS:
-        return stream.onHeaders(decodeJson(frame.payload), frame.flags);
+        return stream.onHeaders(this.headersMemo.decode(frame.payload), frame.flags);
       case FrameType.INFO:
         return stream.onInfo(decodeJson(frame.payload));
       case FrameType.TRAILERS:
@@ -462,7 +466,7 @@ export class Mux extends EventEmitter implements StreamTransport, LivenessWatche
       throw new ProtocolError(`invalid stream id ${frame.stream} in OPEN`);
     }
     this.lastPeerStreamId = frame.stream;
-    const meta = decodeJson(frame.payload);
+    const meta = this.openMemo.decode(frame.payload);
     const onStream = this.options.onStream;
     if (!onStream) {
       this.sendReply(FrameType.RESET, 0, frame.stream, Buffer.from('REFUSED'));

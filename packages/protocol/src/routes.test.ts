@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { MAX_ROUTES, normalizeRoutePath, routePathProblem, routesProblem, RouteTable } from './routes.js';
+import { MAX_ROUTES, normalizeRoutePath, routePathProblem, routesFromJson, routesProblem, RouteTable } from './routes.js';
 
 const table = new RouteTable([
   { path: '/api', target: 'api' },
@@ -65,4 +65,13 @@ test('a list of routes is refused for duplicates (after normalisation), bad targ
   assert.match(routesProblem('x')!, /must be a list/);
   const many = Array.from({ length: MAX_ROUTES + 1 }, (_, i) => ({ path: `/r${i}`, local: 'a:1' }));
   assert.match(routesProblem(many)!, /at most 32 routes/);
+});
+
+test('routes kept as JSON read back as a list; none, or text that is not a valid list, reads as undefined', () => {
+  const routes = [{ path: '/api', local: 'localhost:4000' }];
+  assert.deepEqual(routesFromJson(JSON.stringify(routes)), routes);
+  assert.deepEqual(routesFromJson(JSON.stringify([{ ...routes[0], extra: 1 }])), routes);
+  for (const bad of [undefined, '', '[]', '{', '{"path":"/api"}', '[{"path":"api","local":"a:1"}]', '[{"path":"/api","local":7}]']) {
+    assert.equal(routesFromJson(bad), undefined, String(bad));
+  }
 });

@@ -70,6 +70,23 @@ export function routesProblem(routes: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * Routes kept as JSON (`[{"path":…,"local":…}]`, as the edge stores them with a tunnel), read
+ * back: undefined for none, and for text that is not a valid list (stored text is never trusted
+ * to be well formed).
+ */
+export function routesFromJson(json: string | undefined): RouteSpec[] | undefined {
+  if (json === undefined || json === '') return undefined;
+  let routes: unknown;
+  try {
+    routes = JSON.parse(json);
+  } catch {
+    return undefined;
+  }
+  if (routesProblem(routes) !== undefined || (routes as unknown[]).length === 0) return undefined;
+  return (routes as RouteSpec[]).map((route) => ({ path: route.path, local: route.local }));
+}
+
 /** The message for two routes of one path. */
 export function duplicateRouteMessage(path: string): string {
   return `route path ${JSON.stringify(path)} is given twice`;

@@ -14,6 +14,11 @@ export class HeadBuffer {
   private pending: Buffer[] = [];
   private pendingBytes = 0;
 
+  /** Whether bytes of a head split across chunks are held (then `take` joins them). */
+  get holding(): boolean {
+    return this.pending.length > 0;
+  }
+
   /** Forgets any held bytes. */
   clear(): void {
     this.pending.length = 0;

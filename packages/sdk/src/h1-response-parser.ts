@@ -1,7 +1,8 @@
 import { HeadBuffer, MAX_HEAD_BYTES } from './h1-head-buffer.js';
+import { HeadMemo, type SharedHead } from './h1-head-memo.js';
 import { ResponseParseError, isControl, readHead, type ResponseHeadInfo } from './h1-response-head.js';
 
-export { MAX_HEAD_BYTES, ResponseParseError };
+export { MAX_HEAD_BYTES, ResponseParseError, type SharedHead };
 
 /** Longest chunk-size line, extensions included; they are skipped, but not forever. */
 const MAX_CHUNK_LINE_BYTES = 4096;
@@ -33,8 +34,13 @@ const enum State {
 export interface ResponseHandler {
   /** An interim (1xx) head: 100 Continue, 103 Early Hints…; zero or more before the final head. */
   onInterimHead?(status: number, headers: string[]): void;
-  /** The final response head; called once, before any body. */
-  onResponseHead(status: number, headers: string[]): void;
+  /**
+   * The final response head; called once, before any body. `shared` is set when the head is
+   * kept for later responses on the connection that repeat it byte for byte: `headers` is then
+   * that head's array, shared with those responses (copy it before editing), and
+   * `shared.encoded` a slot for what the handler derives from the head alone.
+   */
+  onResponseHead(status: number, headers: string[], shared?: SharedHead): void;
   /** A piece of the de-chunked body: a view into the socket's chunk, not a copy. */
   onResponseBody(chunk: Buffer): void;
   /**
@@ -63,6 +69,8 @@ export class ResponseParser {
   private noBody = false;
   private state = State.Done;
   private readonly head = new HeadBuffer();
+  /** The connection's last final head, to skip reading it again when the next one repeats it. */
+  private readonly memo = new HeadMemo();
   /** Bytes left in the current Content-Length body or chunk. */
   private remaining = 0;
   /** Bytes of the chunk-size line or of the trailers read so far, against their limits. */
@@ -149,15 +157,23 @@ export class ResponseParser {
   private pushHead(chunk: Buffer, offset: number, handler: ResponseHandler): number {
     const headEnd = this.head.scan(chunk, offset);
     if (headEnd < 0) return chunk.length;
-    const info = readHead(this.head.take(chunk, offset, headEnd));
-    if (info.status < 200) {
-      if (info.status === 101) throw new ResponseParseError('101 switching protocols to a request that asked for no upgrade');
-      // Interim (100 Continue, 103 Early Hints): the real head follows.
-      handler.onInterimHead?.(info.status, info.headers);
-      return this.handler === handler ? headEnd : chunk.length;
+    // A head in one chunk may repeat the last one; a split head is rare and read as it is.
+    const whole = !this.head.holding;
+    let shared = whole ? this.memo.match(chunk, offset, headEnd) : undefined;
+    let info: ResponseHeadInfo;
+    if (shared !== undefined) info = shared.info;
+    else {
+      info = readHead(this.head.take(chunk, offset, headEnd));
+      if (info.status < 200) {
+        if (info.status === 101) throw new ResponseParseError('101 switching protocols to a request that asked for no upgrade');
+        // Interim (100 Continue, 103 Early Hints): the real head follows.
+        handler.onInterimHead?.(info.status, info.headers);
+        return this.handler === handler ? headEnd : chunk.length;
+      }
+      if (whole) shared = this.memo.remember(chunk, offset, headEnd, info);
     }
     this.startBody(info);
-    handler.onResponseHead(info.status, info.headers);
+    handler.onResponseHead(info.status, info.headers, shared);
     if (this.handler !== handler) return chunk.length;
     if (this.state === State.Done) {
       this.finish(handler, chunk.length - headEnd);

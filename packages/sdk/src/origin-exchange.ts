@@ -1,5 +1,6 @@
 import {
   ResetCode,
+  jsonText,
   trailerFields,
   type CallbackStream,
   type CallbackStreamHandler,
@@ -9,7 +10,7 @@ import {
 import { LAST_CHUNK, frameRequest, lastChunkWithTrailers, writeChunk, type RequestFraming } from './h1-request.js';
 import type { ExchangeTap } from './capture.js';
 import type { RequestLog } from './request-log.js';
-import type { ResponseHandler } from './h1-response-parser.js';
+import type { ResponseHandler, SharedHead } from './h1-response-parser.js';
 import type { ConnectionUser, OriginConnection, OriginPool } from './origin-pool.js';
 import { readUndelivered } from './origin-salvage.js';
 
@@ -187,11 +188,20 @@ export class OriginExchange implements ConnectionUser, ResponseHandler, Callback
     this.stream.sendInfo({ s: status, h: headers } satisfies ResponseHead);
   }
 
-  onResponseHead(status: number, headers: string[]): void {
+  onResponseHead(status: number, headers: string[], shared?: SharedHead): void {
     this.status = status;
-    this.editResponseHeaders?.(headers);
+    const edit = this.editResponseHeaders;
+    if (edit !== undefined) {
+      // The host rewrite edits in place: a head shared with other responses is copied first.
+      if (shared !== undefined) headers = headers.slice();
+      edit(headers);
+      shared = undefined;
+    }
     this.tap?.response(status, headers);
-    this.stream.sendHeaders({ s: status, h: headers } satisfies ResponseHead);
+    const head = { s: status, h: headers } satisfies ResponseHead;
+    if (shared === undefined) this.stream.sendHeaders(head);
+    // A head the origin repeats is encoded for the session once, not per response.
+    else this.stream.sendHeaders(head, false, (shared.encoded ??= jsonText(head)));
   }
 
   onResponseBody(chunk: Buffer): void {

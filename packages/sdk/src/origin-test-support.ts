@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Mux, StreamResetError, streamDuplex, type StreamDuplex, type RequestHead, type ResponseHead } from '@svcrouter/protocol';
+import { hostRewrite } from './host-header.js';
 import { parseLocalTarget, type LocalTarget, type OriginProto } from './local-target.js';
 import { OriginProxy, type RequestLog } from './origin-proxy.js';
 
@@ -30,10 +31,13 @@ export interface ProxyFixture {
 
 /**
  * Connects an edge Mux to an agent Mux that hands its streams to a new OriginProxy for `origin`
- * (an address as `svc http` takes it; `proto` as its --proto). Both ends understand TRAILERS
- * unless `peerTrailers` is false (an older peer).
+ * (an address as `svc http` takes it; `proto` as its --proto, `hostHeader` as its --host-header).
+ * Both ends understand TRAILERS unless `peerTrailers` is false (an older peer).
  */
-export async function proxyFixture(origin: string, options: { proto?: OriginProto; peerTrailers?: boolean } = {}): Promise<ProxyFixture> {
+export async function proxyFixture(
+  origin: string,
+  options: { proto?: OriginProto; peerTrailers?: boolean; hostHeader?: string } = {},
+): Promise<ProxyFixture> {
   const peerTrailers = options.peerTrailers ?? true;
   const server = net.createServer();
   server.listen(0, '127.0.0.1');
@@ -44,10 +48,12 @@ export async function proxyFixture(origin: string, options: { proto?: OriginProt
   const logs: RequestLog[] = [];
   const logged = new EventEmitter();
   let taken = 0;
-  const proxy = new OriginProxy(parseLocalTarget(origin, options.proto) as LocalTarget, (log) => {
+  const target = parseLocalTarget(origin, options.proto) as LocalTarget;
+  const onLog = (log: RequestLog): void => {
     logs.push(log);
     logged.emit('log');
-  });
+  };
+  const proxy = new OriginProxy(target, onLog, hostRewrite(options.hostHeader, target));
   new Mux(dialerSocket, {
     role: 'dialer',
     peerTrailers,

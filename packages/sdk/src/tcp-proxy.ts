@@ -1,13 +1,22 @@
 import net, { type Socket } from 'node:net';
 import { TLSSocket, type SecureContext } from 'node:tls';
-import type { Duplex } from 'node:stream';
-import { ResetCode, TCP_CONNECTED_HEAD, isTcpHead, streamDuplex, type CallbackStream, type RequestHead } from '@svcrouter/protocol';
+import {
+  ResetCode,
+  SocketPipe,
+  TCP_CONNECTED_HEAD,
+  isTcpHead,
+  streamDuplex,
+  type CallbackStream,
+  type RequestHead,
+} from '@svcrouter/protocol';
 import { proxyProtocolHeader, type ProxyProtocolVersion } from './proxy-protocol.js';
 
 /** Default `--idle-timeout`: a TCP connection with no byte either way for this long is closed. */
 export const DEFAULT_TCP_IDLE_TIMEOUT_MS = 3_600_000;
 /** A local service that closes within this long after a PROXY header likely does not speak PROXY protocol. */
 const PROXY_HINT_MS = 1000;
+/** Keepalive probes on local connections start after this much silence, so a dead service host is noticed. */
+const LOCAL_KEEPALIVE_MS = 60_000;
 
 /** A TCP tunnel's local service: `host:port`. */
 export interface TcpTarget {
@@ -78,38 +87,43 @@ export class TcpProxy {
       callbacks.reset(ResetCode.UPSTREAM_ERROR);
       return;
     }
-    // Bytes both ways are piped, so the stream is read as a Duplex with its flow control.
-    const stream = streamDuplex(callbacks);
-    stream.on('error', () => undefined);
     const started = performance.now();
     const visitor = typeof head.a === 'string' ? head.a : '';
     const log: TcpConnectionLog = { visitor, durationMs: 0, bytesIn: 0, bytesOut: 0, outcome: 'closed' };
-    const socket = net.connect({ host: this.target.host, port: this.target.port, allowHalfOpen: true });
+    // No-delay and keepalive are set as the connection comes up, without a call of ours each.
+    const socket = net.connect({
+      host: this.target.host,
+      port: this.target.port,
+      allowHalfOpen: true,
+      noDelay: true,
+      keepAlive: true,
+      keepAliveInitialDelay: LOCAL_KEEPALIVE_MS,
+    });
     this.sockets.add(socket);
     let connected = false;
+    // The visitor cut the connection (or the edge did): the local one is cut too.
+    const onCut = (): void => {
+      if (log.outcome === 'closed' && connected) log.outcome = 'reset';
+    };
+    const side =
+      this.options.terminate === undefined ? plainSide(callbacks, socket, log, onCut) : this.decryptedSide(callbacks, socket, log, onCut);
     let proxyHeaderAt = 0;
     socket.once('connect', () => {
       connected = true;
-      socket.setNoDelay(true);
-      socket.setKeepAlive(true, 60_000);
       const version = this.options.proxyProtocol;
       if (version) {
         socket.write(proxyProtocolHeader(version, visitor || undefined, typeof head.o === 'number' ? head.o : 0));
         proxyHeaderAt = performance.now();
       }
-      stream.sendHeaders(TCP_CONNECTED_HEAD);
-      stream.on('data', (chunk: Buffer) => (log.bytesIn += chunk.length));
-      socket.on('data', (chunk: Buffer) => (log.bytesOut += chunk.length));
-      const visitorSide = this.options.terminate === undefined ? stream : this.decrypted(stream, socket, log);
-      visitorSide.pipe(socket);
-      socket.pipe(visitorSide);
+      callbacks.sendHeaders(TCP_CONNECTED_HEAD);
+      side.start();
     });
     const idleMs = this.options.idleTimeoutMs ?? DEFAULT_TCP_IDLE_TIMEOUT_MS;
     if (idleMs > 0) {
       // Node's socket timeout counts activity both ways on the local socket, which every byte crosses.
       socket.setTimeout(idleMs, () => {
         log.outcome = 'idle';
-        stream.reset(ResetCode.IDLE_TIMEOUT);
+        side.reset(ResetCode.IDLE_TIMEOUT);
         socket.destroy();
       });
     }
@@ -117,17 +131,10 @@ export class TcpProxy {
       if (!connected) {
         log.outcome = 'refused';
         log.detail = error.code ?? error.message;
-        stream.reset(ResetCode.UPSTREAM_UNREACHABLE);
+        side.reset(ResetCode.UPSTREAM_UNREACHABLE);
       } else {
         if (log.outcome === 'closed') log.outcome = 'reset';
-        stream.reset(ResetCode.UPSTREAM_ERROR);
-      }
-    });
-    // The visitor (or the edge) cut the connection: the local one is cut too.
-    stream.on('close', () => {
-      if (!stream.readableEnded || !stream.writableFinished) {
-        if (log.outcome === 'closed' && connected) log.outcome = 'reset';
-        socket.destroy();
+        side.reset(ResetCode.UPSTREAM_ERROR);
       }
     });
     // Judged when the local side ends, not when the whole connection closes: the visitor may keep
@@ -147,17 +154,36 @@ export class TcpProxy {
     });
   }
 
-  /** The visitor's side as plain bytes: TLS over the stream, served with the agent's own certificate. */
-  private decrypted(stream: Duplex, socket: Socket, log: TcpConnectionLog): Duplex {
-    const secure = new TLSSocket(stream, { isServer: true, secureContext: this.options.terminate! });
-    secure.on('error', (error: NodeJS.ErrnoException) => {
-      // A failed handshake (a visitor that does not trust the certificate, a scanner): both sides close.
-      if (log.outcome === 'closed') log.outcome = 'reset';
-      log.detail ??= `TLS: ${error.code ?? error.message}`;
-      socket.destroy();
-      stream.destroy();
+  /**
+   * The visitor's side as plain bytes: TLS over the stream, served with the agent's own
+   * certificate. TLSSocket needs a Duplex underneath, so this side keeps one.
+   */
+  private decryptedSide(callbacks: CallbackStream, socket: Socket, log: TcpConnectionLog, onCut: () => void): VisitorSide {
+    const stream = streamDuplex(callbacks);
+    stream.on('error', () => undefined);
+    stream.on('close', () => {
+      if (!stream.readableEnded || !stream.writableFinished) {
+        onCut();
+        socket.destroy();
+      }
     });
-    return secure;
+    return {
+      start: () => {
+        stream.on('data', (chunk: Buffer) => (log.bytesIn += chunk.length));
+        socket.on('data', (chunk: Buffer) => (log.bytesOut += chunk.length));
+        const secure = new TLSSocket(stream, { isServer: true, secureContext: this.options.terminate! });
+        secure.on('error', (error: NodeJS.ErrnoException) => {
+          // A failed handshake (a visitor that does not trust the certificate, a scanner): both sides close.
+          if (log.outcome === 'closed') log.outcome = 'reset';
+          log.detail ??= `TLS: ${error.code ?? error.message}`;
+          socket.destroy();
+          stream.destroy();
+        });
+        secure.pipe(socket);
+        socket.pipe(secure);
+      },
+      reset: (code) => stream.reset(code),
+    };
   }
 
   /** Closes every local connection (the tunnel ends). */
@@ -165,4 +191,31 @@ export class TcpProxy {
     for (const socket of this.sockets) socket.destroy();
     return Promise.resolve();
   }
+}
+
+/** The visitor's end of one connection, as the local socket sees it. */
+interface VisitorSide {
+  /** Sends nothing itself: starts moving bytes between the visitor and the connected local socket. */
+  start(): void;
+  /** Aborts the visitor's stream with `code` (the local socket is the caller's). */
+  reset(code: string): void;
+}
+
+/**
+ * The visitor's side as the raw stream, driven by callbacks (SocketPipe): bytes both ways with
+ * the stream's flow control; a reset from the edge destroys the local socket.
+ */
+function plainSide(callbacks: CallbackStream, socket: Socket, log: TcpConnectionLog, onCut: () => void): VisitorSide {
+  const pipe = new SocketPipe(socket, callbacks, {
+    fromStream(chunk) {
+      log.bytesIn += chunk.length;
+      return true;
+    },
+    fromSocket(chunk) {
+      log.bytesOut += chunk.length;
+      return true;
+    },
+    onReset: onCut,
+  });
+  return { start: () => pipe.start(), reset: (code) => callbacks.reset(code) };
 }

@@ -114,6 +114,12 @@ export interface ServerConfig {
    * for the command.
    */
   readonly oidcKeyActivationSeconds: number;
+  /**
+   * SVC_OIDC_SIGNOUT_STALE_SECONDS. Default 30: how long a node admits signed-in visitors while it
+   * cannot read the list of signed-out sessions (the store out); past it, their requests get 503
+   * until a read succeeds, rather than admit a session signed out on another node meanwhile.
+   */
+  readonly oidcSignOutStaleSeconds: number;
   /** SVC_LOG_LEVEL. Default `info`; one of fatal, error, warn, info, debug, trace, silent. */
   readonly logLevel: LogLevel;
   /** SVC_NODE_ID. Default the OS hostname. Names this edge node in the shared tunnel table; unique per node. */
@@ -138,6 +144,17 @@ export interface ServerConfig {
    * then instead of getting the offline page; 0 turns this off.
    */
   readonly holdMs: number;
+  /**
+   * SVC_PLAN_POLL_MS. Default 2000: how often a node reads the plans of the accounts with more
+   * tunnels on it than the smallest plan allows, to end those beyond a lowered plan when the
+   * cluster's notification of the change did not reach it (one node alone always relies on it).
+   */
+  readonly planPollMs: number;
+  /**
+   * SVC_PLAN_SWEEP_MS. Default 60000: how often a node reads the plans and every node's online
+   * counts of all the accounts it serves a tunnel of (a lowered plan whose notification was lost).
+   */
+  readonly planSweepMs: number;
   /**
    * SVC_DRAIN_MS. Default 30000: on SIGTERM or SIGINT, how long the requests in flight may take to
    * finish after the listeners stop taking connections and the agents are told the node is
@@ -214,12 +231,15 @@ export const DEFAULTS = Object.freeze({
   signup: 'open' as 'open' | 'closed',
   nameGraceMs: 30_000,
   holdMs: 10_000,
+  planPollMs: 2_000,
+  planSweepMs: 60_000,
   drainMs: 30_000,
   unreadyMs: 0,
   webhookRetryMs: Object.freeze([5_000, 30_000, 120_000, 600_000, 3_600_000]),
   tcpPorts: Object.freeze({ from: 20000, to: 20999 }) as TcpPortRange | undefined,
   oidcSessionHours: 12,
   oidcKeyActivationSeconds: 60,
+  oidcSignOutStaleSeconds: 30,
 });
 
 const plans: Check<ServerConfig['plans']> = (raw) => {
@@ -269,6 +289,8 @@ const ENV_SCHEMA = z.object({
   SVC_SIGNUP: envVar(DEFAULTS.signup, oneOf(['open', 'closed'] as const)),
   SVC_NAME_GRACE_MS: envVar(DEFAULTS.nameGraceMs, integer(0, 3_600_000)),
   SVC_HOLD_MS: envVar(DEFAULTS.holdMs, integer(0, 600_000)),
+  SVC_PLAN_POLL_MS: envVar(DEFAULTS.planPollMs, integer(100, 600_000)),
+  SVC_PLAN_SWEEP_MS: envVar(DEFAULTS.planSweepMs, integer(100, 86_400_000)),
   SVC_DRAIN_MS: envVar(DEFAULTS.drainMs, integer(0, 600_000)),
   SVC_UNREADY_MS: envVar(DEFAULTS.unreadyMs, integer(0, 600_000)),
   SVC_TCP_PORTS: envVar(DEFAULTS.tcpPorts, tcpPortRange),
@@ -281,6 +303,7 @@ const ENV_SCHEMA = z.object({
   SVC_OIDC_PROVIDERS: envVar<readonly OidcProviderConfig[]>(Object.freeze([]), oidcProviders),
   SVC_OIDC_SESSION_HOURS: envVar(DEFAULTS.oidcSessionHours, hours),
   SVC_OIDC_KEY_ACTIVATION_SECONDS: envVar(DEFAULTS.oidcKeyActivationSeconds, integer(0, 86_400)),
+  SVC_OIDC_SIGNOUT_STALE_SECONDS: envVar(DEFAULTS.oidcSignOutStaleSeconds, integer(1, 3_600)),
 });
 
 /**
@@ -333,6 +356,7 @@ export function loadConfig(env: Record<string, string | undefined>, cwd: string 
     oidcProviders: e.SVC_OIDC_PROVIDERS,
     oidcSessionHours: e.SVC_OIDC_SESSION_HOURS,
     oidcKeyActivationSeconds: e.SVC_OIDC_KEY_ACTIVATION_SECONDS,
+    oidcSignOutStaleSeconds: e.SVC_OIDC_SIGNOUT_STALE_SECONDS,
     logLevel: e.SVC_LOG_LEVEL,
     nodeId: e.SVC_NODE_ID ?? osHostname(),
     inspectorRetentionDays: e.SVC_INSPECTOR_RETENTION_DAYS,
@@ -341,6 +365,8 @@ export function loadConfig(env: Record<string, string | undefined>, cwd: string 
     signup: e.SVC_SIGNUP,
     nameGraceMs: e.SVC_NAME_GRACE_MS,
     holdMs: e.SVC_HOLD_MS,
+    planPollMs: e.SVC_PLAN_POLL_MS,
+    planSweepMs: e.SVC_PLAN_SWEEP_MS,
     drainMs: e.SVC_DRAIN_MS,
     unreadyMs: e.SVC_UNREADY_MS,
     tcpPorts: e.SVC_TCP_PORTS,

@@ -163,6 +163,7 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
     repo: store.oidc,
     loadSealer: () => loadOidcSealer(config),
     keyActivationDelayMs: config.oidcKeyActivationSeconds * 1000,
+    revocationsStaleMs: config.oidcSignOutStaleSeconds * 1000,
     apexUrl: () => publicUrl(config.sharedDomain),
     log,
   });
@@ -247,8 +248,11 @@ export async function startServer(config: ServerConfig, log: Logger, dashboardDi
     store,
     limitsFor: (plan) => config.plans[plan],
     bindings: () => edge.router.bindings(),
+    awayTunnels: () => edge.graceBindings(),
     endTunnel: (tunnelId, code, message) => edge.endTunnel(tunnelId, code, message),
     log,
+    pollMs: config.planPollMs,
+    sweepMs: config.planSweepMs,
   });
   if (config.cluster && config.databaseUrl) {
     try {

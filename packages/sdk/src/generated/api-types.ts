@@ -267,6 +267,13 @@ export interface components {
       pool: boolean;
       /** @description the agent's local address */
       local: string;
+      /** @description paths its last bind served from other local services than local (--route); empty: local serves every path */
+      routes: {
+          /** @description path prefix */
+          path: string;
+          /** @description host:port of the local service */
+          local: string;
+        }[];
       agentVersion: string;
       agentIp: string;
       /** @description the tunnel's access rules, without secrets */

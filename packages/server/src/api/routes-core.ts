@@ -1,5 +1,12 @@
 import type { z } from 'zod';
-import { accessSummary, trafficSummary, type AccessSummary, type TrafficSummary, type TunnelPolicy } from '@svcrouter/protocol';
+import {
+  accessSummary,
+  routesFromJson,
+  trafficSummary,
+  type AccessSummary,
+  type TrafficSummary,
+  type TunnelPolicy,
+} from '@svcrouter/protocol';
 import type { Tunnel, TunnelRepo } from '../store/index.js';
 import { defineRoute } from './define-route.js';
 import { tlsUrl } from '../hostname/index.js';
@@ -32,6 +39,8 @@ export function tunnelView(tunnel: Tunnel, deps: Pick<CoreRouteDeps, 'publicUrl'
     pinned: tunnel.pinned,
     pool: tunnel.pool,
     local: tunnel.localAddr,
+    // From the row, so every node of a cluster shows the same routes, whichever holds the agent.
+    routes: routesFromJson(tunnel.routes) ?? [],
     agentVersion: tunnel.agentVersion,
     agentIp: tunnel.agentIp,
     access: accessOf(tunnel),

@@ -102,6 +102,9 @@ export const Tunnel = named(
     pinned: z.boolean().describe('the agent chose the name (SVC_SUBDOMAIN / SVC_DOMAIN)'),
     pool: z.boolean().describe('one member of a pool: several tunnels of the account serve this url (--pool)'),
     local: z.string().describe("the agent's local address"),
+    routes: z
+      .array(z.strictObject({ path: z.string().describe('path prefix'), local: z.string().describe('host:port of the local service') }))
+      .describe('paths its last bind served from other local services than local (--route); empty: local serves every path'),
     agentVersion: z.string(),
     agentIp: z.string(),
     access: z

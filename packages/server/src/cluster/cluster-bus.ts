@@ -10,8 +10,11 @@ const MAX_PENDING = 1_000;
 
 /** What nodes tell each other at once (NOTIFY); the tables stay the truth. */
 export type ClusterMessage =
-  /** A node claimed a hostname (its agent is held there now); `g` the agent's group, `c` when it was bound. */
-  | { k: 'route'; n: string; h: string; t: string; a: string; l: string; e: number; g?: string; c?: number; p?: 'tls' }
+  /**
+   * A node claimed a hostname (its agent is held there now); `g` the agent's group, `c` when it was
+   * bound, `r` its routes as JSON, or `R` when they are too long for a notification (read the row).
+   */
+  | { k: 'route'; n: string; h: string; t: string; a: string; l: string; e: number; g?: string; c?: number; p?: 'tls'; r?: string; R?: 1 }
   /** A node let a hostname go. */
   | { k: 'unroute'; n: string; h: string }
   /** A node joined, or left (`gone`). */

@@ -1,6 +1,14 @@
 import type { Logger } from 'pino';
 import type { ClusterConfig } from '../config.js';
-import { pickMember, type Binding, type Edge, type Fleet, type LiveBinding, type WebhookVerifier } from '../edge/index.js';
+import {
+  pickMember,
+  routeTableOfJson,
+  type Binding,
+  type Edge,
+  type Fleet,
+  type LiveBinding,
+  type WebhookVerifier,
+} from '../edge/index.js';
 import type { Store } from '../store/index.js';
 import { ClusterBus, type ClusterMessage } from './cluster-bus.js';
 import { PeerLinks } from './peer-links.js';
@@ -147,6 +155,9 @@ export class Cluster implements Fleet {
         session,
         ...(route.proto === 'tls' ? { proto: 'tls' as const } : {}),
       };
+      // The holder's routes: this node names the target in its record and 502 page as the holder would.
+      const routes = routeTableOfJson(route.routes);
+      if (routes !== undefined) entry.binding.routes = routes;
     }
     return entry.binding;
   }
@@ -308,6 +319,7 @@ export class Cluster implements Fleet {
     const aliveIds = new Set(alive.map((node) => node.nodeId));
     const routes = (await store.cluster.liveRoutes(now)).filter((r) => r.nodeId !== nodeId && aliveIds.has(r.nodeId));
     this.routes.replaceAll(routes);
+    this.followTcpPorts();
     for (const route of routes) this.sawAccount(route.accountId);
     // Leases of nodes gone silent: their tunnels are offline for the API too.
     for (const gone of await store.cluster.reapRoutes(now)) {
@@ -330,16 +342,23 @@ export class Cluster implements Fleet {
           group: message.g ?? '',
           claimedAt: message.c ?? 0,
           ...(message.p === 'tls' ? { proto: 'tls' as const } : {}),
+          ...(message.r !== undefined ? { routes: message.r } : {}),
         });
+        if (message.R === 1) void this.readRoutes(message.h, message.n, message.c ?? 0);
         this.sawAccount(message.a);
         this.writer.claimedElsewhere(message.h);
+        if (edge.tcp?.isTcp(message.h) === true) this.followTcpPorts();
         return;
       case 'unroute':
         if (message.n !== nodeId) this.routes.delete(message.h, message.n);
+        if (edge.tcp?.isTcp(message.h) === true) this.followTcpPorts();
         return;
       case 'node':
         if (message.n === nodeId) return;
-        if (message.gone) this.routes.dropNode(message.n);
+        if (message.gone) {
+          this.routes.dropNode(message.n);
+          this.followTcpPorts();
+        }
         void this.tick();
         return;
       case 'revoke':
@@ -355,6 +374,27 @@ export class Cluster implements Fleet {
         this.deps.onPlanChanged?.(message.a);
         return;
     }
+  }
+
+  /**
+   * A claim whose routes were too long for its notification: its row has them. Until it is read the
+   * claim routes requests already, and their records name no target (a route table that large is
+   * rare, and the read takes one round trip).
+   */
+  private async readRoutes(hostname: string, nodeId: string, claimedAt: number): Promise<void> {
+    try {
+      const row = (await this.deps.store.cluster.routesFor(hostname)).find((route) => route.nodeId === nodeId);
+      // A newer claim (or none) since: its own notification or the next reload brings what is current.
+      if (row === undefined || row.claimedAt !== claimedAt || row.routes === undefined) return;
+      if (this.routes.byNode(hostname, nodeId)?.route.claimedAt === claimedAt) this.routes.set(row);
+    } catch (error) {
+      this.deps.log.warn({ err: error, hostname }, 'could not read the routes of a tunnel held on another node');
+    }
+  }
+
+  /** Every node listens on the ports of TCP tunnels held anywhere, so a visitor may enter at any node. */
+  private followTcpPorts(): void {
+    this.deps.edge.tcp?.remote.follow(this.routes.liveHostnames(Date.now()));
   }
 
   private rememberUnbound(binding: Binding): void {

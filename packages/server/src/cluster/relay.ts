@@ -1,4 +1,5 @@
 import {
+  isTcpHead,
   ResetCode,
   StreamResetError,
   streamDuplex,
@@ -12,6 +13,7 @@ import type { Binding } from '../edge/index.js';
 import { offlinePage, type EdgePage } from '../edge/pages.js';
 import type { AccessCheck, HeaderRules, Identity } from '../policy/index.js';
 import type { WebhookVerifier } from '../edge/index.js';
+import { carriesRawBytes, relayTcpToAgent } from './relay-tcp.js';
 import { relayTraffic } from './relay-traffic.js';
 
 /**
@@ -31,6 +33,8 @@ export function relayToAgent(stream: CallbackStream, bindingOf: (tunnelId: strin
     return;
   }
   const binding = bindingOf(head.t);
+  // A TCP or TLS passthrough connection: raw bytes, no HTTP page or rule.
+  if (isTcpHead(head) && (binding === undefined || carriesRawBytes(binding))) return relayTcpToAgent(peer, head, binding);
   if (!binding || binding.session.isClosed) return answerOffline(peer, head);
   return relayTo(peer, binding.tunnelId === head.t ? head : { ...head, t: binding.tunnelId }, binding, verify);
 }

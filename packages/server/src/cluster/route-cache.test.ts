@@ -25,6 +25,17 @@ describe('RouteCache', () => {
     assert.equal(cache.byTunnelId('tun_1', 10_000), undefined);
   });
 
+  it('lists the hostnames with a live claim on some node, each once (the ports every node listens on come from them)', () => {
+    const cache = new RouteCache();
+    cache.set(route({ hostname: 'example.test:20417', nodeId: 'node-a', expiresAt: 10_000 }));
+    cache.set(route({ hostname: 'example.test:20417', nodeId: 'node-b', expiresAt: 20_000 }));
+    cache.set(route({ hostname: 'example.test:20418', tunnelId: 'tun_2', expiresAt: 5_000 }));
+    assert.deepEqual([...cache.liveHostnames(4_999)].sort(), ['example.test:20417', 'example.test:20418']);
+    assert.deepEqual([...cache.liveHostnames(10_000)], ['example.test:20417']);
+    cache.delete('example.test:20417', 'node-b');
+    assert.deepEqual([...cache.liveHostnames(10_000)], []);
+  });
+
   it('a renewal keeps the binding made for the route; a new claim of the same node drops it', () => {
     const cache = new RouteCache();
     cache.set(route());
@@ -36,6 +47,18 @@ describe('RouteCache', () => {
     const fresh = cache.get('app.example.test', 25_000)!;
     assert.equal(fresh.binding, undefined);
     assert.equal(cache.byTunnelId('tun_1', 0), undefined);
+  });
+
+  it('a claim with other routes (read from the row after a notification without them) drops the binding made without them', () => {
+    const cache = new RouteCache();
+    cache.set(route());
+    const entry = cache.byNode('app.example.test', 'node-a')!;
+    entry.binding = { tunnelId: 'tun_1' } as never;
+    cache.set(route({ routes: '[{"path":"/api","local":"localhost:4000"}]' }));
+    const fresh = cache.byNode('app.example.test', 'node-a')!;
+    assert.notEqual(fresh, entry);
+    assert.equal(fresh.binding, undefined);
+    assert.equal(fresh.route.routes, '[{"path":"/api","local":"localhost:4000"}]');
   });
 
   it('a hostname held on two nodes: the latest claim on a usable node serves, either one alone too', () => {

@@ -35,6 +35,11 @@ export class RouteCache {
     return best;
   }
 
+  /** One node's claim on `hostname`, live or not. */
+  byNode(hostname: string, nodeId: string): RemoteRoute | undefined {
+    return this.byHost.get(hostname)?.get(nodeId);
+  }
+
   /** A live route of a tunnel id. */
   byTunnelId(tunnelId: string, now: number): RemoteRoute | undefined {
     for (const entry of this.byTunnel.get(tunnelId) ?? []) if (entry.route.expiresAt > now) return entry;
@@ -96,6 +101,11 @@ export class RouteCache {
     }
   }
 
+  /** Hostnames some other node holds a live claim on. */
+  *liveHostnames(now: number): Generator<string> {
+    for (const hostname of this.byHost.keys()) if (this.get(hostname, now) !== undefined) yield hostname;
+  }
+
   /** Whether another node holds a live claim on `hostname`. */
   has(hostname: string, now: number): boolean {
     return this.get(hostname, now) !== undefined;
@@ -127,6 +137,7 @@ function sameRoute(a: ClusterRoute, b: ClusterRoute): boolean {
     a.localAddr === b.localAddr &&
     a.group === b.group &&
     a.claimedAt === b.claimedAt &&
-    a.proto === b.proto
+    a.proto === b.proto &&
+    a.routes === b.routes
   );
 }

@@ -3,6 +3,7 @@ import { BindMessages, ErrorCode } from '@svcrouter/protocol';
 import type { Binding, Edge } from '../edge/index.js';
 import type { Store } from '../store/index.js';
 import type { ClusterBus } from './cluster-bus.js';
+import { claimMessage } from './claim-message.js';
 
 /**
  * Records this node's bindings in the shared route table as the router changes, and answers a
@@ -100,20 +101,10 @@ export class RouteWriter {
       group: binding.group ?? '',
       claimedAt: binding.boundAt ?? 0,
       ...(binding.proto === 'tls' ? { proto: 'tls' as const } : {}),
+      ...(binding.routesJson !== undefined ? { routes: binding.routesJson } : {}),
     };
     await store.cluster.upsertRoute(route);
-    await bus.publish({
-      k: 'route',
-      n: nodeId,
-      h: route.hostname,
-      t: route.tunnelId,
-      a: route.accountId,
-      l: route.localAddr,
-      e: route.expiresAt,
-      g: route.group,
-      c: route.claimedAt,
-      ...(route.proto === 'tls' ? { p: 'tls' as const } : {}),
-    });
+    await bus.publish(claimMessage(route));
   }
 
   private queue(hostname: string, task: () => Promise<void>): void {

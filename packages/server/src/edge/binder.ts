@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import type { Logger } from 'pino';
 import { BindMessages, ErrorCode, Messages, SvcError, hasRules, policyProblem, type AgentMessage } from '@svcrouter/protocol';
-import { routeTableOf } from './route-labels.js';
+import { routeListOf, routeTableOf } from './route-labels.js';
 import {
   PolicyConflictError,
   PoolConflictError,
@@ -14,6 +14,7 @@ import {
 } from '../store/index.js';
 import { compilePolicy, compileTraffic, type RateLimiter, type SignIn } from '../policy/index.js';
 import { storedPolicy } from './stored-policy.js';
+import { NameGraces, type NameGrace } from './name-graces.js';
 import type { EdgeSession, UnbindReason } from './edge-session.js';
 import { isDnsLabel } from '../hostname/index.js';
 import { RESERVED_LABELS } from './host.js';
@@ -79,18 +80,6 @@ export type TunnelChange = { type: 'online'; binding: Binding; tunnel: Tunnel } 
 /** Longest agent group id kept; a longer one is cut (it only has to tell one agent's sessions apart). */
 const MAX_GROUP_LENGTH = 64;
 
-/** A name whose agent's connection was lost: only its account may bind it until `until` (Date.now()). */
-interface NameGrace {
-  accountId: string;
-  until: number;
-  /** The tunnel whose agent was lost: deleting it ends the grace. */
-  tunnelId: string;
-  /** The key its agent signed in with: revoking it ends the grace, as nothing can bind the name back with it. */
-  keyId: string | undefined;
-  /** The binding that was lost, reported offline when the grace ends. */
-  binding: Binding;
-}
-
 /**
  * Decides which hostname a bind request gets, and records bindings coming and going in the
  * store. The router (in memory) is the truth for this node; the store follows it.
@@ -118,7 +107,7 @@ export class Binder {
    * reconnect, and serve its own pages under it. A clean exit gives the name up at once. In
    * memory on this node, as the router is.
    */
-  private readonly graces = new Map<string, NameGrace>();
+  private readonly graces = new NameGraces();
 
   constructor(private readonly deps: BinderDeps) {}
 
@@ -145,7 +134,11 @@ export class Binder {
       // Rows are reused per (account, hostname): a live binding with this id is newer and owns it.
       if (router.byTunnelId(binding.tunnelId)) return;
       // A lost session of an agent still served through another node leaves the tunnel online.
-      if (!clean && (await this.deps.heldElsewhere?.(binding.hostname, binding.tunnelId))) return;
+      if (!clean && (await this.deps.heldElsewhere?.(binding.hostname, binding.tunnelId))) {
+        const grace = this.graces.get(binding.hostname);
+        if (grace?.tunnelId === binding.tunnelId) grace.elsewhere = true;
+        return;
+      }
       // A member leaving a pool that carries on is gone for good: the name stays listed through the others.
       if (clean && (!binding.pinned || (binding.pool?.members.length ?? 0) > 0))
         await store.tunnels.delete(binding.accountId, binding.tunnelId);
@@ -168,17 +161,22 @@ export class Binder {
   }
 
   /**
-   * Ends the grace of the name a deleted tunnel held while its agent was away: nothing can bind
-   * it back for that tunnel. Returns the name, or undefined when it had none.
+   * Ends the grace of the name a tunnel held while its agent was away (the tunnel deleted, or
+   * beyond a lowered plan): nothing can bind it back. Returns the lost binding, or undefined.
    */
-  endGrace(tunnelId: string): string | undefined {
+  endGrace(tunnelId: string): Binding | undefined {
     for (const [hostname, grace] of this.graces) {
       if (grace.tunnelId !== tunnelId) continue;
       this.graces.delete(hostname);
       this.reportOffline(grace.binding);
-      return hostname;
+      return grace.binding;
     }
     return undefined;
+  }
+
+  /** The lost bindings whose names are in their grace period on this node (agents away, maybe reconnecting). */
+  graceBindings(): Binding[] {
+    return this.graces.lostBindings();
   }
 
   /** A binding the API deleted while live: it is gone for good, reported offline now. */
@@ -277,7 +275,10 @@ export class Binder {
 
     // The same account taking its name back (a reconnect, or a second `svc` with the same
     // SVC_SUBDOMAIN) evicts the stale binding, so it does not count against the limit.
-    const limit = this.deps.limitsFor(account.plan).tunnels;
+    const routeList = routeListOf(request.routes);
+    const routesJson = routeList === undefined ? undefined : JSON.stringify(routeList);
+    // A tunnel whose agent is away keeps its slot with its name (plan-watch.ts counts it too).
+    const limit = this.deps.limitsFor(account.plan).tunnels - this.graces.awaySlots(account.id, hostname);
     const input = {
       accountId: account.id,
       hostname,
@@ -289,6 +290,7 @@ export class Binder {
       ...(policy !== undefined ? { policy: storedPolicy(policy, this.deps.sealSecret) } : {}),
       ...(pooled ? { pool: true } : {}),
       proto: request.proto ?? ('http' as const),
+      ...(routesJson !== undefined ? { routes: routesJson } : {}),
     };
     let tunnel;
     try {
@@ -328,8 +330,10 @@ export class Binder {
       ...(group !== undefined ? { group } : {}),
     };
     if (request.proto === 'tls') binding.proto = 'tls';
-    const routes = routeTableOf(request.routes);
-    if (routes !== undefined) binding.routes = routes;
+    if (routesJson !== undefined) {
+      binding.routes = routeTableOf(routeList)!;
+      binding.routesJson = routesJson;
+    }
     const access = compilePolicy(policy, this.deps.signIn, account.id);
     if (access !== undefined) binding.access = access;
     const traffic = this.deps.rateLimiter && compileTraffic(policy, { limiter: this.deps.rateLimiter });

@@ -34,6 +34,8 @@ export interface Binding {
    * `host:port`; absent: `local` serves every path. Names the target in records and on the 502 page.
    */
   routes?: RouteTable<string>;
+  /** The same routes as JSON (`[{path, local}]`), as the tunnels row and the cluster route keep them. */
+  routesJson?: string;
   /** A pool member's requests (or TCP connections) in flight on this node, which picks the next member. */
   inFlight?: number;
   /** `tls`: a TLS passthrough tunnel (edge/tls/), whose connections the HTTPS port hands over by SNI; absent: HTTP or TCP. */

@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import { ErrorCode, SESSION_PATH, type ErrorCodeValue } from '@svcrouter/protocol';
 import { ACME_CHALLENGE_PATH } from '../certs/index.js';
 import { answerAcmeChallenge } from './acme-answer.js';
+import { endAwayTunnel, endRefusedReturn, type AwayParts } from './away-tunnels.js';
 import { Binder } from './binder.js';
 import { Holds, heldRequestBytes } from './hold.js';
 import type { EdgeSession, UnbindReason } from './edge-session.js';
@@ -53,6 +54,8 @@ export class Edge implements LeanHandler, Fleet {
   readonly sessionLimits: SessionLimits;
   private readonly binder: Binder;
   private readonly holds: Holds;
+  /** What ending a tunnel whose agent is away touches (away-tunnels.ts). */
+  private readonly away: AwayParts;
   private readonly exchanges: ExchangeDeps;
   /** TCP tunnels' ports and listeners; undefined when SVC_TCP_PORTS is off. */
   readonly tcp: TcpTunnels | undefined;
@@ -80,6 +83,7 @@ export class Edge implements LeanHandler, Fleet {
           log: deps.log,
           observe: deps.observe ?? (() => undefined),
           meter: deps.meter,
+          ...(deps.remoteBinding ? { remoteBinding: (hostname: string) => deps.remoteBinding!(hostname) } : {}),
         })
       : undefined;
     const rateLimiter = deps.rateLimiter ?? new LocalRateLimiter();
@@ -90,6 +94,7 @@ export class Edge implements LeanHandler, Fleet {
       onError: (error) => deps.log.error({ err: error }, 'a held request failed to start'),
     });
     this.exchanges = { observe: deps.observe ?? (() => undefined), meter: deps.meter };
+    this.away = { binder: this.binder, holds: this.holds, tcp: this.tcp };
   }
 
   /** Whether a normalised host is the apex (API and dashboard), not a tunnel. */
@@ -198,7 +203,12 @@ export class Edge implements LeanHandler, Fleet {
         void acceptSession(req, socket, head, {
           authenticate: this.deps.authenticate,
           handlers: {
-            bind: (session, message) => this.binder.bind(session, message),
+            bind: (session, message) =>
+              this.binder.bind(session, message).catch((error: unknown) => {
+                const lost = endRefusedReturn(this.away, session.accountId, message, error);
+                if (lost) this.deps.log.info({ tunnelId: lost.tunnelId, hostname: lost.hostname }, 'grace ended: the return was refused');
+                throw error;
+              }),
             unbind: (session, binding, reason) => this.unbind(binding, reason),
             bound: (binding) => this.deliverHeld(binding),
           },
@@ -231,8 +241,7 @@ export class Edge implements LeanHandler, Fleet {
   releaseTunnel(tunnelId: string, reason: string): boolean {
     const binding = this.router.byTunnelId(tunnelId);
     if (!binding) {
-      const hostname = this.binder.endGrace(tunnelId);
-      if (hostname !== undefined) this.holds.expire(hostname);
+      endAwayTunnel(this.away, tunnelId);
       return false;
     }
     binding.session.release(tunnelId, ErrorCode.TUNNEL_RELEASED, reason);
@@ -261,15 +270,22 @@ export class Edge implements LeanHandler, Fleet {
   }
 
   /**
-   * Ends a live tunnel on purpose, its agent told why (an account's plan lowered below its tunnel
+   * Ends a tunnel on purpose, its agent told why (an account's plan lowered below its tunnel
    * count, plan-watch.ts): the name is free at once and visitors get the offline page, no hold.
-   * Returns whether this node held it.
+   * One whose agent is away loses its grace, and the visitors held for it get the page now.
+   * Returns whether this node held it (live or in its grace).
    */
   endTunnel(tunnelId: string, code: ErrorCodeValue, message: string): boolean {
     const binding = this.router.byTunnelId(tunnelId);
-    if (!binding || binding.session.release(tunnelId, code, message) === undefined) return false;
+    if (!binding) return endAwayTunnel(this.away, tunnelId) !== undefined;
+    if (binding.session.release(tunnelId, code, message) === undefined) return false;
     this.unbind(binding, 'ended');
     return true;
+  }
+
+  /** The lost bindings of this node whose names are in their grace period (counted as tunnels by plan-watch.ts). */
+  graceBindings(): Binding[] {
+    return this.binder.graceBindings();
   }
 
   /** Live tunnel count of an account on this node. */

@@ -10,6 +10,7 @@ export type { ByteMeter, Exchange, ExchangeObserver } from './exchange.js';
 export type { DomainDecision, TunnelChange } from './binder.js';
 export { normalizeHost } from './host.js';
 export { pickMember } from './pool.js';
+export { routeTableOfJson } from './route-labels.js';
 export { PlanWatch } from './plan-watch.js';
 export type { Fleet, LiveBinding } from './fleet.js';
 export { actOn, isPending } from './access-verdict.js';

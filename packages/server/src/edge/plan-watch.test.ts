@@ -34,8 +34,16 @@ const LIMITS: Record<Plan, PlanLimits> = {
   pro: { tunnels: 5, domains: 0, bandwidthBytes: 1, webhooks: 0 },
 };
 
-/** A watch over a fake store and a fake node holding `held` (tunnel id → account). */
-function watchOver(held: Map<string, string>, rows: Tunnel[], plans: Map<string, Plan>) {
+/**
+ * A watch over a fake store and a fake node holding `held` (tunnel id → account) live, and `away`
+ * (tunnel id → account and bind time) in their names' grace periods.
+ */
+function watchOver(
+  held: Map<string, string>,
+  rows: Tunnel[],
+  plans: Map<string, Plan>,
+  away = new Map<string, { accountId: string; boundAt: number }>(),
+) {
   const queries: string[] = [];
   const ended: Array<{ tunnelId: string; code: string; message: string }> = [];
   let clock = 0;
@@ -64,8 +72,9 @@ function watchOver(held: Map<string, string>, rows: Tunnel[], plans: Map<string,
     store,
     limitsFor: (plan) => LIMITS[plan],
     bindings: () => [...held.values()].map((accountId) => ({ accountId })),
+    awayTunnels: () => [...away].map(([tunnelId, { accountId, boundAt }]) => ({ tunnelId, accountId, boundAt })),
     endTunnel: (tunnelId, code, message) => {
-      if (!held.delete(tunnelId)) return false;
+      if (!held.delete(tunnelId) && !away.delete(tunnelId)) return false;
       ended.push({ tunnelId, code, message });
       return true;
     },
@@ -165,6 +174,48 @@ describe('PlanWatch', () => {
     await watch.poll();
     assert.equal(ended.length, 0, 'one tunnel here is within the plan as far as this node alone can tell');
     advance(SWEEP_MS);
+    await watch.poll();
+    assert.deepEqual(
+      ended.map((e) => e.tunnelId),
+      ['t2'],
+    );
+  });
+
+  it('counts a tunnel whose agent is away by when it came online: the older keeps its grace, the newer live one ends', async () => {
+    // t1's agent was lost: its row went offline (later than t2 came online), its grace runs here.
+    const held = new Map([['t2', 'acc']]);
+    const away = new Map([['t1', { accountId: 'acc', boundAt: 100 }]]);
+    const rows = [row('t1', 'acc', 900, 'offline'), row('t2', 'acc', 200)];
+    const { watch, ended } = watchOver(held, rows, new Map([['acc', 'free']]), away);
+    await watch.planChanged('acc');
+    assert.deepEqual(
+      ended.map((e) => e.tunnelId),
+      ['t2'],
+    );
+    assert.deepEqual([...away.keys()], ['t1']);
+  });
+
+  it('ends the grace of a tunnel whose agent is away when it is among the newest beyond the plan', async () => {
+    const held = new Map([['t1', 'acc']]);
+    const away = new Map([['t2', { accountId: 'acc', boundAt: 200 }]]);
+    const rows = [row('t1', 'acc', 100), row('t2', 'acc', 50, 'offline')];
+    const { watch, ended } = watchOver(held, rows, new Map([['acc', 'free']]), away);
+    await watch.planChanged('acc');
+    assert.deepEqual(
+      ended.map((e) => e.tunnelId),
+      ['t2'],
+    );
+    assert.deepEqual([...held.keys()], ['t1']);
+  });
+
+  it('reads the plan of an account over the smallest plan with its away tunnels, and ends the newer once it is lowered', async () => {
+    const away = new Map([['t2', { accountId: 'acc', boundAt: 200 }]]);
+    const rows = [row('t1', 'acc', 100), row('t2', 'acc', 300, 'offline')];
+    const plans = new Map<string, Plan>([['acc', 'pro']]);
+    const { watch, ended, queries } = watchOver(new Map([['t1', 'acc']]), rows, plans, away);
+    await watch.poll();
+    assert.deepEqual(queries, ['plansOf acc'], 'one live and one away are more than the smallest plan allows');
+    plans.set('acc', 'free');
     await watch.poll();
     assert.deepEqual(
       ended.map((e) => e.tunnelId),

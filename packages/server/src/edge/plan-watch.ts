@@ -8,6 +8,12 @@ import { PLANS, type Plan, type PlanLimits, type Store, type Tunnel } from '../s
 // from the cluster's notification at once, or finds it by reading the plans of the accounts it
 // serves: every POLL_MS those with more tunnels here than some plan allows, and every SWEEP_MS
 // all of them with their online counts on every node (a notification lost, a node restarted).
+// A tunnel whose agent's connection was lost (its name in its grace period, visitors held for a
+// reconnect) is still one of the account's tunnels, counted by when it came online, so a blip at
+// the moment a plan is lowered does not change which tunnels survive: beyond the limit, its grace
+// ends at once (held visitors get the offline page, the name and port are free). A bind on this
+// node counts it too (Binder), so its slot is not taken meanwhile. Only the node that holds a
+// grace knows it; the others count the tunnels online in the store.
 
 /** How often the plans of accounts with more live tunnels here than the smallest plan allows are read. */
 export const POLL_MS = 2_000;
@@ -16,6 +22,14 @@ export const SWEEP_MS = 60_000;
 
 /** An online tunnel as the choice needs it: when it came online (its row's last change). */
 export type OnlineTunnel = Pick<Tunnel, 'id' | 'updatedAt'>;
+
+/** A tunnel of this node whose agent is away (its name in its grace period). */
+export interface AwayTunnel {
+  readonly accountId: string;
+  readonly tunnelId: string;
+  /** When it was bound (Date.now()): its row says when it went offline, not when it came online. */
+  readonly boundAt?: number;
+}
 
 /**
  * The tunnels to end when `limit` is below the number online: the newest beyond the limit. The
@@ -38,11 +52,17 @@ export interface PlanWatchDeps {
   limitsFor(plan: Plan): PlanLimits;
   /** This node's live bindings (each pool member counts): which accounts it serves, and how many tunnels each. */
   bindings(): Iterable<{ readonly accountId: string }>;
-  /** Ends a live tunnel of this node, its agent told why; false when this node does not hold it. */
+  /** This node's tunnels whose agents are away (names in their grace period); absent: none. */
+  awayTunnels?(): Iterable<AwayTunnel>;
+  /** Ends a tunnel of this node (live, or away in its grace), its agent told why; false when this node does not hold it. */
   endTunnel(tunnelId: string, code: ErrorCodeValue, message: string): boolean;
   log: Logger;
   /** Clock for the sweep, ms. Default Date.now. */
   now?: () => number;
+  /** How often the poll runs, ms. Default POLL_MS. */
+  pollMs?: number;
+  /** How often a poll is a sweep, ms. Default SWEEP_MS. */
+  sweepMs?: number;
 }
 
 /**
@@ -70,7 +90,7 @@ export class PlanWatch {
 
   start(): void {
     if (this.timer) return;
-    this.timer = setInterval(() => void this.poll(), POLL_MS);
+    this.timer = setInterval(() => void this.poll(), this.deps.pollMs ?? POLL_MS);
     this.timer.unref();
   }
 
@@ -98,7 +118,7 @@ export class PlanWatch {
     try {
       const counts = this.countHere();
       for (const accountId of this.seen.keys()) if (!counts.has(accountId)) this.seen.delete(accountId);
-      const sweep = this.now() - this.lastSweep >= SWEEP_MS;
+      const sweep = this.now() - this.lastSweep >= (this.deps.sweepMs ?? SWEEP_MS);
       if (sweep) this.lastSweep = this.now();
       const due = [...counts].filter(([, count]) => sweep || count > this.smallestLimit).map(([accountId]) => accountId);
       if (due.length === 0) return;
@@ -124,7 +144,7 @@ export class PlanWatch {
     this.checking.add(accountId);
     try {
       const limit = this.deps.limitsFor(plan).tunnels;
-      const online = (await this.deps.store.tunnels.listForAccount(accountId)).filter((tunnel) => tunnel.status === 'online');
+      const online = this.withAway(accountId, await this.deps.store.tunnels.listForAccount(accountId));
       this.seen.set(accountId, plan);
       const beyond = tunnelsBeyondLimit(online, limit);
       if (beyond.length === 0) return;
@@ -138,10 +158,25 @@ export class PlanWatch {
     }
   }
 
-  /** Live tunnels per account on this node. */
+  /** Live tunnels per account on this node, and those whose agents are away. */
   private countHere(): Map<string, number> {
     const counts = new Map<string, number>();
     for (const binding of this.deps.bindings()) counts.set(binding.accountId, (counts.get(binding.accountId) ?? 0) + 1);
+    for (const lost of this.deps.awayTunnels?.() ?? []) counts.set(lost.accountId, (counts.get(lost.accountId) ?? 0) + 1);
     return counts;
+  }
+
+  /** The account's tunnels online in the store, and this node's away ones (offline rows there), by when each came online. */
+  private withAway(accountId: string, rows: readonly Tunnel[]): OnlineTunnel[] {
+    const online: OnlineTunnel[] = rows.filter((tunnel) => tunnel.status === 'online');
+    const listed = new Set(online.map((tunnel) => tunnel.id));
+    const byId = new Map(rows.map((tunnel) => [tunnel.id, tunnel]));
+    for (const away of this.deps.awayTunnels?.() ?? []) {
+      if (away.accountId !== accountId || listed.has(away.tunnelId)) continue;
+      // A row deleted meanwhile is no tunnel of the account any more.
+      const row = byId.get(away.tunnelId);
+      if (row) online.push({ id: away.tunnelId, updatedAt: away.boundAt ?? row.updatedAt });
+    }
+    return online;
   }
 }

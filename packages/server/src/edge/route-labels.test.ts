@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ErrorCode, SvcError } from '@svcrouter/protocol';
 import type { Binding } from './edge-session.js';
-import { routeTableOf, targetOf } from './route-labels.js';
+import { routeListOf, routeTableOf, routeTableOfJson, targetOf } from './route-labels.js';
 
 test('a bind without routes gets no table, and its records no target', () => {
   assert.equal(routeTableOf(undefined), undefined);
@@ -41,4 +41,13 @@ test("an agent's bad routes are refused as NAME_INVALID, never trusted", () => {
       (error: unknown) => error instanceof SvcError && error.code === ErrorCode.NAME_INVALID && message.test(error.message),
     );
   }
+});
+
+test('routes kept as JSON (the tunnels row, a cluster route) label requests as the bind did', () => {
+  const list = routeListOf([{ path: '/api/', local: 'localhost:4000', proto: 'h2' } as never])!;
+  assert.deepEqual(list, [{ path: '/api/', local: 'localhost:4000' }], 'only what labels a request is kept');
+  const binding = { local: 'localhost:5173', routes: routeTableOfJson(JSON.stringify(list)) } as Binding;
+  assert.equal(targetOf(binding, '/api/users'), 'localhost:4000');
+  assert.equal(targetOf(binding, '/'), 'localhost:5173');
+  assert.equal(routeTableOfJson('not json'), undefined);
 });

@@ -46,24 +46,31 @@ export async function startSingleSignOn(options: {
   providers: readonly OidcProviderConfig[];
   sessionHours: number;
   repo: OidcRepo;
-  /** The box that seals the private signing keys in the store (loaded only when single sign-on is on). */
+  /** The box that seals the cookie key and the private signing keys in the store (loaded only when single sign-on is on). */
   loadSealer(): Promise<Sealer>;
   /** The wait between `svc-server oidc rotate-key` and the first token signed with the new key. */
   keyActivationDelayMs: number;
+  /** How long signed-in visitors are admitted without a read of the sign-outs (REVOCATIONS_STALE_MS unless configured). */
+  revocationsStaleMs?: number;
   apexUrl(): string;
   log: Logger;
 }): Promise<SingleSignOn | undefined> {
   if (options.providers.length === 0) return undefined;
   const log = options.log.child({ component: 'oidc' });
-  const cookieKey = await loadCookieKey(options.repo);
+  const sealer = await options.loadSealer();
+  const cookieKey = await loadCookieKey(options.repo, sealer);
   const ring = new KeyRing({
     repo: options.repo,
-    sealer: await options.loadSealer(),
+    sealer,
     activationDelayMs: options.keyActivationDelayMs,
     log,
   });
   await ring.start();
-  const revocations = new Revocations({ repo: options.repo, log });
+  const revocations = new Revocations({
+    repo: options.repo,
+    log,
+    ...(options.revocationsStaleMs !== undefined ? { staleMs: options.revocationsStaleMs } : {}),
+  });
   try {
     await revocations.start();
   } catch (error) {

@@ -30,6 +30,8 @@ export interface ClusterRoute {
   claimedAt: number;
   /** `tls` for a TLS passthrough tunnel (other nodes read SNI for it); absent: HTTP or TCP. */
   proto?: 'tls';
+  /** The binding's routes as JSON (`[{path, local}]`), for the records and pages of the other nodes; absent: none. */
+  routes?: string;
 }
 
 export interface ClusterRepo {

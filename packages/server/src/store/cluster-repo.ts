@@ -50,6 +50,7 @@ export function createClusterRepo(db: Kysely<Database>): ClusterRepo {
         agent_group: route.group,
         claimed_at: route.claimedAt,
         proto: route.proto ?? 'http',
+        routes: route.routes ?? null,
       };
       await db
         .insertInto('cluster_routes')
@@ -63,6 +64,7 @@ export function createClusterRepo(db: Kysely<Database>): ClusterRepo {
             agent_group: row.agent_group,
             claimed_at: row.claimed_at,
             proto: row.proto,
+            routes: row.routes,
           }),
         )
         .execute();
@@ -121,5 +123,6 @@ function routeFromRow(row: Selectable<ClusterRoutesTable>): ClusterRoute {
     group: row.agent_group,
     claimedAt: Number(row.claimed_at),
     ...(row.proto === 'tls' ? { proto: 'tls' as const } : {}),
+    ...(row.routes ? { routes: row.routes } : {}),
   };
 }

@@ -59,6 +59,16 @@ export function runClusterContract(store: () => Store): void {
       assert.equal(await liveFor(first.hostname, 0), undefined);
     });
 
+    it("a route carries its binding's routes, replaced with the claim", async () => {
+      const routes = JSON.stringify([{ path: '/api', local: 'localhost:4000' }]);
+      const first = route({ routes });
+      await store().cluster.upsertRoute(first);
+      assert.deepEqual(await liveFor(first.hostname, 0), first);
+      const { routes: _gone, ...bare } = first;
+      await store().cluster.upsertRoute(bare);
+      assert.deepEqual(await store().cluster.routesFor(first.hostname), [bare]);
+    });
+
     it('renewal extends only the node own leases; the reaper deletes expired ones and names their nodes', async () => {
       const nodeId = `node-${unique()}`;
       const mine = [route({ nodeId, expiresAt: 1_000 }), route({ nodeId, expiresAt: 1_000 })];

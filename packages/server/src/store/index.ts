@@ -36,7 +36,7 @@ export type { NewRequestRecord, RequestCursor, RequestQuery, RequestRecord, Requ
 export { MAX_REQUEST_PAGE, statusClassRange } from './requests/request-records.js';
 export { storedRecord } from './requests/request-rows.js';
 export type { DailyUsage, MonthTotal, UsageDelta, UsageRepo } from './usage-records.js';
-export type { OidcKey, OidcRepo } from './oidc-records.js';
+export type { OidcKey, OidcRepo, OidcSealedKey, OidcSealedKeysRepo } from './oidc-records.js';
 export type { OidcRevocation, OidcSessionsRepo, OidcSigningKey } from './oidc-session-records.js';
 export type { DashboardSession, DashboardSessionRepo, NewDashboardSession, NewSignInLink, SignInLinkRepo } from './sign-in-records.js';
 export { PolicyConflictError, PoolConflictError, StoreConflictError } from './store-conflict-error.js';

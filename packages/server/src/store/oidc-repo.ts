@@ -1,12 +1,14 @@
 import type { Kysely } from 'kysely';
 import type { Database } from './schema.js';
 import type { OidcRepo } from './oidc-records.js';
+import { createOidcSealedKeysRepo } from './oidc-sealed-keys-repo.js';
 import { createOidcSessionsRepo } from './oidc-sessions-repo.js';
 
 /** The oidc_keys and oidc_tickets repo over a Kysely database (either engine), with revocations and signing keys. */
 export function createOidcRepo(db: Kysely<Database>, now: () => number): OidcRepo {
   return {
     ...createOidcSessionsRepo(db),
+    ...createOidcSealedKeysRepo(db, now),
     async key(purpose, candidate) {
       // Insert-or-keep, then read: whichever node wrote first, every node reads the same row.
       await db

@@ -29,6 +29,21 @@ export function runOidcSessionsContract(store: () => Store): void {
       assert.deepEqual(ids(await repo.revokedSince(0, 0)).sort(), [early, late].sort());
     });
 
+    it('stores a sealed key once per purpose, the first insert winning; reads and deletes a clear one', async () => {
+      const repo = store().oidc;
+      const purpose = `sealed-${unique()}`;
+      const first = await repo.sealedKey(purpose, { keyId: 'k1', sealedSecret: 'v1.first' });
+      assert.deepEqual([first.purpose, first.keyId, first.sealedSecret], [purpose, 'k1', 'v1.first']);
+      const second = await repo.sealedKey(purpose, { keyId: 'k2', sealedSecret: 'v1.second' });
+      assert.deepEqual([second.keyId, second.sealedSecret, second.createdAt], ['k1', 'v1.first', first.createdAt]);
+      const clearPurpose = `clear-${unique()}`;
+      assert.equal(await repo.clearKey(clearPurpose), undefined);
+      await repo.key(clearPurpose, { keyId: 'c1', secret: 'plain' });
+      assert.deepEqual([(await repo.clearKey(clearPurpose))?.keyId, (await repo.clearKey(clearPurpose))?.secret], ['c1', 'plain']);
+      await repo.forgetClearKey(clearPurpose);
+      assert.equal(await repo.clearKey(clearPurpose), undefined);
+    });
+
     it('stores signing keys once per kid, lists them oldest first, and deletes one', async () => {
       const repo = store().oidc;
       const before = (await repo.signingKeys()).length;

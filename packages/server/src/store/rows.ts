@@ -51,5 +51,6 @@ export function tunnelFromRow(row: Selectable<TunnelsTable>): Tunnel {
     policy: row.policy ?? undefined,
     pool: row.pool_member !== '',
     proto: row.proto === 'tls' || row.proto === 'tcp' ? row.proto : 'http',
+    ...(row.routes ? { routes: row.routes } : {}),
   };
 }

@@ -46,6 +46,8 @@ export interface TunnelsTable {
   pool_member: Generated<string>;
   /** What it carries: 'http', 'tcp' or 'tls' (migration 017_tls). */
   proto: Generated<string>;
+  /** The routes of its last bind as JSON; null: none (migration 022_routes). */
+  routes: Generated<string | null>;
 }
 
 /** domains: custom domains; a host may be pending on several accounts, verified on at most one. */
@@ -195,6 +197,14 @@ export interface OidcKeysTable {
   created_at: number;
 }
 
+/** oidc_sealed_keys: one key per purpose (the cookie HMAC key), sealed under the node's secret key. */
+export interface OidcSealedKeysTable {
+  purpose: string;
+  key_id: string;
+  sealed_secret: string;
+  created_at: number;
+}
+
 /** oidc_tickets: one-time sign-in state and codes, keyed by the SHA-256 of their random value. */
 export interface OidcTicketsTable {
   id: string;
@@ -242,6 +252,8 @@ export interface ClusterRoutesTable {
   claimed_at: number;
   /** The tunnel's proto: 'http', 'tcp' or 'tls' (migration 017_tls). */
   proto: Generated<string>;
+  /** The claiming binding's routes as JSON; null: none (migration 022_routes). */
+  routes: Generated<string | null>;
 }
 
 /** webhooks: receivers an account registered; `secret` is sealed (webhooks/secret-box.ts), `events` a JSON array. */
@@ -337,6 +349,7 @@ export interface Database {
   webhook_attempts: WebhookAttemptsTable;
   tcp_addresses: TcpAddressesTable;
   oidc_keys: OidcKeysTable;
+  oidc_sealed_keys: OidcSealedKeysTable;
   oidc_tickets: OidcTicketsTable;
   oidc_revocations: OidcRevocationsTable;
   oidc_signing_keys: OidcSigningKeysTable;

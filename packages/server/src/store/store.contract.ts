@@ -256,6 +256,17 @@ export function runStoreContract(name: string, open: (now: () => number) => Prom
         assert.equal(bare.policy, undefined);
       });
 
+      it("keeps the routes of a tunnel's last bind, on every path that writes the row", async () => {
+        const a = await newAccount();
+        const routes = JSON.stringify([{ path: '/api', local: 'localhost:4000' }]);
+        const held = await store.tunnels.upsertOnline(binding(a.id, { routes }));
+        assert.equal((await store.tunnels.byHostname(held.hostname))?.routes, routes);
+        const bare = await store.tunnels.claimOnline(binding(a.id, { hostname: held.hostname }), 10);
+        assert.equal(bare?.routes, undefined);
+        const member = await store.tunnels.upsertOnline(binding(a.id, { pool: true, routes }));
+        assert.equal((await store.tunnels.listForAccount(a.id)).find((t) => t.id === member.id)?.routes, routes);
+      });
+
       it('hostnames are case-insensitive', async () => {
         const a = await newAccount();
         const t = await store.tunnels.upsertOnline(binding(a.id, { hostname: `MiXeD-${unique()}.LocalHost` }));

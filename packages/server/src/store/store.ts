@@ -77,6 +77,8 @@ export interface Tunnel {
   pool: boolean;
   /** What it carries (its last bind's): `http`, `tcp` or `tls` (TLS passthrough). */
   proto: TunnelProto;
+  /** The routes of its last bind as JSON (`[{path, local}]`); undefined: none. */
+  routes?: string;
 }
 
 /** What a tunnel carries. */
@@ -109,6 +111,8 @@ export interface TunnelBinding {
   pool?: boolean;
   /** What the bind carries; default `http`. */
   proto?: TunnelProto;
+  /** The bind's routes as JSON; undefined: none. */
+  routes?: string;
 }
 
 export interface AccountRepo {

@@ -38,6 +38,7 @@ export function createTunnelRepo(db: Kysely<Database>, now: () => number): Tunne
         updated_at: at,
         policy: input.policy ?? null,
         proto: input.proto ?? 'http',
+        routes: input.routes ?? null,
       };
       // 1. The account already has this hostname: keep its id so API links stay valid. A bind
       // without rules never replaces a live tunnel that has some (on whichever node it is).
@@ -132,6 +133,7 @@ export function createTunnelRepo(db: Kysely<Database>, now: () => number): Tunne
       updated_at: at,
       policy: input.policy ?? null,
       proto: input.proto ?? 'http',
+      routes: input.routes ?? null,
     };
     const offline = db
       .selectFrom('tunnels')

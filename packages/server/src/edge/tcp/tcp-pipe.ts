@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net';
-import { ResetCode, StreamResetError, TCP_CONNECTED, streamDuplex, tcpHead, type StreamDuplex } from '@svcrouter/protocol';
+import { ResetCode, SocketPipe, TCP_CONNECTED, tcpHead, type CallbackStream } from '@svcrouter/protocol';
 import type { ByteMeter, Exchange, ExchangeObserver } from '../exchange.js';
 import type { Binding } from '../router.js';
 
@@ -67,9 +67,9 @@ export function pipeTcpVisitor(
   };
   socket.setKeepAlive(true, TCP_KEEPALIVE_MS);
   socket.setNoDelay(true);
-  let stream: StreamDuplex;
+  let stream: CallbackStream;
   try {
-    stream = streamDuplex(binding.session.mux.open(tcpHead(binding.tunnelId, `${ip}:${socket.remotePort ?? 0}`, port)));
+    stream = binding.session.mux.open(tcpHead(binding.tunnelId, `${ip}:${socket.remotePort ?? 0}`, port));
   } catch {
     // The session closed between routing and opening: as if the agent had gone.
     record.status = TcpStatus.FAILED;
@@ -89,36 +89,34 @@ export function pipeTcpVisitor(
     socket.destroy();
     return false;
   };
-  // Registered before the pipes, so a chunk that crossed the quota is not forwarded.
-  socket.on('data', (chunk: Buffer) => {
-    record.bytesIn += chunk.length;
-    metered(chunk.length);
-  });
-  stream.on('data', (chunk: Buffer) => {
-    record.bytesOut += chunk.length;
-    metered(chunk.length);
-  });
-  stream.on('headers', (meta: unknown) => {
-    if (record.status === 0 && (meta as { s?: unknown } | null)?.s === TCP_CONNECTED) record.status = TcpStatus.CLOSED;
+  const pipe = new SocketPipe(socket, stream, {
+    fromSocket(chunk) {
+      record.bytesIn += chunk.length;
+      return metered(chunk.length);
+    },
+    fromStream(chunk) {
+      record.bytesOut += chunk.length;
+      return metered(chunk.length);
+    },
+    onHeaders(meta) {
+      if (record.status === 0 && (meta as { s?: unknown } | null)?.s === TCP_CONNECTED) record.status = TcpStatus.CLOSED;
+    },
+    onReset(error) {
+      if (record.status === 0 || record.status === TcpStatus.CLOSED) record.status = statusOfReset(error.code, record.status === 0);
+    },
   });
   if (tls !== undefined && tls.head.length > 0) {
     record.bytesIn += tls.head.length;
     if (metered(tls.head.length)) stream.write(tls.head);
   }
-  socket.pipe(stream);
-  stream.pipe(socket);
-  stream.on('error', (error: Error) => {
-    const code = error instanceof StreamResetError ? error.code : '';
-    if (record.status === 0 || record.status === TcpStatus.CLOSED) record.status = statusOfReset(code, record.status === 0);
-    socket.destroy();
-  });
+  pipe.start();
   socket.on('error', () => {
     if (record.status === TcpStatus.CLOSED) record.status = TcpStatus.VISITOR_RESET;
     stream.reset(ResetCode.CANCEL);
   });
   socket.on('close', () => {
     // Both ends cleanly done: the stream has closed too. Anything else cuts it.
-    if (!stream.destroyed && !(stream.readableEnded && stream.writableFinished)) stream.reset(ResetCode.CANCEL);
+    if (!pipe.cleanlyEnded) stream.reset(ResetCode.CANCEL);
     if (record.status === 0) record.status = TcpStatus.VISITOR_RESET;
     finish();
   });

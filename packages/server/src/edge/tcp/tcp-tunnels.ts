@@ -7,6 +7,7 @@ import { pickMember } from '../pool.js';
 import type { Binding, Router } from '../router.js';
 import { pipeTcpVisitor, type TcpPipeDeps } from './tcp-pipe.js';
 import { portOfRemoteAddr, portOfTcpHostname, tcpHostname } from './tcp-address.js';
+import { RemotePorts } from './tcp-remote-ports.js';
 
 /** Ports tried in turn for one bind when the one picked cannot be listened on (another program holds it). */
 const LISTEN_ATTEMPTS = 8;
@@ -25,6 +26,8 @@ export interface TcpTunnelsDeps extends TcpPipeDeps {
   /** How long a port stays its account's after the agent's connection was lost (SVC_NAME_GRACE_MS). */
   graceMs: number;
   log: Logger;
+  /** Several nodes: the binding that carries a visitor of `hostname` to the node holding its agent (cluster/). */
+  remoteBinding?(hostname: string): Binding | undefined;
 }
 
 /** One port this node listens on for a bound TCP tunnel, and the visitor connections it carries. */
@@ -44,11 +47,26 @@ interface PortListener {
  */
 export class TcpTunnels {
   private readonly listeners = new Map<number, PortListener>();
+  /** Listens in progress, so a port asked for twice at once (a bind here, a tunnel elsewhere) gets one listener. */
+  private readonly opening = new Map<number, Promise<boolean>>();
+  /** Ports this node listens on for its own binds (claimed, bound, or about to be). */
+  private readonly local = new Set<number>();
+  /** Ports of tunnels held on other nodes (tcp-remote-ports.ts). */
+  readonly remote: RemotePorts;
   private readonly chains = new Map<number, Promise<unknown>>();
   /** Leases this node held when it last stopped are kept for their accounts first (a restart). */
   private readonly ready: Promise<unknown>;
 
   constructor(private readonly deps: TcpTunnelsDeps) {
+    this.remote = new RemotePorts({
+      range: deps.range,
+      sharedDomain: deps.sharedDomain,
+      log: deps.log,
+      listen: (port) => this.listen(port),
+      // Connections already relayed end with their streams (the holder resets them when the
+      // tunnel goes): a route cache that missed a beat must not cut them.
+      release: (port) => this.release(port, false),
+    });
     this.ready = deps.store.tcpAddresses
       .holdNodeLeases(deps.nodeId, Date.now() + deps.graceMs)
       .catch((error: unknown) => deps.log.error({ err: error }, 'could not hold the TCP ports of the last run'));
@@ -77,7 +95,8 @@ export class TcpTunnels {
   failed(hostname: string, accountId: string, pinned: boolean): void {
     const port = portOfTcpHostname(this.deps.sharedDomain, hostname);
     if (port === undefined || this.deps.router.resolve(hostname)) return;
-    void this.stopListening(port);
+    this.local.delete(port);
+    this.release(port);
     if (!pinned) this.write(port, () => this.deps.store.tcpAddresses.dropLease(port, accountId));
   }
 
@@ -87,7 +106,8 @@ export class TcpTunnels {
     if (port === undefined) return;
     // A newer binding of the same port (a takeover) keeps the listener.
     if (this.deps.router.resolve(binding.hostname)) return;
-    void this.stopListening(port);
+    this.local.delete(port);
+    this.release(port);
     const { store } = this.deps;
     if (clean) this.write(port, () => store.tcpAddresses.dropLease(port, binding.accountId));
     else this.write(port, () => store.tcpAddresses.holdLease(port, binding.accountId, Date.now() + this.deps.graceMs));
@@ -100,6 +120,7 @@ export class TcpTunnels {
 
   /** Stops every listener and cuts their connections (shutdown); leases stay for the next run. */
   async close(): Promise<void> {
+    this.remote.close();
     const closing = [...this.listeners.keys()].map((port) => this.stopListening(port));
     await Promise.all(closing);
     await Promise.all([...this.chains.values()].map((p) => p.catch(() => undefined)));
@@ -115,6 +136,7 @@ export class TcpTunnels {
       throw new SvcError(ErrorCode.TCP_PORT_UNAVAILABLE, Messages.TCP_PORT_UNAVAILABLE);
     }
     if (!(await this.listen(port))) throw new SvcError(ErrorCode.TCP_PORT_UNAVAILABLE, Messages.TCP_PORT_UNAVAILABLE);
+    this.local.add(port);
   }
 
   private async claimRandom(accountId: string): Promise<number> {
@@ -127,7 +149,10 @@ export class TcpTunnels {
       const port = free[randomInt(free.length)]!;
       // Another node (or bind) may win the port between the read and the claim: pick again.
       if (!(await this.queue(port, () => store.tcpAddresses.claimFree(port, accountId, nodeId, Date.now())))) continue;
-      if (await this.listen(port)) return port;
+      if (await this.listen(port)) {
+        this.local.add(port);
+        return port;
+      }
       this.write(port, () => store.tcpAddresses.dropLease(port, accountId));
     }
     throw new SvcError(ErrorCode.TCP_PORT_UNAVAILABLE, Messages.TCP_PORT_UNAVAILABLE);
@@ -136,6 +161,14 @@ export class TcpTunnels {
   /** Listens on `port` (once); false when the system refuses it (another program holds it). */
   private listen(port: number): Promise<boolean> {
     if (this.listeners.has(port)) return Promise.resolve(true);
+    const pending = this.opening.get(port);
+    if (pending !== undefined) return pending;
+    const opened = this.open(port).finally(() => this.opening.delete(port));
+    this.opening.set(port, opened);
+    return opened;
+  }
+
+  private open(port: number): Promise<boolean> {
     const sockets = new Set<Socket>();
     const server = net.createServer({ allowHalfOpen: true, pauseOnConnect: false }, (socket) => this.accept(port, socket, sockets));
     // A relay's listen backlog matters under bursts of connections (see TOOLCHAIN.md).
@@ -154,6 +187,8 @@ export class TcpTunnels {
     let binding = this.deps.router.resolve(tcpHostname(this.deps.sharedDomain, port));
     // A pool: each connection goes to the member with the fewest open, and counts there until it closes.
     if (binding?.pool !== undefined) binding = pickMember(binding.pool);
+    // Held on another node: the connection goes there over the peer link, as an HTTP request would.
+    binding ??= this.deps.remoteBinding?.(tcpHostname(this.deps.sharedDomain, port));
     if (!binding || binding.session.isClosed) {
       socket.destroy();
       return;
@@ -167,11 +202,17 @@ export class TcpTunnels {
     });
   }
 
-  private stopListening(port: number): Promise<void> {
+  /** Stops listening on `port` unless a bind here or a tunnel elsewhere still wants it; `cut`: its connections close too. */
+  private release(port: number, cut = true): void {
+    if (this.local.has(port) || this.remote.has(port)) return;
+    void this.stopListening(port, cut);
+  }
+
+  private stopListening(port: number, cut = true): Promise<void> {
     const listener = this.listeners.get(port);
     if (!listener) return Promise.resolve();
     this.listeners.delete(port);
-    for (const socket of listener.sockets) socket.destroy();
+    if (cut) for (const socket of listener.sockets) socket.destroy();
     return new Promise((resolve) => listener.server.close(() => resolve()));
   }
 

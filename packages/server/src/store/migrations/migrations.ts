@@ -4,9 +4,11 @@ import { fromRow, toRow } from '../requests/request-rows.js';
 import { CLUSTER_MIGRATIONS } from './migrations-cluster.js';
 import { OIDC_MIGRATIONS } from './migrations-oidc.js';
 import { OIDC_SESSIONS_MIGRATIONS } from './migrations-oidc-sessions.js';
+import { OIDC_SEALED_KEYS_MIGRATIONS } from './migrations-oidc-sealed-keys.js';
 import { POOLS_MIGRATIONS } from './migrations-pools.js';
 import { RATE_LIMIT_MIGRATIONS } from './migrations-rate-limits.js';
 import { REQUEST_TARGET_MIGRATIONS } from './migrations-request-target.js';
+import { ROUTES_MIGRATIONS } from './migrations-routes.js';
 import { TCP_MIGRATIONS } from './migrations-tcp.js';
 import { TLS_MIGRATIONS } from './migrations-tls.js';
 import { TUNNEL_POLICY_MIGRATIONS } from './migrations-tunnel-policy.js';
@@ -326,6 +328,8 @@ const MIGRATIONS: readonly NamedMigration[] = [
   ...OIDC_SESSIONS_MIGRATIONS,
   ...RATE_LIMIT_MIGRATIONS,
   ...REQUEST_TARGET_MIGRATIONS,
+  ...ROUTES_MIGRATIONS,
+  ...OIDC_SEALED_KEYS_MIGRATIONS,
 ];
 
 /** Rows per statement when migrations convert inspector records: 13 parameters each, far below SQLite's limit. */
