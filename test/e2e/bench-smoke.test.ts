@@ -65,6 +65,7 @@ const TCP_FIGURES: Array<{ id: string; direct: boolean }> = [
   { id: 'tcp_upload_mib_s', direct: true },
   { id: 'tcp_upload_cpu_s_gib', direct: false },
   { id: 'tcp_connections_per_s', direct: true },
+  { id: 'tcp_connections_cpu_us', direct: false },
   { id: 'tcp_echo_rtt_ms', direct: true },
   { id: 'tcp_echo_rtt_p99_ms', direct: true },
 ];
