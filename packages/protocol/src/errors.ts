@@ -71,6 +71,10 @@ export const BindMessages = {
   sameNode: (hostname: string) =>
     `${hostname} is already served by this agent through this edge node; give SVC_SERVER URLs of different nodes`,
   sessionClosed: 'the agent disconnected during the bind',
+  /** The tunnel limit is reached with slots held by tunnels whose agents lost their connection. */
+  tunnelLimitAway: (away: number, graceSeconds: number) =>
+    `Tunnel limit reached: ${away === 1 ? "1 of the account's tunnels keeps its name" : `${away} of the account's tunnels keep their names`} ` +
+    `for an agent that lost its connection, for up to ${graceSeconds} s; wait, or delete it (DELETE /v1/tunnels/:id)`,
   /** The bind's policy failed the edge's check (`problem` is `key: message`). */
   policyInvalid: (problem: string) => `invalid access rules: ${problem}`,
   /** A bind without rules tried to take over a tunnel that has them. */

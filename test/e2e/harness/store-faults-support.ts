@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { api, Proc, REPO_ROOT, visit, type TestServer } from './index.js';
 
 // Shared by the store fault tests: visitors that never stop while the store fails, a second
@@ -14,7 +15,15 @@ export class VisitorLoop {
   private stopped = false;
   private readonly running: Promise<void>;
 
-  constructor(server: TestServer, hostname: string) {
+  /**
+   * `paceMs` between visits keeps the load under a bound the case depends on (the inspector's
+   * queue), whatever the speed of the machine and the data path.
+   */
+  constructor(
+    server: TestServer,
+    hostname: string,
+    private readonly paceMs = 0,
+  ) {
     this.running = this.run(server, hostname);
   }
 
@@ -51,6 +60,7 @@ export class VisitorLoop {
       } catch (error) {
         this.errors.push(String(error));
       }
+      if (this.paceMs > 0) await delay(this.paceMs);
     }
   }
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ErrorCode, SvcError } from '@svcrouter/protocol';
+import { BindMessages, ErrorCode, SvcError } from '@svcrouter/protocol';
 import { endRefusedReturn } from './away-tunnels.js';
 import { fakeSession, storeSuite, testBinder } from './binder-test-support.js';
 import { Holds } from './hold.js';
@@ -24,6 +24,7 @@ describe('Binder with a tunnel whose agent is away', () => {
     await assert.rejects(binder.bind(fakeSession(account.id), bindRequest(2, 'other.localhost')), (error: unknown) => {
       assert.ok(error instanceof SvcError);
       assert.equal(error.code, ErrorCode.TUNNEL_LIMIT);
+      assert.equal(error.message, BindMessages.tunnelLimitAway(1, 60), 'the refusal says why, and for how long');
       return true;
     });
     const back = await binder.bind(fakeSession(account.id), bindRequest(3, 'kept.localhost'));

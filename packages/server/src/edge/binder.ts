@@ -278,7 +278,13 @@ export class Binder {
     const routeList = routeListOf(request.routes);
     const routesJson = routeList === undefined ? undefined : JSON.stringify(routeList);
     // A tunnel whose agent is away keeps its slot with its name (plan-watch.ts counts it too).
-    const limit = this.deps.limitsFor(account.plan).tunnels - this.graces.awaySlots(account.id, hostname);
+    const away = this.graces.awaySlots(account.id, hostname);
+    const limit = this.deps.limitsFor(account.plan).tunnels - away;
+    const limitReached = () =>
+      new SvcError(
+        ErrorCode.TUNNEL_LIMIT,
+        away > 0 ? BindMessages.tunnelLimitAway(away, Math.ceil((this.deps.nameGraceMs ?? 0) / 1000)) : Messages.TUNNEL_LIMIT,
+      );
     const input = {
       accountId: account.id,
       hostname,
@@ -298,11 +304,11 @@ export class Binder {
         // The name's own row is reused, so it never counts against itself: one tunnel held on
         // two nodes by one agent counts once, and a takeover replaces rather than adds.
         tunnel = await store.tunnels.claimOnline(input, limit);
-        if (!tunnel) throw new SvcError(ErrorCode.TUNNEL_LIMIT, Messages.TUNNEL_LIMIT);
+        if (!tunnel) throw limitReached();
       } else {
         const online = await store.tunnels.countOnline(account.id);
         const evicting = holder && !pooled ? 1 : 0;
-        if (online - evicting >= limit) throw new SvcError(ErrorCode.TUNNEL_LIMIT, Messages.TUNNEL_LIMIT);
+        if (online - evicting >= limit) throw limitReached();
         tunnel = await store.tunnels.upsertOnline(input);
       }
     } catch (error) {
