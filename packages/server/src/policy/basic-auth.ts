@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { parsePasswordHash, scryptKey, type BasicAuthUser } from '@svcrouter/protocol';
 
 /** Longest Authorization header looked at; a longer one fails at once, without hashing. */
@@ -29,7 +29,8 @@ interface Failures {
  */
 export class BasicAuth {
   private readonly users = new Map<string, { salt: Buffer; key: Buffer }>();
-  private readonly pepper = randomBytes(32);
+  /** Hex, so that it prefixes the header as text: one one-shot hash per request, no Hash object. */
+  private readonly pepper = randomBytes(32).toString('hex');
   private readonly verdicts = new Map<string, boolean>();
   private readonly pending = new Map<string, Promise<boolean>>();
   private readonly failures = new Map<string, Failures>();
@@ -52,7 +53,7 @@ export class BasicAuth {
     // No credentials at all is how every browser starts: asked for, not counted as a failure.
     if (authorization === undefined || authorization === '') return 'unauthorized';
     if (authorization.length > MAX_AUTHORIZATION_LENGTH) return this.failed(ip, now);
-    const digest = createHash('sha256').update(this.pepper).update(authorization).digest('base64');
+    const digest = hash('sha256', this.pepper + authorization, 'base64');
     const known = this.verdicts.get(digest);
     if (known === true) return 'ok';
     if (known === false) return this.failed(ip, now);
