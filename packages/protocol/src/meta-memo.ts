@@ -1,4 +1,4 @@
-import { decodeJson } from './frame.js';
+import { decodeJson, jsonText } from './frame.js';
 
 /** Longest payload kept for comparison; longer ones are decoded every time. */
 const MAX_MEMO_BYTES = 2048;
@@ -57,4 +57,69 @@ export function copyJson(value: unknown): unknown {
     if (typeof item === 'object' && item !== null) copy[key] = copyJson(item);
   }
   return copy;
+}
+
+/** A field the text memo compares with `===`: what JSON.stringify writes the same for equal values. */
+type Scalar = string | number | boolean | null | undefined;
+
+/**
+ * Encodes one kind of JSON frame payload (the request heads a session opens streams with) as
+ * jsonText does, remembering the last value and its text. Consecutive request heads are often
+ * equal (one client asking for the same path through one tunnel), and comparing a head with
+ * the last one costs a fraction of JSON.stringify. Only a plain object whose own fields are
+ * scalars or arrays of scalars is remembered, and a hit needs the same keys in the same order
+ * with equal values, so the text is the one JSON.stringify would write for it.
+ */
+export class JsonTextMemo {
+  private keys: string[] = [];
+  private fields: Array<Scalar | Scalar[]> = [];
+  private text: string | undefined;
+
+  encode(value: unknown): string {
+    if (this.text !== undefined && this.matches(value)) return this.text;
+    const text = jsonText(value);
+    this.remember(value, text);
+    return text;
+  }
+
+  private matches(value: unknown): boolean {
+    if (typeof value !== 'object' || value === null || Object.getPrototypeOf(value) !== Object.prototype) return false;
+    const { keys, fields } = this;
+    let i = 0;
+    // for-in also walks inherited enumerable keys, which JSON.stringify skips: any makes a miss.
+    for (const key in value) {
+      if (key !== keys[i]) return false;
+      const field: unknown = (value as Record<string, unknown>)[key];
+      const known = fields[i++];
+      if (Array.isArray(known)) {
+        if (!Array.isArray(field) || field.length !== known.length) return false;
+        for (let j = 0; j < known.length; j++) if (field[j] !== known[j]) return false;
+      } else if (field !== known) return false;
+    }
+    return i === keys.length;
+  }
+
+  private remember(value: unknown, text: string): void {
+    this.text = undefined;
+    if (text.length > MAX_MEMO_BYTES || typeof value !== 'object' || value === null) return;
+    if (Object.getPrototypeOf(value) !== Object.prototype) return;
+    const keys = Object.keys(value);
+    const fields: Array<Scalar | Scalar[]> = [];
+    for (const key of keys) {
+      const field: unknown = (value as Record<string, unknown>)[key];
+      if (Array.isArray(field)) {
+        if (!field.every(isScalar)) return;
+        fields.push(field.slice() as Scalar[]);
+      } else if (isScalar(field)) fields.push(field);
+      else return;
+    }
+    this.keys = keys;
+    this.fields = fields;
+    this.text = text;
+  }
+}
+
+function isScalar(value: unknown): value is Scalar {
+  const type = typeof value;
+  return value === null || type === 'string' || type === 'number' || type === 'boolean' || type === 'undefined';
 }

@@ -19,7 +19,7 @@ import { MAX_STREAM_WINDOW, SESSION_WINDOW_GROWTH_BUDGET, WindowTuner } from './
 import { IdTable } from './id-table.js';
 import { unwatchLiveness, watchLiveness, type LivenessWatched } from './liveness.js';
 import { ResetCode } from './messages.js';
-import { MetaMemo } from './meta-memo.js';
+import { JsonTextMemo, MetaMemo } from './meta-memo.js';
 
 /**
  * Default per-stream flow-control window, where every stream's receive window starts: small
@@ -108,9 +108,10 @@ export class Mux extends EventEmitter implements StreamTransport, LivenessWatche
   /** Not a Map: see id-table.ts for what a Map's churn does to the GC. */
   private readonly streams = new IdTable<CallbackStream>();
   private readonly decoder: FrameDecoder;
-  /** The peer's request heads (OPEN) and reply heads (HEADERS), decoded once while they repeat. */
+  /** The peer's request heads (OPEN) and reply heads (HEADERS), decoded once while they repeat; ours, encoded once. */
   private readonly openMemo = new MetaMemo();
   private readonly headersMemo = new MetaMemo();
+  private readonly openText = new JsonTextMemo();
   private readonly window: number;
   private nextStreamId: number;
   /** Highest stream id the peer has opened; its ids only ever grow. */
@@ -194,7 +195,7 @@ export class Mux extends EventEmitter implements StreamTransport, LivenessWatche
    * Throws ProtocolError when the session is closed or its stream ids are used up.
    */
   open(meta: unknown, handler?: CallbackStreamHandler, end = false): CallbackStream {
-    const text = jsonText(meta);
+    const text = this.openText.encode(meta);
     const stream = new CallbackStream(this, this.takeStreamId(), meta, this.window);
     if (handler) stream.attach(handler);
     return this.sendOpen(stream, text, end);

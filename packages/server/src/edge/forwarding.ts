@@ -65,8 +65,8 @@ export function requestHead(req: HeadSource, forwarding: Forwarding): RequestHea
   let hasHost = false;
   let originalHost = '';
   for (let i = 0; i < raw.length; i += 2) {
-    const lower = raw[i]!.toLowerCase();
-    if (lower === 'connection') {
+    const name = raw[i]!;
+    if (name.length === 10 && name.toLowerCase() === 'connection') {
       for (const token of raw[i + 1]!.split(',')) (named ??= new Set()).add(token.trim().toLowerCase());
     }
   }
@@ -174,10 +174,13 @@ export function hasRequestBody(req: VisitorRequest): boolean {
  * `keepTrailer` is false (a response that will not be chunked has no trailers to announce).
  */
 export function responseHeaders(raw: readonly string[], keepTrailer = true): string[] {
+  const memo = lastResponse;
+  if (keepTrailer === memo.keepTrailer && samePairs(raw, memo.raw)) return memo.out.slice();
   const out: string[] = [];
   let named: Set<string> | undefined;
   for (let i = 0; i < raw.length; i += 2) {
-    if (raw[i]!.toLowerCase() === 'connection') {
+    const name = raw[i]!;
+    if (name.length === 10 && name.toLowerCase() === 'connection') {
       for (const token of raw[i + 1]!.split(',')) (named ??= new Set()).add(token.trim().toLowerCase());
     }
   }
@@ -186,7 +189,26 @@ export function responseHeaders(raw: readonly string[], keepTrailer = true): str
     if ((HOP_BY_HOP.has(lower) && (lower !== 'trailer' || !keepTrailer)) || named?.has(lower)) continue;
     out.push(raw[i]!, raw[i + 1]!);
   }
+  if (raw.length <= MAX_REMEMBERED_FIELDS) lastResponse = { raw: raw.slice(), keepTrailer, out: out.slice() };
   return out;
+}
+
+/** Longest head (names and values) responseHeaders remembers; longer ones are filtered every time. */
+const MAX_REMEMBERED_FIELDS = 64;
+
+/**
+ * The last head responseHeaders filtered and the result. Consecutive responses are often the
+ * same head (an origin answering one path the same way, its Date changing once a second): the
+ * same fields give the same result, compared in a fraction of the filtering's time. Callers get
+ * their own array, as the traffic rules and the writers may build on it.
+ */
+let lastResponse: { raw: readonly string[]; keepTrailer: boolean; out: readonly string[] } = { raw: [], keepTrailer: true, out: [] };
+
+/** Whether two flat header lists hold the same fields in the same order. */
+export function samePairs(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /**

@@ -21,3 +21,29 @@ test('the Trailer header passes unless the response has no room for trailers', (
   assert.deepEqual(responseHeaders(raw), ['Trailer', 'x-checksum']);
   assert.deepEqual(responseHeaders(raw, false), []);
 });
+
+test('a repeated response head is filtered as the first one was, into an array of its own each time', () => {
+  const raw = [
+    'Content-Type',
+    'text/plain',
+    'Connection',
+    'keep-alive, X-Private',
+    'Keep-Alive',
+    'timeout=5',
+    'X-Private',
+    '1',
+    'Trailer',
+    'x-sum',
+  ];
+  const first = responseHeaders(raw);
+  assert.deepEqual(first, ['Content-Type', 'text/plain', 'Trailer', 'x-sum']);
+  first.push('X-Added', '1');
+  const second = responseHeaders([...raw]);
+  assert.deepEqual(second, ['Content-Type', 'text/plain', 'Trailer', 'x-sum']);
+  assert.notEqual(second, first);
+  assert.deepEqual(responseHeaders(raw, false), ['Content-Type', 'text/plain']);
+  assert.deepEqual(responseHeaders(raw), ['Content-Type', 'text/plain', 'Trailer', 'x-sum']);
+  const other = [...raw.slice(0, 2), 'Connection', 'keep-alive', ...raw.slice(4)];
+  assert.deepEqual(responseHeaders(other), ['Content-Type', 'text/plain', 'X-Private', '1', 'Trailer', 'x-sum']);
+  assert.deepEqual(responseHeaders([]), []);
+});

@@ -90,3 +90,34 @@ test('an explicit Content-Length: 0 and hop-by-hop headers other than Upgrade st
   assert.equal(request.method, 'DELETE');
   assert.deepEqual(request.rawHeaders, ['Host', 'a', 'Content-Length', '0', 'Keep-Alive', 'timeout=5', 'TE', 'trailers']);
 });
+
+test('a repeated head reads as the first one did, with a header array of its own each time', () => {
+  const text = 'GET /poll HTTP/1.1\r\nHost: a.example\r\nUser-Agent: poller\r\nConnection: close\r\n\r\n';
+  const headers = ['Host', 'a.example', 'User-Agent', 'poller', 'Connection', 'close'];
+  const first = lean(text);
+  first.rawHeaders.push('X-Edited', '1');
+  const second = lean(text);
+  assert.deepEqual(second, {
+    method: 'GET',
+    target: '/poll',
+    rawHeaders: headers,
+    host: 'a.example',
+    userAgent: 'poller',
+    close: true,
+    headBytes: text.length,
+  });
+  assert.notEqual(second.rawHeaders, first.rawHeaders);
+  // At an offset, with pipelined bytes after it.
+  const before = 'GET /other HTTP/1.1\r\nHost: b\r\n\r\n';
+  const third = read(`${before}${text}GET /next`, before.length) as LeanRequest;
+  assert.deepEqual(third, second);
+  // One byte changed is read anew.
+  assert.equal(lean(text.replace('/poll', '/pole')).target, '/pole');
+  assert.equal(lean(text).target, '/poll');
+  // The head limit still applies to a head read before.
+  assert.equal(readRequestHead(Buffer.from(text, 'latin1'), 0, 20), HAND_OVER);
+  // What is handed over is never remembered as a lean request.
+  const upgrade = 'GET /poll HTTP/1.1\r\nHost: a.example\r\nUpgrade: websocket\r\n\r\n';
+  assert.equal(read(upgrade), HAND_OVER);
+  assert.equal(read(upgrade), HAND_OVER);
+});

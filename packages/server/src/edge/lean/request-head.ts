@@ -53,6 +53,43 @@ export function readRequestHead(buffer: Buffer, start: number, maxHeadBytes: num
   if (end < 0) return buffer.length - start >= maxHeadBytes ? HAND_OVER : INCOMPLETE;
   const headBytes = end + 4 - start;
   if (headBytes > maxHeadBytes) return HAND_OVER;
+  const last = lastRead;
+  if (headBytes === lastLength && last !== undefined && buffer.compare(lastBytes, 0, headBytes, start, start + headBytes) === 0) {
+    return {
+      method: last.method,
+      target: last.target,
+      rawHeaders: last.rawHeaders.slice(),
+      host: last.host,
+      userAgent: last.userAgent,
+      close: last.close,
+      headBytes,
+    };
+  }
+  const read = readHead(buffer, start, end, headBytes);
+  if (read !== HAND_OVER && headBytes <= MAX_REMEMBERED_HEAD_BYTES) {
+    buffer.copy(lastBytes, 0, start, start + headBytes);
+    lastLength = headBytes;
+    lastRead = { ...read, rawHeaders: read.rawHeaders.slice() };
+  }
+  return read;
+}
+
+/** Longest head remembered for the next read; longer ones are read every time. */
+const MAX_REMEMBERED_HEAD_BYTES = 2048;
+
+/**
+ * The bytes of the last head read, and what was read from them: a client tends to repeat its head
+ * byte for byte (a poller, a health check, a load generator), and comparing the bytes costs a
+ * fraction of reading them (a latin1 string, a regular expression per line, a string per name
+ * and value). The result depends on those bytes alone. Each read gets its own header array.
+ * Not from Buffer's shared pool: the buffer lives as long as the process.
+ */
+const lastBytes = Buffer.allocUnsafeSlow(MAX_REMEMBERED_HEAD_BYTES);
+let lastLength = -1;
+let lastRead: LeanRequest | undefined;
+
+/** Reads the head in `buffer` from `start` to `end`, where its blank line begins. */
+function readHead(buffer: Buffer, start: number, end: number, headBytes: number): LeanRequest | typeof HAND_OVER {
   const lines = buffer.toString('latin1', start, end).split('\r\n');
   if (lines.length - 1 > MAX_LEAN_HEADERS) return HAND_OVER;
   const requestLine = REQUEST_LINE.exec(lines[0]!);

@@ -80,3 +80,27 @@ test('refuses a 1xx head that is not one, is a 101, or could split the response'
   assert.equal(visitorInterimHead(103, ['Link', '</a>\r\nSet-Cookie: x=1']), undefined);
   assert.equal(visitorInterimHead(103, ['Bad Name', 'x']), undefined);
 });
+
+test('a repeated head is the same text; each input that shapes it still counts', () => {
+  const fields = ['Content-Type', 'text/plain', 'Content-Length', '5', 'Date', 'Tue, 01 Jan 2030 00:00:00 GMT'];
+  const first = visitorResponseHead(200, fields, 'GET', true)!;
+  assert.deepEqual(visitorResponseHead(200, [...fields], 'GET', true), first);
+  assert.equal(visitorResponseHead(200, [...fields], 'HEAD', true)!.framing, BodyFraming.NONE);
+  assert.equal(visitorResponseHead(200, [...fields], 'GET', true)!.framing, BodyFraming.LENGTH);
+  assert.match(visitorResponseHead(200, [...fields], 'GET', false)!.text, /\r\nconnection: close\r\n\r\n$/);
+  assert.doesNotMatch(visitorResponseHead(200, [...fields], 'GET', true)!.text, /connection: close/);
+  assert.ok(visitorResponseHead(404, [...fields], 'GET', true)!.text.startsWith('HTTP/1.1 404 Not Found\r\n'));
+  assert.equal(visitorResponseHead(200, [...fields.slice(0, 3), '6', ...fields.slice(4)], 'GET', true)!.length, 6);
+  assert.equal(visitorResponseHead(200, [...fields, 'X-Split', 'a\nb'], 'GET', true), undefined);
+  assert.equal(visitorResponseHead(200, [...fields, 'X-Split', 'a\nb'], 'GET', true), undefined);
+});
+
+test('a repeated head without a Date of its own takes the current second', (t) => {
+  t.mock.timers.enable({ apis: ['Date'], now: Date.UTC(2030, 0, 1, 0, 0, 0, 500) });
+  const fields = ['Content-Length', '0'];
+  assert.match(visitorResponseHead(200, fields, 'GET', true)!.text, /\r\ndate: Tue, 01 Jan 2030 00:00:00 GMT\r\n/);
+  t.mock.timers.tick(400);
+  assert.match(visitorResponseHead(200, fields, 'GET', true)!.text, /\r\ndate: Tue, 01 Jan 2030 00:00:00 GMT\r\n/);
+  t.mock.timers.tick(200);
+  assert.match(visitorResponseHead(200, fields, 'GET', true)!.text, /\r\ndate: Tue, 01 Jan 2030 00:00:01 GMT\r\n/);
+});

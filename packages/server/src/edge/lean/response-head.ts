@@ -1,5 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import { INVALID_VALUE, TOKEN } from '@svcrouter/protocol';
+import { samePairs } from '../forwarding.js';
 import { httpDate } from '../http-date.js';
 
 /** How the body after a head is framed on the visitor's connection. */
@@ -15,10 +16,10 @@ export type BodyFramingValue = (typeof BodyFraming)[keyof typeof BodyFraming];
 
 export interface VisitorResponseHead {
   /** The serialised head, ready to write as latin1. */
-  text: string;
-  framing: BodyFramingValue;
+  readonly text: string;
+  readonly framing: BodyFramingValue;
   /** Body bytes announced by Content-Length (framing LENGTH). */
-  length: number;
+  readonly length: number;
 }
 
 const DIGITS = /^\d{1,15}$/;
@@ -34,6 +35,51 @@ export function visitorResponseHead(
   headers: readonly string[],
   requestMethod: string,
   keepAlive: boolean,
+): VisitorResponseHead | undefined {
+  const date = httpDate();
+  const memo = lastHead;
+  if (
+    status === memo.status &&
+    date === memo.date &&
+    requestMethod === memo.requestMethod &&
+    keepAlive === memo.keepAlive &&
+    samePairs(headers, memo.headers)
+  ) {
+    return memo.head;
+  }
+  const head = serialiseHead(status, headers, requestMethod, keepAlive, date);
+  if (head !== undefined && headers.length <= MAX_REMEMBERED_FIELDS) {
+    lastHead = { status, date, headers: headers.slice(), requestMethod, keepAlive, head };
+  }
+  return head;
+}
+
+/** Longest head (names and values) visitorResponseHead remembers; longer ones are serialised every time. */
+const MAX_REMEMBERED_FIELDS = 64;
+
+/**
+ * The last head serialised, what it was made of, and the second it was made in (the Date the
+ * edge adds when the origin sent none). Consecutive responses on the edge are often the same
+ * head for the same kind of request (an origin answering one path the same way): the same
+ * inputs in the same second give the same text, found by comparing them in a fraction of the
+ * time the checks and the concatenation take.
+ */
+let lastHead: {
+  status: number;
+  date: string;
+  headers: readonly string[];
+  requestMethod: string;
+  keepAlive: boolean;
+  head: VisitorResponseHead;
+  // NaN: the placeholder matches no status.
+} = { status: NaN, date: '', headers: [], requestMethod: '', keepAlive: false, head: { text: '', framing: BodyFraming.NONE, length: 0 } };
+
+function serialiseHead(
+  status: number,
+  headers: readonly string[],
+  requestMethod: string,
+  keepAlive: boolean,
+  date: string,
 ): VisitorResponseHead | undefined {
   if (!Number.isInteger(status) || status < 200 || status > 599) return undefined;
   let text = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Unknown'}\r\n`;
@@ -52,7 +98,7 @@ export function visitorResponseHead(
     }
     text += `${name}: ${value}\r\n`;
   }
-  if (!hasDate) text += `date: ${httpDate()}\r\n`;
+  if (!hasDate) text += `date: ${date}\r\n`;
   let framing: BodyFramingValue;
   if (requestMethod === 'HEAD' || status === 204 || status === 304) framing = BodyFraming.NONE;
   else if (length >= 0) framing = BodyFraming.LENGTH;
