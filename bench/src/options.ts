@@ -40,13 +40,15 @@ export interface Sizes {
   sessionsWindowS: number;
   /**
    * TCP rows: bytes of each transfer (each way, per side), rounds of direct / svc tcp / ssh -L,
-   * unrecorded warm-up bytes each way per side, short connections per run and how many at once,
-   * and 1-byte echo round trips per run (after a tenth as many unrecorded).
+   * unrecorded warm-up bytes each way per side, short connections per run and how many at once
+   * (after tcpConnectionWarmup unrecorded ones per side), and 1-byte echo round trips per run
+   * (after a tenth as many unrecorded).
    */
   tcpBytes: number;
   tcpRounds: number;
   tcpWarmupBytes: number;
   tcpConnectionCount: number;
+  tcpConnectionWarmup: number;
   tcpConcurrency: number;
   tcpEchoTrips: number;
 }
@@ -78,6 +80,7 @@ export const PRESETS: Record<Mode, Sizes> = {
     tcpRounds: 3,
     tcpWarmupBytes: 128 * 1024 * 1024,
     tcpConnectionCount: 3000,
+    tcpConnectionWarmup: 1000,
     tcpConcurrency: 32,
     tcpEchoTrips: 5000,
   },
@@ -104,6 +107,7 @@ export const PRESETS: Record<Mode, Sizes> = {
     tcpRounds: 1,
     tcpWarmupBytes: 64 * 1024 * 1024,
     tcpConnectionCount: 1000,
+    tcpConnectionWarmup: 500,
     tcpConcurrency: 32,
     tcpEchoTrips: 2000,
   },
@@ -130,6 +134,7 @@ export const PRESETS: Record<Mode, Sizes> = {
     tcpRounds: 1,
     tcpWarmupBytes: 0,
     tcpConnectionCount: 20,
+    tcpConnectionWarmup: 0,
     tcpConcurrency: 4,
     tcpEchoTrips: 20,
   },

@@ -34,7 +34,8 @@ export interface TcpResult {
   /** CPU seconds per GiB of the relays: edge + agent for the tunnel, ssh + sshd for ssh. */
   downloadCpuSPerGiB: { tunnel: number; ssh: number | null };
   uploadCpuSPerGiB: { tunnel: number; ssh: number | null };
-  connections: { count: number; concurrency: number; perS: TcpFigure };
+  /** `warmup`: connections per side before the rounds, unrecorded (absent in results from before it). */
+  connections: { count: number; concurrency: number; warmup?: number; perS: TcpFigure };
   /** CPU microseconds per connection of the relays (as for the transfers); steadier than the rate on a shared machine. */
   connectionsCpuUs?: { tunnel: number; ssh: number | null };
   echo: { trips: number; medianMs: TcpFigure; p99Ms: TcpFigure };
@@ -135,7 +136,18 @@ export async function tcpTunnels(system: BenchSystem, sizes: Sizes, log: (line: 
     const download = await transfer('download');
     const upload = await transfer('upload');
 
-    const { tcpConnectionCount: count, tcpConcurrency: concurrency } = sizes;
+    const { tcpConnectionCount: count, tcpConcurrency: concurrency, tcpConnectionWarmup: warmConnections } = sizes;
+    if (warmConnections > 0) {
+      // The transfers ran only a couple of connections through the accept, open and close paths:
+      // without these, the measured runs would pay for compiling them (JIT) on the Node sides.
+      for (const side of sides) {
+        await tcpConnections(portOf(side), warmConnections, concurrency, {
+          label: label('connections warm-up', side),
+          ms: tcpDeadlineMs('connections', warmConnections, deadlineS),
+        });
+      }
+      log(`  warm-up: ${warmConnections} connections per side`);
+    }
     const connectionRounds = await rotatingRounds(sizes.tcpRounds, sides, async (side) => {
       const cpu0 = relayCpu(side);
       const perS = await tcpConnections(portOf(side), count, concurrency, {
@@ -165,7 +177,7 @@ export async function tcpTunnels(system: BenchSystem, sizes: Sizes, log: (line: 
       upload: upload.figure,
       downloadCpuSPerGiB: download.cpu,
       uploadCpuSPerGiB: upload.cpu,
-      connections: { count, concurrency, perS: figure(connectionRounds, (r) => r.perS) },
+      connections: { count, concurrency, warmup: warmConnections, perS: figure(connectionRounds, (r) => r.perS) },
       connectionsCpuUs: {
         tunnel: median(connectionRounds.map((r) => r.tunnel!.cpuUs)),
         ssh: ssh ? median(connectionRounds.map((r) => r.ssh!.cpuUs)) : null,
