@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Sizes } from './options.js';
-import { AGENT_BIN, BENCH_DIST, cpuOf, spawnNode, type Proc } from './proc.js';
+import { AGENT_BIN, BENCH_DIST, cpuOf, cpuSeconds, spawnNode, type Proc } from './proc.js';
 import { sshMissing, startSshForward, type SshForward } from './ssh-forward.js';
 import { median } from './stats.js';
 import { tcpConnections, tcpDownload, tcpEcho, tcpUpload, type Deadline } from './tcp-clients.js';
@@ -148,14 +148,24 @@ export async function tcpTunnels(system: BenchSystem, sizes: Sizes, log: (line: 
       }
       log(`  warm-up: ${warmConnections} connections per side`);
     }
+    // Through the tunnel, where the CPU went: each process, and of it its main thread (the rest:
+    // garbage collection helpers, compilers, the inspector's writer thread, the DNS pool).
+    const pids = [system.server.pid, agent.pid];
+    const split = (): number[] => pids.flatMap((pid) => [cpuSeconds(pid), cpuSeconds(pid, pid)]);
     const connectionRounds = await rotatingRounds(sizes.tcpRounds, sides, async (side) => {
       const cpu0 = relayCpu(side);
+      const split0 = side === 'tunnel' ? split() : [];
       const perS = await tcpConnections(portOf(side), count, concurrency, {
         label: label('connections', side),
         ms: tcpDeadlineMs('connections', count, deadlineS),
       });
       const cpuUs = ((relayCpu(side) - cpu0) / count) * 1e6;
-      log(`  connections ${side.padEnd(6)} ${perS.toFixed(0)}/s${side === 'direct' ? '' : `  relay CPU ${cpuUs.toFixed(0)} µs each`}`);
+      let where = '';
+      if (side === 'tunnel') {
+        const [edge, edgeMain, agentAll, agentMain] = split().map((s, i) => (((s - split0[i]!) / count) * 1e6).toFixed(0));
+        where = ` (edge ${edge}, main thread ${edgeMain}; agent ${agentAll}, main thread ${agentMain})`;
+      }
+      log(`  connections ${side.padEnd(6)} ${perS.toFixed(0)}/s${side === 'direct' ? '' : `  relay CPU ${cpuUs.toFixed(0)} µs each${where}`}`);
       return { perS, cpuUs };
     });
 
