@@ -4,6 +4,7 @@ import {
   ResetCode,
   SocketPipe,
   TCP_CONNECTED_HEAD,
+  TCP_CONNECTED_TEXT,
   isTcpHead,
   streamDuplex,
   type CallbackStream,
@@ -115,7 +116,7 @@ export class TcpProxy {
         socket.write(proxyProtocolHeader(version, visitor || undefined, typeof head.o === 'number' ? head.o : 0));
         proxyHeaderAt = performance.now();
       }
-      callbacks.sendHeaders(TCP_CONNECTED_HEAD);
+      callbacks.sendHeaders(TCP_CONNECTED_HEAD, false, TCP_CONNECTED_TEXT);
       side.start();
     });
     const idleMs = this.options.idleTimeoutMs ?? DEFAULT_TCP_IDLE_TIMEOUT_MS;
@@ -138,18 +139,19 @@ export class TcpProxy {
       }
     });
     // Judged when the local side ends, not when the whole connection closes: the visitor may keep
-    // its own side open for a while after the service hung up.
+    // its own side open for a while after the service hung up. Without PROXY protocol there is
+    // nothing to judge, and no listener to add per connection.
     const judgeHeader = (): void => {
       if (proxyHeaderAt > 0 && log.bytesOut === 0 && performance.now() - proxyHeaderAt < PROXY_HINT_MS) {
         log.detail = `the local service closed right after the PROXY protocol header; it may not speak PROXY protocol (${this.options.proxyProtocol})`;
       }
       proxyHeaderAt = 0;
     };
-    socket.once('end', judgeHeader);
+    if (this.options.proxyProtocol) socket.once('end', judgeHeader);
     socket.on('close', () => {
       this.sockets.delete(socket);
       log.durationMs = performance.now() - started;
-      judgeHeader();
+      if (proxyHeaderAt > 0) judgeHeader();
       this.onLog(log);
     });
   }
