@@ -165,7 +165,9 @@ export async function tcpTunnels(system: BenchSystem, sizes: Sizes, log: (line: 
         const [edge, edgeMain, agentAll, agentMain] = split().map((s, i) => (((s - split0[i]!) / count) * 1e6).toFixed(0));
         where = ` (edge ${edge}, main thread ${edgeMain}; agent ${agentAll}, main thread ${agentMain})`;
       }
-      log(`  connections ${side.padEnd(6)} ${perS.toFixed(0)}/s${side === 'direct' ? '' : `  relay CPU ${cpuUs.toFixed(0)} µs each${where}`}`);
+      log(
+        `  connections ${side.padEnd(6)} ${perS.toFixed(0)}/s${side === 'direct' ? '' : `  relay CPU ${cpuUs.toFixed(0)} µs each${where}`}`,
+      );
       return { perS, cpuUs };
     });
 

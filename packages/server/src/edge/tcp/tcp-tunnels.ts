@@ -172,7 +172,9 @@ export class TcpTunnels {
     const sockets = new Set<Socket>();
     // The router's name of this port, made once: every visitor connection is routed by it.
     const hostname = tcpHostname(this.deps.sharedDomain, port);
-    const server = net.createServer({ allowHalfOpen: true, pauseOnConnect: false }, (socket) => this.accept(port, hostname, socket, sockets));
+    const server = net.createServer({ allowHalfOpen: true, pauseOnConnect: false }, (socket) =>
+      this.accept(port, hostname, socket, sockets),
+    );
     // A relay's listen backlog matters under bursts of connections (see TOOLCHAIN.md).
     server.maxConnections = 10_000;
     return new Promise((resolve) => {
