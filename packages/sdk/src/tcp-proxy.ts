@@ -11,6 +11,7 @@ import {
   type RequestHead,
 } from '@svcrouter/protocol';
 import { proxyProtocolHeader, type ProxyProtocolVersion } from './proxy-protocol.js';
+import { TargetLookup } from './target-lookup.js';
 
 /** Default `--idle-timeout`: a TCP connection with no byte either way for this long is closed. */
 export const DEFAULT_TCP_IDLE_TIMEOUT_MS = 3_600_000;
@@ -73,6 +74,8 @@ export function parseTcpTarget(input: string | number): TcpTarget | string {
  */
 export class TcpProxy {
   private readonly sockets = new Set<Socket>();
+  /** The local host's addresses, looked up once for the connections that follow (target-lookup.ts). */
+  private readonly targetLookup = new TargetLookup();
 
   constructor(
     readonly target: TcpTarget,
@@ -99,6 +102,7 @@ export class TcpProxy {
       noDelay: true,
       keepAlive: true,
       keepAliveInitialDelay: LOCAL_KEEPALIVE_MS,
+      lookup: this.targetLookup.lookup,
     });
     this.sockets.add(socket);
     let connected = false;
@@ -130,6 +134,8 @@ export class TcpProxy {
     }
     socket.on('error', (error: NodeJS.ErrnoException) => {
       if (!connected) {
+        // The service may have moved to another address: the next connection looks again.
+        this.targetLookup.forget();
         log.outcome = 'refused';
         log.detail = error.code ?? error.message;
         side.reset(ResetCode.UPSTREAM_UNREACHABLE);
