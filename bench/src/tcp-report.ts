@@ -62,7 +62,7 @@ export function tcpMarkdown(rows: readonly Row[], result: TcpResult, fmt: (value
   const lines = [
     '### TCP tunnels (`svc tcp`)',
     '',
-    `- One local TCP service reached directly, through \`svc tcp\` (this run's edge and a plain agent session on loopback) and through ${sshNote} via a throwaway sshd on loopback; ${result.rounds} round(s), the order rotating; medians, and ratios as medians of the per-round ratios.`,
+    `- One local TCP service reached directly, through \`svc tcp\` (this run's edge and a plain agent session on loopback) and through ${sshNote} via a throwaway sshd on loopback, both forwarding to \`${result.localHost ?? '127.0.0.1'}\`; ${result.rounds} round(s), the order rotating; medians, and ratios as medians of the per-round ratios.`,
     '',
     '| metric | direct | ssh -L | svcRouter | ÷ direct | ÷ ssh | goal | met? |',
     '|---|---:|---:|---:|---:|---:|---|:---:|',

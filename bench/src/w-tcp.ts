@@ -26,6 +26,8 @@ export interface TcpFigure {
 
 export interface TcpResult {
   bytes: number;
+  /** The host `svc tcp` and `ssh -L` forward to (--tcp-local-host); absent in results from before it: 127.0.0.1. */
+  localHost?: string;
   rounds: number;
   /** The cipher ssh used, or why ssh did not run. */
   ssh: { cipher: string } | { skipped: string };
@@ -49,13 +51,14 @@ export function tcpDeadlineMs(kind: 'transfer' | 'connections' | 'echo', amount:
   return slack + amount * 10; // 100 connections or round trips per second
 }
 
-/** Starts `svc tcp 127.0.0.1:<port>` against the system's edge; resolves with the agent and its public port. */
+/** Starts `svc tcp <localHost>:<port>` against the system's edge; resolves with the agent and its public port. */
 export async function startTcpAgent(
   system: BenchSystem,
   localPort: number,
   nodeArgs: string[] = [],
+  localHost = '127.0.0.1',
 ): Promise<{ agent: Proc; port: number }> {
-  const agent = spawnNode(AGENT_BIN, ['tcp', `127.0.0.1:${localPort}`], {
+  const agent = spawnNode(AGENT_BIN, ['tcp', `${localHost}:${localPort}`], {
     label: 'agent-tcp',
     nodeArgs,
     env: { SVC_SERVER: system.serverUrl, SVC_TOKEN: system.token },
@@ -78,20 +81,26 @@ export async function startTcpOriginProcess(): Promise<{ proc: Proc; port: numbe
  * ssh; then tunnel, ssh, direct; …) so drift on the machine favours no side. Each run has a
  * deadline (tcpDeadlineMs) and a stalled one fails the benchmark naming itself.
  */
-export async function tcpTunnels(system: BenchSystem, sizes: Sizes, log: (line: string) => void, deadlineS?: number): Promise<TcpResult> {
+export async function tcpTunnels(
+  system: BenchSystem,
+  sizes: Sizes,
+  log: (line: string) => void,
+  deadlineS?: number,
+  localHost = '127.0.0.1',
+): Promise<TcpResult> {
   const origin = await startTcpOriginProcess();
   const stops: Array<() => Promise<void>> = [() => origin.proc.stop('SIGTERM')];
   try {
-    const { agent, port: tunnelPort } = await startTcpAgent(system, origin.port);
+    const { agent, port: tunnelPort } = await startTcpAgent(system, origin.port, [], localHost);
     stops.push(() => agent.stop('SIGINT'));
     const skipped = sshMissing();
     let ssh: SshForward | undefined;
     if (skipped) log(`  ssh comparison skipped: ${skipped}`);
     else {
-      ssh = await startSshForward(origin.port);
+      ssh = await startSshForward(origin.port, localHost);
       stops.push(() => ssh!.close());
     }
-    log(`  tcp service :${origin.port}, svc tcp :${tunnelPort}${ssh ? `, ssh -L :${ssh.port} (${ssh.cipher})` : ''}`);
+    log(`  tcp service ${localHost}:${origin.port}, svc tcp :${tunnelPort}${ssh ? `, ssh -L :${ssh.port} (${ssh.cipher})` : ''}`);
     const sides: TcpSide[] = ssh ? ['direct', 'tunnel', 'ssh'] : ['direct', 'tunnel'];
     const portOf = (side: TcpSide): number => (side === 'direct' ? origin.port : side === 'tunnel' ? tunnelPort : ssh!.port);
     const relayCpu = (side: TcpSide): number =>
@@ -183,6 +192,7 @@ export async function tcpTunnels(system: BenchSystem, sizes: Sizes, log: (line: 
 
     return {
       bytes,
+      localHost,
       rounds: sizes.tcpRounds,
       ssh: ssh ? { cipher: ssh.cipher } : { skipped: skipped! },
       download: download.figure,
