@@ -64,7 +64,7 @@ async function runAll(options: BenchOptions, generator: LoadGenerator): Promise<
     log('WebSocket echo');
     const websocket = await websocketEcho(system, sizes, log);
     log('TCP tunnels: direct, svc tcp and ssh -L');
-    const tcp = await tcpTunnels(system, sizes, log, options.tcpDeadlineS);
+    const tcp = await tcpTunnels(system, sizes, log, options.tcpDeadlineS, options.tcpLocalHost);
     log('idle tunnels, 1,000 tunnels, bind latency');
     const tunnels = await manyTunnels(system, sizes, log);
     const load = meter.stop();
@@ -180,7 +180,7 @@ async function tcpOnly(options: BenchOptions, generator: LoadGenerator, command:
   let tcp: TcpResult;
   let load: LoadReport;
   try {
-    tcp = await tcpTunnels(system, options.sizes, log, options.tcpDeadlineS);
+    tcp = await tcpTunnels(system, options.sizes, log, options.tcpDeadlineS, options.tcpLocalHost);
     load = meter.stop();
   } finally {
     await system.close();

@@ -40,13 +40,15 @@ export interface Sizes {
   sessionsWindowS: number;
   /**
    * TCP rows: bytes of each transfer (each way, per side), rounds of direct / svc tcp / ssh -L,
-   * unrecorded warm-up bytes each way per side, short connections per run and how many at once,
-   * and 1-byte echo round trips per run (after a tenth as many unrecorded).
+   * unrecorded warm-up bytes each way per side, short connections per run and how many at once
+   * (after tcpConnectionWarmup unrecorded ones per side), and 1-byte echo round trips per run
+   * (after a tenth as many unrecorded).
    */
   tcpBytes: number;
   tcpRounds: number;
   tcpWarmupBytes: number;
   tcpConnectionCount: number;
+  tcpConnectionWarmup: number;
   tcpConcurrency: number;
   tcpEchoTrips: number;
 }
@@ -78,6 +80,7 @@ export const PRESETS: Record<Mode, Sizes> = {
     tcpRounds: 3,
     tcpWarmupBytes: 128 * 1024 * 1024,
     tcpConnectionCount: 3000,
+    tcpConnectionWarmup: 1000,
     tcpConcurrency: 32,
     tcpEchoTrips: 5000,
   },
@@ -104,6 +107,7 @@ export const PRESETS: Record<Mode, Sizes> = {
     tcpRounds: 1,
     tcpWarmupBytes: 64 * 1024 * 1024,
     tcpConnectionCount: 1000,
+    tcpConnectionWarmup: 500,
     tcpConcurrency: 32,
     tcpEchoTrips: 2000,
   },
@@ -130,6 +134,7 @@ export const PRESETS: Record<Mode, Sizes> = {
     tcpRounds: 1,
     tcpWarmupBytes: 0,
     tcpConnectionCount: 20,
+    tcpConnectionWarmup: 0,
     tcpConcurrency: 4,
     tcpEchoTrips: 20,
   },
@@ -162,6 +167,8 @@ export interface BenchOptions {
   tcp: boolean;
   /** --tcp-deadline: seconds each TCP run may take; undefined: a minute plus its work at a slow rate. */
   tcpDeadlineS: number | undefined;
+  /** --tcp-local-host: the host `svc tcp` and `ssh -L` forward to (default 127.0.0.1). */
+  tcpLocalHost: string;
 }
 
 /** The most sessions --sessions opens (the edge's and the helpers' file descriptors bound it first). */
@@ -185,7 +192,7 @@ export const PROFILED_WORKLOADS = [
 ] as const;
 export type ProfiledWorkload = (typeof PROFILED_WORKLOADS)[number];
 
-export const USAGE = `Usage: node --expose-gc bench/dist/bench.js [--quick | --smoke] [--json <path>] [--loadgen wrk|node] [--cpu-prof <dir> [--cpu-prof-workload <name>]] [--floor [--floor-busy <list>]] [--cluster] [--stream <pairs>] [--sessions [<n>] [--heartbeat-ms <ms>]] [--tcp] [--tcp-bytes <size>] [--tcp-deadline <s>]
+export const USAGE = `Usage: node --expose-gc bench/dist/bench.js [--quick | --smoke] [--json <path>] [--loadgen wrk|node] [--cpu-prof <dir> [--cpu-prof-workload <name>]] [--floor [--floor-busy <list>]] [--cluster] [--stream <pairs>] [--sessions [<n>] [--heartbeat-ms <ms>]] [--tcp] [--tcp-bytes <size>] [--tcp-deadline <s>] [--tcp-local-host <name>]
   --quick           fewer and shorter runs (under a minute)
   --smoke           tiny sizes, a second or two per workload: checks every figure is produced
   --json <path>     results file (default bench/results/latest.json)
@@ -226,7 +233,10 @@ export const USAGE = `Usage: node --expose-gc bench/dist/bench.js [--quick | --s
                     any number with KiB, MiB or GiB
   --tcp-deadline <s>
                     seconds each TCP run may take before the benchmark fails naming it (default a
-                    minute plus the run's work at 8 MiB/s, or 100 connections or round trips per second)`;
+                    minute plus the run's work at 8 MiB/s, or 100 connections or round trips per second)
+  --tcp-local-host <name>
+                    the host \`svc tcp\` and \`ssh -L\` forward to (default 127.0.0.1, no lookup;
+                    localhost is what \`svc tcp <port>\` connects to, a name to look up)`;
 
 /** A command line the benchmark cannot run: shown as its message and the usage, never a stack. */
 export class UsageError extends Error {}
@@ -247,6 +257,7 @@ export function parseOptions(argv: string[]): BenchOptions {
   let tcp = false;
   let tcpBytes: number | undefined;
   let tcpDeadlineS: number | undefined;
+  let tcpLocalHost = '127.0.0.1';
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const value = (): string => {
@@ -270,6 +281,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     else if (arg === '--tcp') tcp = true;
     else if (arg === '--tcp-bytes') tcpBytes = parseByteSize(value());
     else if (arg === '--tcp-deadline') tcpDeadlineS = parseDeadline(value());
+    else if (arg === '--tcp-local-host') tcpLocalHost = parseLocalHost(value());
     else throw new UsageError(`unknown argument ${arg}\n${USAGE}`);
   }
   if (heartbeatMs !== undefined && sessions === undefined) throw new UsageError(`--heartbeat-ms needs --sessions\n${USAGE}`);
@@ -311,7 +323,15 @@ export function parseOptions(argv: string[]): BenchOptions {
     heartbeatMs,
     tcp,
     tcpDeadlineS,
+    tcpLocalHost,
   };
+}
+
+/** `--tcp-local-host`: a host name or an IPv4 address (no port: the service's is the benchmark's own). */
+function parseLocalHost(text: string): string {
+  if (!/^[A-Za-z0-9][A-Za-z0-9.-]*$/.test(text))
+    throw new UsageError(`--tcp-local-host takes a host name or an IPv4 address, not "${text}"\n${USAGE}`);
+  return text;
 }
 
 /** The most bytes --tcp-bytes takes: 64 GiB. */

@@ -23,11 +23,11 @@ export interface SshForward {
 }
 
 /**
- * Starts a throwaway `sshd` on a free loopback port, then `ssh -N -L <port>:127.0.0.1:<target>`
+ * Starts a throwaway `sshd` on a free loopback port, then `ssh -N -L <port>:<targetHost>:<target>`
  * logged in with its client key, and resolves once the forward accepts connections. Default
  * ciphers: what a user running `ssh -L` gets.
  */
-export async function startSshForward(targetPort: number): Promise<SshForward> {
+export async function startSshForward(targetPort: number, targetHost = '127.0.0.1'): Promise<SshForward> {
   // The connections-per-second row opens thousands of channels; sshd must not throttle it.
   const sshd = await startSshd({ maxSessions: 1000 });
   const stops: Array<() => Promise<void>> = [() => sshd.close()];
@@ -36,7 +36,7 @@ export async function startSshForward(targetPort: number): Promise<SshForward> {
     const sshArgs = [
       '-N',
       '-L',
-      `127.0.0.1:${port}:127.0.0.1:${targetPort}`,
+      `127.0.0.1:${port}:${targetHost}:${targetPort}`,
       '-p',
       String(sshd.port),
       ...sshd.clientOptions,

@@ -40,7 +40,7 @@ export function tcpRows(r: TcpResult): Row[] {
     { id: 'tcp_upload_mib_s', metric: `TCP upload ${size} (client → service), MiB/s`, ...sides(r.upload), goal: '≥ 0.8 × direct, > ssh', met: throughputMet(r.upload) },
     cpu('tcp_upload_cpu_s_gib', r.uploadCpuSPerGiB),
     {
-      id: 'tcp_connections_per_s', metric: `TCP connections per second (connect, 1 byte each way, close; ${r.connections.count} at ${r.connections.concurrency} at once)`,
+      id: 'tcp_connections_per_s', metric: `TCP connections per second (connect, 1 byte each way, close; ${r.connections.count} at ${r.connections.concurrency} at once${r.connections.warmup ? ` after ${r.connections.warmup} unrecorded` : ''})`,
       ...sides(r.connections.perS), goal: '> ssh', met: r.connections.perS.sshRatio === null ? null : r.connections.perS.sshRatio > 1,
     },
     ...(r.connectionsCpuUs ? [cpu('tcp_connections_cpu_us', r.connectionsCpuUs, 'µs per connection')] : []),
@@ -62,7 +62,7 @@ export function tcpMarkdown(rows: readonly Row[], result: TcpResult, fmt: (value
   const lines = [
     '### TCP tunnels (`svc tcp`)',
     '',
-    `- One local TCP service reached directly, through \`svc tcp\` (this run's edge and a plain agent session on loopback) and through ${sshNote} via a throwaway sshd on loopback; ${result.rounds} round(s), the order rotating; medians, and ratios as medians of the per-round ratios.`,
+    `- One local TCP service reached directly, through \`svc tcp\` (this run's edge and a plain agent session on loopback) and through ${sshNote} via a throwaway sshd on loopback, both forwarding to \`${result.localHost ?? '127.0.0.1'}\`; ${result.rounds} round(s), the order rotating; medians, and ratios as medians of the per-round ratios.`,
     '',
     '| metric | direct | ssh -L | svcRouter | ÷ direct | ÷ ssh | goal | met? |',
     '|---|---:|---:|---:|---:|---:|---|:---:|',

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Sizes } from './options.js';
-import { AGENT_BIN, BENCH_DIST, cpuOf, spawnNode, type Proc } from './proc.js';
+import { AGENT_BIN, BENCH_DIST, cpuOf, cpuSeconds, spawnNode, type Proc } from './proc.js';
 import { sshMissing, startSshForward, type SshForward } from './ssh-forward.js';
 import { median } from './stats.js';
 import { tcpConnections, tcpDownload, tcpEcho, tcpUpload, type Deadline } from './tcp-clients.js';
@@ -26,6 +26,8 @@ export interface TcpFigure {
 
 export interface TcpResult {
   bytes: number;
+  /** The host `svc tcp` and `ssh -L` forward to (--tcp-local-host); absent in results from before it: 127.0.0.1. */
+  localHost?: string;
   rounds: number;
   /** The cipher ssh used, or why ssh did not run. */
   ssh: { cipher: string } | { skipped: string };
@@ -34,7 +36,8 @@ export interface TcpResult {
   /** CPU seconds per GiB of the relays: edge + agent for the tunnel, ssh + sshd for ssh. */
   downloadCpuSPerGiB: { tunnel: number; ssh: number | null };
   uploadCpuSPerGiB: { tunnel: number; ssh: number | null };
-  connections: { count: number; concurrency: number; perS: TcpFigure };
+  /** `warmup`: connections per side before the rounds, unrecorded (absent in results from before it). */
+  connections: { count: number; concurrency: number; warmup?: number; perS: TcpFigure };
   /** CPU microseconds per connection of the relays (as for the transfers); steadier than the rate on a shared machine. */
   connectionsCpuUs?: { tunnel: number; ssh: number | null };
   echo: { trips: number; medianMs: TcpFigure; p99Ms: TcpFigure };
@@ -48,13 +51,14 @@ export function tcpDeadlineMs(kind: 'transfer' | 'connections' | 'echo', amount:
   return slack + amount * 10; // 100 connections or round trips per second
 }
 
-/** Starts `svc tcp 127.0.0.1:<port>` against the system's edge; resolves with the agent and its public port. */
+/** Starts `svc tcp <localHost>:<port>` against the system's edge; resolves with the agent and its public port. */
 export async function startTcpAgent(
   system: BenchSystem,
   localPort: number,
   nodeArgs: string[] = [],
+  localHost = '127.0.0.1',
 ): Promise<{ agent: Proc; port: number }> {
-  const agent = spawnNode(AGENT_BIN, ['tcp', `127.0.0.1:${localPort}`], {
+  const agent = spawnNode(AGENT_BIN, ['tcp', `${localHost}:${localPort}`], {
     label: 'agent-tcp',
     nodeArgs,
     env: { SVC_SERVER: system.serverUrl, SVC_TOKEN: system.token },
@@ -77,20 +81,26 @@ export async function startTcpOriginProcess(): Promise<{ proc: Proc; port: numbe
  * ssh; then tunnel, ssh, direct; …) so drift on the machine favours no side. Each run has a
  * deadline (tcpDeadlineMs) and a stalled one fails the benchmark naming itself.
  */
-export async function tcpTunnels(system: BenchSystem, sizes: Sizes, log: (line: string) => void, deadlineS?: number): Promise<TcpResult> {
+export async function tcpTunnels(
+  system: BenchSystem,
+  sizes: Sizes,
+  log: (line: string) => void,
+  deadlineS?: number,
+  localHost = '127.0.0.1',
+): Promise<TcpResult> {
   const origin = await startTcpOriginProcess();
   const stops: Array<() => Promise<void>> = [() => origin.proc.stop('SIGTERM')];
   try {
-    const { agent, port: tunnelPort } = await startTcpAgent(system, origin.port);
+    const { agent, port: tunnelPort } = await startTcpAgent(system, origin.port, [], localHost);
     stops.push(() => agent.stop('SIGINT'));
     const skipped = sshMissing();
     let ssh: SshForward | undefined;
     if (skipped) log(`  ssh comparison skipped: ${skipped}`);
     else {
-      ssh = await startSshForward(origin.port);
+      ssh = await startSshForward(origin.port, localHost);
       stops.push(() => ssh!.close());
     }
-    log(`  tcp service :${origin.port}, svc tcp :${tunnelPort}${ssh ? `, ssh -L :${ssh.port} (${ssh.cipher})` : ''}`);
+    log(`  tcp service ${localHost}:${origin.port}, svc tcp :${tunnelPort}${ssh ? `, ssh -L :${ssh.port} (${ssh.cipher})` : ''}`);
     const sides: TcpSide[] = ssh ? ['direct', 'tunnel', 'ssh'] : ['direct', 'tunnel'];
     const portOf = (side: TcpSide): number => (side === 'direct' ? origin.port : side === 'tunnel' ? tunnelPort : ssh!.port);
     const relayCpu = (side: TcpSide): number =>
@@ -135,15 +145,38 @@ export async function tcpTunnels(system: BenchSystem, sizes: Sizes, log: (line: 
     const download = await transfer('download');
     const upload = await transfer('upload');
 
-    const { tcpConnectionCount: count, tcpConcurrency: concurrency } = sizes;
+    const { tcpConnectionCount: count, tcpConcurrency: concurrency, tcpConnectionWarmup: warmConnections } = sizes;
+    if (warmConnections > 0) {
+      // The transfers ran only a couple of connections through the accept, open and close paths:
+      // without these, the measured runs would pay for compiling them (JIT) on the Node sides.
+      for (const side of sides) {
+        await tcpConnections(portOf(side), warmConnections, concurrency, {
+          label: label('connections warm-up', side),
+          ms: tcpDeadlineMs('connections', warmConnections, deadlineS),
+        });
+      }
+      log(`  warm-up: ${warmConnections} connections per side`);
+    }
+    // Through the tunnel, where the CPU went: each process, and of it its main thread (the rest:
+    // garbage collection helpers, compilers, the inspector's writer thread, the DNS pool).
+    const pids = [system.server.pid, agent.pid];
+    const split = (): number[] => pids.flatMap((pid) => [cpuSeconds(pid), cpuSeconds(pid, pid)]);
     const connectionRounds = await rotatingRounds(sizes.tcpRounds, sides, async (side) => {
       const cpu0 = relayCpu(side);
+      const split0 = side === 'tunnel' ? split() : [];
       const perS = await tcpConnections(portOf(side), count, concurrency, {
         label: label('connections', side),
         ms: tcpDeadlineMs('connections', count, deadlineS),
       });
       const cpuUs = ((relayCpu(side) - cpu0) / count) * 1e6;
-      log(`  connections ${side.padEnd(6)} ${perS.toFixed(0)}/s${side === 'direct' ? '' : `  relay CPU ${cpuUs.toFixed(0)} µs each`}`);
+      let where = '';
+      if (side === 'tunnel') {
+        const [edge, edgeMain, agentAll, agentMain] = split().map((s, i) => (((s - split0[i]!) / count) * 1e6).toFixed(0));
+        where = ` (edge ${edge}, main thread ${edgeMain}; agent ${agentAll}, main thread ${agentMain})`;
+      }
+      log(
+        `  connections ${side.padEnd(6)} ${perS.toFixed(0)}/s${side === 'direct' ? '' : `  relay CPU ${cpuUs.toFixed(0)} µs each${where}`}`,
+      );
       return { perS, cpuUs };
     });
 
@@ -159,13 +192,14 @@ export async function tcpTunnels(system: BenchSystem, sizes: Sizes, log: (line: 
 
     return {
       bytes,
+      localHost,
       rounds: sizes.tcpRounds,
       ssh: ssh ? { cipher: ssh.cipher } : { skipped: skipped! },
       download: download.figure,
       upload: upload.figure,
       downloadCpuSPerGiB: download.cpu,
       uploadCpuSPerGiB: upload.cpu,
-      connections: { count, concurrency, perS: figure(connectionRounds, (r) => r.perS) },
+      connections: { count, concurrency, warmup: warmConnections, perS: figure(connectionRounds, (r) => r.perS) },
       connectionsCpuUs: {
         tunnel: median(connectionRounds.map((r) => r.tunnel!.cpuUs)),
         ssh: ssh ? median(connectionRounds.map((r) => r.ssh!.cpuUs)) : null,

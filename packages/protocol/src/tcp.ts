@@ -22,3 +22,5 @@ export function isTcpHead(head: RequestHead): boolean {
 
 /** The agent's answer once the local connection is up. */
 export const TCP_CONNECTED_HEAD: ResponseHead = { s: TCP_CONNECTED, h: [] };
+/** TCP_CONNECTED_HEAD as its HEADERS frame carries it: the same for every connection, so encoded once. */
+export const TCP_CONNECTED_TEXT = JSON.stringify(TCP_CONNECTED_HEAD);

@@ -4,12 +4,14 @@ import {
   ResetCode,
   SocketPipe,
   TCP_CONNECTED_HEAD,
+  TCP_CONNECTED_TEXT,
   isTcpHead,
   streamDuplex,
   type CallbackStream,
   type RequestHead,
 } from '@svcrouter/protocol';
 import { proxyProtocolHeader, type ProxyProtocolVersion } from './proxy-protocol.js';
+import { TargetLookup } from './target-lookup.js';
 
 /** Default `--idle-timeout`: a TCP connection with no byte either way for this long is closed. */
 export const DEFAULT_TCP_IDLE_TIMEOUT_MS = 3_600_000;
@@ -72,6 +74,8 @@ export function parseTcpTarget(input: string | number): TcpTarget | string {
  */
 export class TcpProxy {
   private readonly sockets = new Set<Socket>();
+  /** The local host's addresses, looked up once for the connections that follow (target-lookup.ts). */
+  private readonly targetLookup = new TargetLookup();
 
   constructor(
     readonly target: TcpTarget,
@@ -98,6 +102,7 @@ export class TcpProxy {
       noDelay: true,
       keepAlive: true,
       keepAliveInitialDelay: LOCAL_KEEPALIVE_MS,
+      lookup: this.targetLookup.lookup,
     });
     this.sockets.add(socket);
     let connected = false;
@@ -115,7 +120,7 @@ export class TcpProxy {
         socket.write(proxyProtocolHeader(version, visitor || undefined, typeof head.o === 'number' ? head.o : 0));
         proxyHeaderAt = performance.now();
       }
-      callbacks.sendHeaders(TCP_CONNECTED_HEAD);
+      callbacks.sendHeaders(TCP_CONNECTED_HEAD, false, TCP_CONNECTED_TEXT);
       side.start();
     });
     const idleMs = this.options.idleTimeoutMs ?? DEFAULT_TCP_IDLE_TIMEOUT_MS;
@@ -129,6 +134,8 @@ export class TcpProxy {
     }
     socket.on('error', (error: NodeJS.ErrnoException) => {
       if (!connected) {
+        // The service may have moved to another address: the next connection looks again.
+        this.targetLookup.forget();
         log.outcome = 'refused';
         log.detail = error.code ?? error.message;
         side.reset(ResetCode.UPSTREAM_UNREACHABLE);
@@ -138,18 +145,19 @@ export class TcpProxy {
       }
     });
     // Judged when the local side ends, not when the whole connection closes: the visitor may keep
-    // its own side open for a while after the service hung up.
+    // its own side open for a while after the service hung up. Without PROXY protocol there is
+    // nothing to judge, and no listener to add per connection.
     const judgeHeader = (): void => {
       if (proxyHeaderAt > 0 && log.bytesOut === 0 && performance.now() - proxyHeaderAt < PROXY_HINT_MS) {
         log.detail = `the local service closed right after the PROXY protocol header; it may not speak PROXY protocol (${this.options.proxyProtocol})`;
       }
       proxyHeaderAt = 0;
     };
-    socket.once('end', judgeHeader);
+    if (this.options.proxyProtocol) socket.once('end', judgeHeader);
     socket.on('close', () => {
       this.sockets.delete(socket);
       log.durationMs = performance.now() - started;
-      judgeHeader();
+      if (proxyHeaderAt > 0) judgeHeader();
       this.onLog(log);
     });
   }

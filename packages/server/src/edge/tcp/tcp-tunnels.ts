@@ -170,7 +170,11 @@ export class TcpTunnels {
 
   private open(port: number): Promise<boolean> {
     const sockets = new Set<Socket>();
-    const server = net.createServer({ allowHalfOpen: true, pauseOnConnect: false }, (socket) => this.accept(port, socket, sockets));
+    // The router's name of this port, made once: every visitor connection is routed by it.
+    const hostname = tcpHostname(this.deps.sharedDomain, port);
+    const server = net.createServer({ allowHalfOpen: true, pauseOnConnect: false }, (socket) =>
+      this.accept(port, hostname, socket, sockets),
+    );
     // A relay's listen backlog matters under bursts of connections (see TOOLCHAIN.md).
     server.maxConnections = 10_000;
     return new Promise((resolve) => {
@@ -183,12 +187,12 @@ export class TcpTunnels {
     });
   }
 
-  private accept(port: number, socket: Socket, sockets: Set<Socket>): void {
-    let binding = this.deps.router.resolve(tcpHostname(this.deps.sharedDomain, port));
+  private accept(port: number, hostname: string, socket: Socket, sockets: Set<Socket>): void {
+    let binding = this.deps.router.resolve(hostname);
     // A pool: each connection goes to the member with the fewest open, and counts there until it closes.
     if (binding?.pool !== undefined) binding = pickMember(binding.pool);
     // Held on another node: the connection goes there over the peer link, as an HTTP request would.
-    binding ??= this.deps.remoteBinding?.(tcpHostname(this.deps.sharedDomain, port));
+    binding ??= this.deps.remoteBinding?.(hostname);
     if (!binding || binding.session.isClosed) {
       socket.destroy();
       return;
