@@ -24,22 +24,29 @@ export function spawnNode(script: string, args: string[], options: Omit<SpawnNod
 /** Clock ticks per second of /proc/<pid>/stat times; 100 on every Linux we run on (getconf CLK_TCK). */
 const CLK_TCK = 100;
 
-/**
- * CPU seconds a process has used so far, from /proc/<pid>/stat: in user space and in the kernel.
- * With `thread`, that thread's alone (/proc/<pid>/task/<thread>/stat; a process's main thread has its pid).
- */
-export function cpuTimes(pid: number, thread?: number): { userS: number; systemS: number } {
-  const stat = readFileSync(thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`, 'utf8');
+/** CPU seconds a process has used so far, from /proc/<pid>/stat: in user space and in the kernel. */
+export function cpuTimes(pid: number): { userS: number; systemS: number } {
+  return statTimes(`/proc/${pid}/stat`);
+}
+
+/** CPU seconds (user + system) a process has used so far. One parameter, so `pids.map(cpuSeconds)` stays right. */
+export function cpuSeconds(pid: number): number {
+  const { userS, systemS } = cpuTimes(pid);
+  return userS + systemS;
+}
+
+/** CPU seconds (user + system) one thread of a process has used so far (a process's main thread has its pid). */
+export function threadCpuSeconds(pid: number, thread: number): number {
+  const { userS, systemS } = statTimes(`/proc/${pid}/task/${thread}/stat`);
+  return userS + systemS;
+}
+
+function statTimes(file: string): { userS: number; systemS: number } {
+  const stat = readFileSync(file, 'utf8');
   // The command name (field 2) may contain spaces and parentheses: split after its last ')'.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // fields[0] is field 3 (state); utime is field 14, stime field 15.
   return { userS: Number(fields[11]) / CLK_TCK, systemS: Number(fields[12]) / CLK_TCK };
-}
-
-/** CPU seconds (user + system) a process (or with `thread`, one of its threads) has used so far. */
-export function cpuSeconds(pid: number, thread?: number): number {
-  const { userS, systemS } = cpuTimes(pid, thread);
-  return userS + systemS;
 }
 
 /** Sum of CPU seconds of several processes. */

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Sizes } from './options.js';
-import { AGENT_BIN, BENCH_DIST, cpuOf, cpuSeconds, spawnNode, type Proc } from './proc.js';
+import { AGENT_BIN, BENCH_DIST, cpuOf, cpuSeconds, spawnNode, threadCpuSeconds, type Proc } from './proc.js';
 import { sshMissing, startSshForward, type SshForward } from './ssh-forward.js';
 import { median } from './stats.js';
 import { tcpConnections, tcpDownload, tcpEcho, tcpUpload, type Deadline } from './tcp-clients.js';
@@ -160,7 +160,7 @@ export async function tcpTunnels(
     // Through the tunnel, where the CPU went: each process, and of it its main thread (the rest:
     // garbage collection helpers, compilers, the inspector's writer thread, the DNS pool).
     const pids = [system.server.pid, agent.pid];
-    const split = (): number[] => pids.flatMap((pid) => [cpuSeconds(pid), cpuSeconds(pid, pid)]);
+    const split = (): number[] => pids.flatMap((pid) => [cpuSeconds(pid), threadCpuSeconds(pid, pid)]);
     const connectionRounds = await rotatingRounds(sizes.tcpRounds, sides, async (side) => {
       const cpu0 = relayCpu(side);
       const split0 = side === 'tunnel' ? split() : [];
