@@ -193,8 +193,11 @@ export function responseHeaders(raw: readonly string[], keepTrailer = true): str
   return out;
 }
 
-/** Longest head (names and values) responseHeaders remembers; longer ones are filtered every time. */
-const MAX_REMEMBERED_FIELDS = 64;
+/**
+ * Longest head (names and values) the one-entry head memos keep (responseHeaders here,
+ * visitorResponseHead in lean/); longer ones are worked out every time.
+ */
+export const MAX_REMEMBERED_FIELDS = 64;
 
 /**
  * The last head responseHeaders filtered and the result. Consecutive responses are often the

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import { INVALID_VALUE, TOKEN } from '@svcrouter/protocol';
-import { samePairs } from '../forwarding.js';
+import { MAX_REMEMBERED_FIELDS, samePairs } from '../forwarding.js';
 import { httpDate } from '../http-date.js';
 
 /** How the body after a head is framed on the visitor's connection. */
@@ -53,9 +53,6 @@ export function visitorResponseHead(
   }
   return head;
 }
-
-/** Longest head (names and values) visitorResponseHead remembers; longer ones are serialised every time. */
-const MAX_REMEMBERED_FIELDS = 64;
 
 /**
  * The last head serialised, what it was made of, and the second it was made in (the Date the
