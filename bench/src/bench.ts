@@ -12,7 +12,7 @@ import { startLoadMeter, type LoadReport } from './machine-load.js';
 import { pickLoadGenerator, runLoad, type LoadGenerator } from './loadgen.js';
 import { parseOptions, UsageError, type BenchOptions } from './options.js';
 import { cpuSeconds, REPO_ROOT } from './proc.js';
-import { buildRows, machineInfo, markdown, type Results } from './report.js';
+import { buildRows, machineInfo, markdown, ruleRows, type Results } from './report.js';
 import { startSystem } from './system.js';
 import { smallGet, smallGetSpec, tunnelLoad } from './w-small-get.js';
 import { accessRules } from './w-access.js';
@@ -39,7 +39,7 @@ const log = (line: string): void => void process.stderr.write(`${line}\n`);
 async function runAll(options: BenchOptions, generator: LoadGenerator): Promise<{ results: Results; load: LoadReport }> {
   const sizes = options.sizes;
   const system = await startSystem();
-  const meter = startLoadMeter(() => [system.origin.pid, system.server.pid, system.agent.pid]);
+  const meter = startLoadMeter(() => system.processIds());
   try {
     log(`edge on :${system.httpPort}, origin on :${system.originPort}, agent pid ${system.agent.pid}, edge pid ${system.server.pid}`);
     log('W1 small GET');
@@ -176,7 +176,7 @@ async function tcpOnly(options: BenchOptions, generator: LoadGenerator, command:
   log(`svcRouter benchmark, TCP rows only, ${options.mode} sizes, ${(options.sizes.tcpBytes / 2 ** 20).toFixed(0)} MiB per transfer`);
   const started = performance.now();
   const system = await startSystem();
-  const meter = startLoadMeter(() => [system.origin.pid, system.server.pid, system.agent.pid]);
+  const meter = startLoadMeter(() => system.processIds());
   let tcp: TcpResult;
   let load: LoadReport;
   try {
@@ -201,6 +201,46 @@ async function tcpOnly(options: BenchOptions, generator: LoadGenerator, command:
     sizes: options.sizes,
     rows,
     results: { tcp },
+  });
+}
+
+/** --rules: only the rule rows, on one edge, after a warm-up of the small GET; printed and written as a full run's are. */
+async function rulesOnly(options: BenchOptions, generator: LoadGenerator, command: string): Promise<void> {
+  const machine = machineInfo(generator);
+  log(`svcRouter benchmark, rule rows only, ${options.mode} sizes, load generator ${machine.loadGenerator}`);
+  const started = performance.now();
+  const system = await startSystem();
+  const meter = startLoadMeter(() => system.processIds());
+  let access: Awaited<ReturnType<typeof accessRules>>;
+  let traffic: Awaited<ReturnType<typeof trafficRules>>;
+  let load: LoadReport;
+  try {
+    // The edge warms up as in a full run, where the small GET comes first.
+    await runLoad(generator, smallGetSpec(system, 'tunnel', options.sizes, Math.max(1, options.sizes.w1WarmupS)));
+    log('W1 through tunnels with access rules');
+    access = await accessRules(system, generator, options.sizes, log);
+    log('W1 through tunnels with traffic rules');
+    traffic = await trafficRules(system, generator, options.sizes, log);
+    load = meter.stop();
+  } finally {
+    await system.close();
+  }
+  const rows = ruleRows({ access, traffic });
+  const elapsedS = (performance.now() - started) / 1000;
+  process.stdout.write(
+    `${markdown(rows, machine, load, `${options.mode}, rule rows only`, command, undefined)}\n\nRun took ${elapsedS.toFixed(0)} s.\n`,
+  );
+  await writeJson(options.jsonPath, {
+    schema: 1,
+    date: new Date().toISOString(),
+    mode: options.mode,
+    command,
+    elapsedS,
+    machine,
+    load,
+    sizes: options.sizes,
+    rows,
+    results: { access, traffic },
   });
 }
 
@@ -319,6 +359,7 @@ async function main(): Promise<void> {
   if (options.cluster) return cluster(options, generator, command);
   if (options.streamPairs !== undefined) return stream(options, generator, command, options.streamPairs);
   if (options.tcp) return tcpOnly(options, generator, command);
+  if (options.rules) return rulesOnly(options, generator, command);
 
   const machine = machineInfo(generator);
   log(`svcRouter benchmark, ${options.mode} mode, load generator ${machine.loadGenerator}`);

@@ -165,6 +165,8 @@ export interface BenchOptions {
   heartbeatMs: number | undefined;
   /** --tcp: only the TCP rows (direct, svc tcp, ssh -L); nothing else runs. */
   tcp: boolean;
+  /** --rules: only the rule rows (access rules, the pool, traffic rules); nothing else runs. */
+  rules: boolean;
   /** --tcp-deadline: seconds each TCP run may take; undefined: a minute plus its work at a slow rate. */
   tcpDeadlineS: number | undefined;
   /** --tcp-local-host: the host `svc tcp` and `ssh -L` forward to (default 127.0.0.1). */
@@ -192,7 +194,7 @@ export const PROFILED_WORKLOADS = [
 ] as const;
 export type ProfiledWorkload = (typeof PROFILED_WORKLOADS)[number];
 
-export const USAGE = `Usage: node --expose-gc bench/dist/bench.js [--quick | --smoke] [--json <path>] [--loadgen wrk|node] [--cpu-prof <dir> [--cpu-prof-workload <name>]] [--floor [--floor-busy <list>]] [--cluster] [--stream <pairs>] [--sessions [<n>] [--heartbeat-ms <ms>]] [--tcp] [--tcp-bytes <size>] [--tcp-deadline <s>] [--tcp-local-host <name>]
+export const USAGE = `Usage: node --expose-gc bench/dist/bench.js [--quick | --smoke] [--json <path>] [--loadgen wrk|node] [--cpu-prof <dir> [--cpu-prof-workload <name>]] [--floor [--floor-busy <list>]] [--cluster] [--stream <pairs>] [--sessions [<n>] [--heartbeat-ms <ms>]] [--tcp] [--tcp-bytes <size>] [--tcp-deadline <s>] [--tcp-local-host <name>] [--rules]
   --quick           fewer and shorter runs (under a minute)
   --smoke           tiny sizes, a second or two per workload: checks every figure is produced
   --json <path>     results file (default bench/results/latest.json)
@@ -224,6 +226,9 @@ export const USAGE = `Usage: node --expose-gc bench/dist/bench.js [--quick | --s
   --heartbeat-ms <ms>
                     with --sessions: the heartbeat interval the edge offers (SVC_HEARTBEAT_MS,
                     1000 to 60000; default the server's own)
+  --rules           only the rule rows (basic auth, IP allow list, pool of two, three header rules,
+                    a rate limit), each against its side without the rule, with the edge's and the
+                    agents' share of each difference (JSON default bench/results/rules.json)
   --tcp             only the TCP rows: one local TCP service directly, through \`svc tcp\` and through
                     \`ssh -L\` via a throwaway sshd on loopback (apt-get install -y openssh-server;
                     skipped without): throughput each way, connections per second, echo round trip
@@ -255,6 +260,7 @@ export function parseOptions(argv: string[]): BenchOptions {
   let sessions: number | undefined;
   let heartbeatMs: number | undefined;
   let tcp = false;
+  let rules = false;
   let tcpBytes: number | undefined;
   let tcpDeadlineS: number | undefined;
   let tcpLocalHost = '127.0.0.1';
@@ -279,6 +285,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     else if (arg === '--sessions') sessions = argv[i + 1] !== undefined && !argv[i + 1]!.startsWith('--') ? parseSessions(value()) : 0;
     else if (arg === '--heartbeat-ms') heartbeatMs = parseHeartbeat(value());
     else if (arg === '--tcp') tcp = true;
+    else if (arg === '--rules') rules = true;
     else if (arg === '--tcp-bytes') tcpBytes = parseByteSize(value());
     else if (arg === '--tcp-deadline') tcpDeadlineS = parseDeadline(value());
     else if (arg === '--tcp-local-host') tcpLocalHost = parseLocalHost(value());
@@ -291,8 +298,8 @@ export function parseOptions(argv: string[]): BenchOptions {
   }
   // --sessions takes --cpu-prof as a profile of the edge's idle window.
   const profiled = cpuProfDir !== undefined && sessions === undefined;
-  if ([floor, cluster, profiled, streamPairs !== undefined, sessions !== undefined, tcp].filter(Boolean).length > 1) {
-    throw new UsageError(`--floor, --cluster, --stream, --sessions, --tcp and --cpu-prof are separate modes\n${USAGE}`);
+  if ([floor, cluster, profiled, streamPairs !== undefined, sessions !== undefined, tcp, rules].filter(Boolean).length > 1) {
+    throw new UsageError(`--floor, --cluster, --stream, --sessions, --tcp, --rules and --cpu-prof are separate modes\n${USAGE}`);
   }
   if (!floor && floorBusyUs !== undefined) throw new UsageError(`--floor-busy needs --floor\n${USAGE}`);
   const resultsName = floor
@@ -305,7 +312,9 @@ export function parseOptions(argv: string[]): BenchOptions {
           ? 'sessions'
           : tcp
             ? 'tcp'
-            : 'latest';
+            : rules
+              ? 'rules'
+              : 'latest';
   jsonPath ??= path.join(REPO_ROOT, `bench/results/${resultsName}.json`);
   return {
     mode,
@@ -322,6 +331,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     sessions: sessions === 0 ? PRESETS[mode].sessions : sessions,
     heartbeatMs,
     tcp,
+    rules,
     tcpDeadlineS,
     tcpLocalHost,
   };

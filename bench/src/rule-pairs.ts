@@ -24,12 +24,16 @@ export interface AccessRuleResult {
    * pair's difference (rule minus plain): the rule's cost, read from pairs run back to back.
    */
   cpuUsPerRequest: { plain: number; rule: number; extra: number };
+  /** The same difference for the edge's threads alone and for the agents' alone (their medians need not add up to `extra`). */
+  extraUsPerRequest: { edge: number; agents: number };
 }
 
 /** One run of a side: the load's figures, and the CPU the edge and the agents spent meanwhile. */
 export interface RuleRun extends LoadResult {
   /** Edge + agents, seconds on a CPU, every thread. */
   cpuS: number;
+  /** Of which the edge's threads. */
+  edgeCpuS: number;
 }
 
 /**
@@ -63,10 +67,11 @@ export async function sideLoad(
 ): Promise<RuleRun> {
   const connections = Math.max(1, Math.floor(sizes.connections / side.loads.length));
   const specs = side.loads.map((load) => ({ ...smallGetSpec(system, 'tunnel', sizes, durationS), ...load, connections }));
-  const pids = [system.server.pid, ...side.agentPids];
-  const before = threadCpuS(pids);
+  const edgeBefore = threadCpuS([system.server.pid]);
+  const agentsBefore = threadCpuS(side.agentPids);
   const results = await Promise.all(specs.map((spec) => runLoad(generator, spec)));
-  const cpuS = threadCpuS(pids) - before;
+  const edgeCpuS = threadCpuS([system.server.pid]) - edgeBefore;
+  const cpuS = edgeCpuS + threadCpuS(side.agentPids) - agentsBefore;
   return {
     requests: results.reduce((sum, r) => sum + r.requests, 0),
     durationS: Math.max(...results.map((r) => r.durationS)),
@@ -76,6 +81,7 @@ export async function sideLoad(
     p99Ms: Math.max(...results.map((r) => r.p99Ms)),
     errors: results.reduce((sum, r) => sum + r.errors, 0),
     cpuS,
+    edgeCpuS,
   };
 }
 
@@ -100,7 +106,7 @@ export async function compareSides(
   const pairs = await alternatingPairs<RuleRun>(sizes.ruleRounds, async (which) => {
     const run = await sideLoad(system, generator, sizes, which === 'tunnel' ? rule : plain, sizes.ruleDurationS);
     log(
-      `  W1 ${(which === 'tunnel' ? name : 'no rules').padEnd(10)} ${run.rps.toFixed(0)} req/s  ${usPerRequest(run).toFixed(1)} µs CPU/req  p99 ${run.p99Ms.toFixed(2)} ms  errors ${run.errors}`,
+      `  W1 ${(which === 'tunnel' ? name : 'no rules').padEnd(10)} ${run.rps.toFixed(0)} req/s  ${usPerRequest(run).toFixed(1)} µs CPU/req (edge ${edgeUsPerRequest(run).toFixed(1)})  p99 ${run.p99Ms.toFixed(2)} ms  errors ${run.errors}`,
     );
     if (run.errors > 0) throw new Error(`W1 with ${name}: ${run.errors} requests failed (a rule refused the benchmark's visitor?)`);
     return run;
@@ -113,12 +119,24 @@ export async function compareSides(
       rule: median(pairs.map((p) => usPerRequest(p.tunnel))),
       extra: middle(pairs.map((p) => usPerRequest(p.tunnel) - usPerRequest(p.direct))),
     },
+    extraUsPerRequest: {
+      edge: middle(pairs.map((p) => edgeUsPerRequest(p.tunnel) - edgeUsPerRequest(p.direct))),
+      agents: middle(pairs.map((p) => agentsUsPerRequest(p.tunnel) - agentsUsPerRequest(p.direct))),
+    },
   };
 }
 
 /** Edge + agent CPU microseconds per request of one run. */
 function usPerRequest(run: RuleRun): number {
   return (run.cpuS * 1e6) / Math.max(1, run.requests);
+}
+
+function edgeUsPerRequest(run: RuleRun): number {
+  return (run.edgeCpuS * 1e6) / Math.max(1, run.requests);
+}
+
+function agentsUsPerRequest(run: RuleRun): number {
+  return ((run.cpuS - run.edgeCpuS) * 1e6) / Math.max(1, run.requests);
 }
 
 /** The median, of an even count the mean of the two middle values (the pairs come in even numbers). */

@@ -29,6 +29,8 @@ export interface BenchSystem {
   /** Starts one more `svc http` for the same origin on `subdomain`, over TLS to the edge or not. */
   /** Starts another agent on the origin under `subdomain`; `args` are extra `svc http` flags (access rules…). */
   startAgent(subdomain: string, tls: boolean, args?: string[], nodeArgs?: string[]): Promise<Proc>;
+  /** Every process of the system still running: origin, edge, and each agent started so far. */
+  processIds(): number[];
   /** Memory of the edge process after a forced GC (through the preloaded probe). */
   edgeMemory(): Promise<MemorySample>;
   /** Any other command of the edge's preloaded probe (edge-probe.ts). */
@@ -140,6 +142,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<BenchSys
       httpsPort,
       devCaFile,
       startAgent: (subdomain, tls, args, nodeArgs) => startAgent(subdomain, tls, nodeArgs, args),
+      processIds: () => started.filter((proc) => proc.child.exitCode === null && proc.child.signalCode === null).map((proc) => proc.pid),
       edgeMemory: () => call('mem') as Promise<MemorySample>,
       edgeProbe: call,
       async close() {
