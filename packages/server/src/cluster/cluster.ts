@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { ClusterConfig } from '../config.js';
 import {
+  newBinding,
   pickMember,
   routeTableOfJson,
   type Binding,
@@ -145,7 +146,7 @@ export class Cluster implements Fleet {
     this.forwardedOut++;
     if (entry.binding?.session !== session) {
       const { route } = entry;
-      entry.binding = {
+      entry.binding = newBinding({
         tunnelId: route.tunnelId,
         accountId: route.accountId,
         hostname: route.hostname,
@@ -153,11 +154,10 @@ export class Cluster implements Fleet {
         local: route.localAddr,
         pinned: false,
         session,
-        ...(route.proto === 'tls' ? { proto: 'tls' as const } : {}),
-      };
-      // The holder's routes: this node names the target in its record and 502 page as the holder would.
-      const routes = routeTableOfJson(route.routes);
-      if (routes !== undefined) entry.binding.routes = routes;
+        proto: route.proto === 'tls' ? 'tls' : undefined,
+        // The holder's routes: this node names the target in its record and 502 page as the holder would.
+        routes: routeTableOfJson(route.routes),
+      });
     }
     return entry.binding;
   }

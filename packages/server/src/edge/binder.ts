@@ -15,7 +15,7 @@ import {
 import { compilePolicy, compileTraffic, type RateLimiter, type SignIn } from '../policy/index.js';
 import { storedPolicy } from './stored-policy.js';
 import { NameGraces, type NameGrace } from './name-graces.js';
-import type { EdgeSession, UnbindReason } from './edge-session.js';
+import { newBinding, type EdgeSession, type UnbindReason } from './edge-session.js';
 import { isDnsLabel } from '../hostname/index.js';
 import { RESERVED_LABELS } from './host.js';
 import type { Binding, Router } from './router.js';
@@ -318,7 +318,8 @@ export class Binder {
       if (error instanceof StoreConflictError) throw nameTaken(hostname);
       throw error;
     }
-    const binding: Binding = {
+    const traffic = this.deps.rateLimiter && compileTraffic(policy, { limiter: this.deps.rateLimiter });
+    const binding = newBinding({
       tunnelId: tunnel.id,
       accountId: account.id,
       hostname,
@@ -333,17 +334,13 @@ export class Binder {
       pinned,
       session,
       boundAt: Date.now(),
-      ...(group !== undefined ? { group } : {}),
-    };
-    if (request.proto === 'tls') binding.proto = 'tls';
-    if (routesJson !== undefined) {
-      binding.routes = routeTableOf(routeList)!;
-      binding.routesJson = routesJson;
-    }
-    const access = compilePolicy(policy, this.deps.signIn, account.id);
-    if (access !== undefined) binding.access = access;
-    const traffic = this.deps.rateLimiter && compileTraffic(policy, { limiter: this.deps.rateLimiter });
-    if (traffic) binding.traffic = traffic;
+      group,
+      proto: request.proto === 'tls' ? 'tls' : undefined,
+      routes: routesJson !== undefined ? routeTableOf(routeList)! : undefined,
+      routesJson,
+      access: compilePolicy(policy, this.deps.signIn, account.id),
+      traffic: traffic || undefined,
+    });
 
     // From here to the end is synchronous: the router, the session and the store agree.
     if (session.isClosed) {

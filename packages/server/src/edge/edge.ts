@@ -457,14 +457,18 @@ export class Edge implements LeanHandler, Fleet {
   ): (() => void) | undefined {
     const access = exchange.binding!.access;
     if (access === undefined) return this.pass(exchange, rawHeaders, visitor);
-    const verdict = access.admit({
-      ip: exchange.ip,
-      headers: rawHeaders,
-      method: exchange.method,
-      path: exchange.path,
-      host: exchange.host,
-      secure: exchange.secure,
-    });
+    const verdict = access.signsIn
+      ? access.admit({
+          ip: exchange.ip,
+          headers: rawHeaders,
+          method: exchange.method,
+          path: exchange.path,
+          host: exchange.host,
+          secure: exchange.secure,
+        })
+      : access.checkHeaders(exchange.ip, rawHeaders);
+    // A visitor who may pass, as most are, needs nothing more.
+    if (verdict === undefined) return this.pass(exchange, rawHeaders, visitor);
     let leaveTraffic: (() => void) | undefined;
     const actions = {
       pass: (identity: Identity | undefined) => {

@@ -20,6 +20,8 @@ export class AccessCheck {
   private readonly signIn: { gate: SignIn; rules: SignInRules } | undefined;
   /** The edge consumes the visitor's Authorization header: it is not forwarded to the agent. */
   readonly consumesAuthorization: boolean;
+  /** Single sign-on is on: `admit` needs the whole request; otherwise `checkHeaders` says the same for less. */
+  readonly signsIn: boolean;
 
   constructor(policy: TunnelPolicy, signIn?: SignIn, owner = '') {
     this.ip = policy.cidrAllow !== undefined || policy.cidrDeny !== undefined ? new IpRules(policy.cidrAllow, policy.cidrDeny) : undefined;
@@ -33,6 +35,7 @@ export class AccessCheck {
         rules: { provider: policy.oidc, owner, emails: lower(policy.allowEmail), domains: lower(policy.allowDomain) },
       };
     }
+    this.signsIn = this.signIn !== undefined;
   }
 
   /**
@@ -47,12 +50,17 @@ export class AccessCheck {
     return typeof verdict === 'string' ? denialOf(verdict) : verdict.then(denialOf);
   }
 
+  /** `check` for a visitor's flat header pairs: the rules of a tunnel without single sign-on, without building a request. */
+  checkHeaders(ip: string, headers: readonly string[]): Denial | undefined | Promise<Denial | undefined> {
+    return this.check(ip, this.consumesAuthorization ? authorizationOf(headers) : undefined);
+  }
+
   /**
    * Every rule for one request: the address and basic-auth rules (`check`), then single sign-on,
    * which answers an identity to forward with or a reply of its own.
    */
   admit(request: AccessRequest): Verdict | Promise<Verdict> {
-    const first = this.check(request.ip, this.consumesAuthorization ? authorizationOf(request.headers) : undefined);
+    const first = this.checkHeaders(request.ip, request.headers);
     if (this.signIn === undefined || first !== undefined) return first;
     return this.signIn.gate.admit(request, this.signIn.rules);
   }
