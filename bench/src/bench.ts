@@ -113,6 +113,21 @@ async function profile(options: BenchOptions, generator: LoadGenerator, dir: str
       log(
         `profiled W1${subscriber ? ' with a stream subscriber' : ''}: ${run.rps.toFixed(0)} req/s, ${run.requests} requests, edge ${run.edgeCpuS.toFixed(2)} s CPU, agent ${run.agentCpuS.toFixed(2)} s CPU`,
       );
+    } else if (options.cpuProfWorkload === 'small-get-basic-auth') {
+      // The edge's profile is the one to read: the agent profiled is the system's own, idle here.
+      const user = 'bench:bench-password';
+      await system.startAgent('xauth', false, ['--basic-auth', user]);
+      const spec = {
+        ...smallGetSpec(system, 'tunnel', sizes, sizes.w1DurationS),
+        host: 'xauth.localhost',
+        headers: { authorization: `Basic ${Buffer.from(user).toString('base64')}` },
+      };
+      if (sizes.w1WarmupS > 0) await runLoad(generator, { ...spec, durationS: sizes.w1WarmupS });
+      const edgeCpu0 = cpuSeconds(system.server.pid);
+      const run = await runLoad(generator, spec);
+      log(
+        `profiled W1 with basic auth: ${run.rps.toFixed(0)} req/s, ${run.requests} requests, edge ${(cpuSeconds(system.server.pid) - edgeCpu0).toFixed(2)} s CPU`,
+      );
     } else if (options.cpuProfWorkload.startsWith('tcp-')) {
       await profileTcp(system, options, agentDir);
     } else {

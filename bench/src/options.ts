@@ -186,6 +186,7 @@ const DEFAULT_FLOOR_BUSY_US = [4, 8];
 export const PROFILED_WORKLOADS = [
   'small-get',
   'small-get-stream',
+  'small-get-basic-auth',
   'download',
   'upload',
   'tcp-download',
@@ -200,9 +201,10 @@ export const USAGE = `Usage: node --expose-gc bench/dist/bench.js [--quick | --s
   --json <path>     results file (default bench/results/latest.json)
   --loadgen <name>  force wrk or the built-in Node generator (default: wrk when installed)
   --cpu-prof <dir>  only W1 through the tunnel, with --cpu-prof on svc-server and svc; prints their top functions
-  --cpu-prof-workload small-get|small-get-stream|download|upload|tcp-download|tcp-upload|tcp-connections
+  --cpu-prof-workload small-get|small-get-stream|small-get-basic-auth|download|upload|tcp-download|tcp-upload|tcp-connections
                     what --cpu-prof runs through the tunnel (default small-get; small-get-stream with
-                    one live request-stream subscriber attached; transfers move 1 GiB; tcp-* through
+                    one live request-stream subscriber attached; small-get-basic-auth through a second
+                    agent's tunnel with --basic-auth, every request signed in; transfers move 1 GiB; tcp-* through
                     a \`svc tcp\` tunnel, the transfers --tcp-bytes, tcp-connections 20,000 short ones)
   --floor           only the small GET, in rounds of direct, a bare two-process relay that does no
                     work of its own (the floor for the tunnel's shape), and svcRouter

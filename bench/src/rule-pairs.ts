@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { runLoad, type LoadGenerator, type LoadResult, type LoadSpec } from './loadgen.js';
 import type { Sizes } from './options.js';
-import { alternatingPairs, median, summarise } from './stats.js';
+import { alternatingPairs, median, medianInterval, summarise } from './stats.js';
 import { smallGetSpec } from './w-small-get.js';
 import type { BenchSystem } from './system.js';
 
@@ -24,6 +24,8 @@ export interface AccessRuleResult {
    * pair's difference (rule minus plain): the rule's cost, read from pairs run back to back.
    */
   cpuUsPerRequest: { plain: number; rule: number; extra: number };
+  /** An interval of at least 95% for `extra` (stats.ts medianInterval): what the pairs can tell apart. */
+  extraInterval: { low: number; high: number };
   /** The same difference for the edge's threads alone and for the agents' alone (their medians need not add up to `extra`). */
   extraUsPerRequest: { edge: number; agents: number };
 }
@@ -112,13 +114,15 @@ export async function compareSides(
     return run;
   });
   const rps = summarise(pairs, (r) => r.rps);
+  const extras = pairs.map((p) => usPerRequest(p.tunnel) - usPerRequest(p.direct));
   return {
     rps: { plain: rps.direct, rule: rps.tunnel, ratio: rps.ratio },
     cpuUsPerRequest: {
       plain: median(pairs.map((p) => usPerRequest(p.direct))),
       rule: median(pairs.map((p) => usPerRequest(p.tunnel))),
-      extra: middle(pairs.map((p) => usPerRequest(p.tunnel) - usPerRequest(p.direct))),
+      extra: middle(extras),
     },
+    extraInterval: medianInterval(extras),
     extraUsPerRequest: {
       edge: middle(pairs.map((p) => edgeUsPerRequest(p.tunnel) - edgeUsPerRequest(p.direct))),
       agents: middle(pairs.map((p) => agentsUsPerRequest(p.tunnel) - agentsUsPerRequest(p.direct))),

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { geometricMean } from './stats.js';
+import { geometricMean, medianInterval } from './stats.js';
 
 const close = (actual: number, expected: number, what: string): void =>
   assert.ok(Math.abs(actual - expected) < 1e-9, `${what}: ${actual}, expected ${expected}`);
@@ -25,5 +25,23 @@ describe('geometricMean', () => {
     const one = geometricMean([0.9]);
     close(one.mean, 0.9, 'mean');
     assert.ok(Number.isNaN(one.low) && Number.isNaN(one.high));
+  });
+});
+
+describe('medianInterval', () => {
+  it('is the 3rd smallest and the 3rd largest of 12 values, whatever their order', () => {
+    const values = [5, -1, 9, 3, 12, 0, 7, 2, 30, 4, 6, -8];
+    assert.deepEqual(medianInterval(values), { low: 0, high: 9 });
+  });
+
+  it('narrows towards the middle as values are added: the 6th and 15th of 20', () => {
+    const values = Array.from({ length: 20 }, (_, i) => 20 - i);
+    assert.deepEqual(medianInterval(values), { low: 6, high: 15 });
+  });
+
+  it('has no interval below six values (even the extremes cover less than 95% of five)', () => {
+    const none = medianInterval([1, 2, 3, 4, 5]);
+    assert.ok(Number.isNaN(none.low) && Number.isNaN(none.high));
+    assert.deepEqual(medianInterval([1, 2, 3, 4, 5, 6]), { low: 1, high: 6 });
   });
 });
