@@ -14,8 +14,7 @@ import type { LeanHandler, VisitorConnection } from './lean/visitor-connection.j
 import { expectsContinue } from './interim.js';
 import { headerListBytes, MAX_HEADER_BYTES } from './limits.js';
 import { badRequestPage, bandwidthPage, headTooLargePage, offlinePage, rawResponse, type EdgePage } from './pages.js';
-import type { Identity } from '../policy/index.js';
-import { actOn, isPending } from './access-verdict.js';
+import { admitExchange } from './access-verdict.js';
 import { EdgeExchange, type ExchangeDeps } from './exchange.js';
 import type { Fleet, LiveBinding } from './fleet.js';
 import { pickMember } from './pool.js';
@@ -443,12 +442,7 @@ export class Edge implements LeanHandler, Fleet {
     return leave;
   }
 
-  /**
-   * Applies the tunnel's access rules (when it has any) before anything goes to the agent: a
-   * denied request gets its 401, 403 or 429 page and is recorded as any other. Credentials seen
-   * for the first time are checked off the event loop: the answer then comes later, and what is
-   * returned is what to call if the visitor leaves meanwhile (`settled` runs once it came).
-   */
+  /** Passes the exchange on, after its tunnel's access rules when it has any (access-verdict.ts). */
   private admit(
     exchange: EdgeExchange,
     rawHeaders: readonly string[],
@@ -457,40 +451,7 @@ export class Edge implements LeanHandler, Fleet {
   ): (() => void) | undefined {
     const access = exchange.binding!.access;
     if (access === undefined) return this.pass(exchange, rawHeaders, visitor);
-    const verdict = access.signsIn
-      ? access.admit({
-          ip: exchange.ip,
-          headers: rawHeaders,
-          method: exchange.method,
-          path: exchange.path,
-          host: exchange.host,
-          secure: exchange.secure,
-        })
-      : access.checkHeaders(exchange.ip, rawHeaders);
-    // A visitor who may pass, as most are, needs nothing more.
-    if (verdict === undefined) return this.pass(exchange, rawHeaders, visitor);
-    let leaveTraffic: (() => void) | undefined;
-    const actions = {
-      pass: (identity: Identity | undefined) => {
-        if (identity !== undefined) exchange.identity = identity;
-        leaveTraffic = this.pass(exchange, rawHeaders, visitor);
-      },
-      refuse: (page: EdgePage) => exchange.refuse(page),
-    };
-    if (!isPending(verdict)) {
-      actOn(verdict, actions);
-      return leaveTraffic;
-    }
-    let gone = false;
-    void verdict.then((settledVerdict) => {
-      if (gone) return;
-      settled?.();
-      actOn(settledVerdict, actions);
-    });
-    return () => {
-      gone = true;
-      exchange.finish();
-    };
+    return admitExchange(exchange, access, rawHeaders, visitor, this.deps.verifyWebhook, settled);
   }
 
   private pass(exchange: EdgeExchange, rawHeaders: readonly string[], visitor: TrafficVisitor): (() => void) | undefined {
