@@ -193,6 +193,27 @@ describe('the benchmark in --tcp mode', () => {
   });
 });
 
+describe('the benchmark in --rules mode', () => {
+  it("runs only the rule rows and gives each its difference, with the edge's and the agents' shares, numeric", async () => {
+    const { stdout, json } = await runSmoke(['--rules']);
+    const ids = ['basic_auth', 'cidr_allow', 'pool_of_two', 'header_rules', 'rate_limit'];
+    assert.deepEqual(
+      json.rows.map((row) => row.id),
+      ids.flatMap((id) => [`${id}_w1_rps`, `${id}_cpu_us_per_req`]),
+    );
+    for (const row of json.rows) assert.ok(Number.isFinite(row.tunnel) && row.tunnel > 0, `${row.id}: ${row.tunnel}`);
+    const results = (
+      json as unknown as { results: Record<string, Record<string, { extraUsPerRequest: { edge: number; agents: number } }>> }
+    ).results;
+    for (const rule of [...Object.values(results.access!), ...Object.values(results.traffic!)]) {
+      assert.ok(Number.isFinite(rule.extraUsPerRequest.edge) && Number.isFinite(rule.extraUsPerRequest.agents), JSON.stringify(rule));
+    }
+    assert.match(stdout, /\| [+-]\d+\.\d µs \(edge [+-]\d+\.\d, agents [+-]\d+\.\d\) \| ≤ \+3 µs \|/);
+    for (const row of json.rows) assert.ok(stdout.includes(`| ${row.metric} |`), `table lacks "${row.metric}"`);
+    assert.doesNotMatch(stdout, /Small GET \(100 B, 50 conns\)/, 'only the rule rows');
+  });
+});
+
 describe('the benchmark in --floor mode', () => {
   it('runs direct, svcRouter, the bare relay floor, the floor with HTTP on the edge and a floor with added work in rounds and reports each, numeric', async () => {
     const { stdout, json } = await runSmoke(['--floor', '--floor-busy', '5']);
@@ -274,7 +295,7 @@ describe('the benchmark in --stream mode', () => {
     assert.ok(low <= mean && mean <= high && low > 0, `geometric mean ${mean} in ${low}–${high}`);
     assert.ok(result.events > 0, 'the subscriber received records');
     assert.equal(result.dropped, 0, 'the subscriber missed no record');
-    assert.match(stdout, /geometric mean of the pairs: \*\*\d\.\d{3}\*\* \(95% interval \d\.\d{3}–\d\.\d{3}\)/);
+    assert.match(stdout, /geometric mean of the pairs: \*\*\d+\.\d{3}\*\* \(95% interval \d+\.\d{3}–\d+\.\d{3}\)/);
     assert.match(stdout, /\| records received \/ missed \| — \| \d+ \/ 0 \|/);
   });
 });
@@ -344,7 +365,7 @@ describe('the benchmark options', () => {
     assert.equal(parseOptions(['--cpu-prof-workload', 'upload']).cpuProfWorkload, 'upload');
     assert.throws(
       () => parseOptions(['--cpu-prof-workload', 'sse']),
-      /--cpu-prof-workload must be one of small-get, small-get-stream, download, upload/,
+      /--cpu-prof-workload must be one of small-get, small-get-stream, small-get-basic-auth, download, upload/,
     );
     assert.throws(() => parseOptions(['--cpu-prof-workload']), /needs a value/);
   });
@@ -405,6 +426,16 @@ describe('the benchmark options', () => {
       /--tcp-bytes takes a size from 1 byte to 64GiB such as 256MiB or 1GiB, not "lots"/,
     );
     assert.throws(() => parseOptions(['--tcp', '--floor']), /separate modes/);
+  });
+
+  it('--rules is its own mode with its own results file', async () => {
+    const { parseOptions } = (await import(path.join(REPO_ROOT, 'bench/dist/options.js'))) as {
+      parseOptions(argv: string[]): { rules: boolean; jsonPath: string };
+    };
+    assert.equal(parseOptions([]).rules, false);
+    assert.equal(parseOptions(['--rules']).rules, true);
+    assert.match(parseOptions(['--rules']).jsonPath, /bench\/results\/rules\.json$/);
+    assert.throws(() => parseOptions(['--rules', '--tcp']), /separate modes/);
   });
 
   it('--floor-busy lists the stand-in work of extra floor sides, 4 and 8 µs by default', async () => {
