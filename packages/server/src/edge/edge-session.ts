@@ -54,7 +54,8 @@ export type BindingFields = Pick<Binding, 'tunnelId' | 'accountId' | 'hostname' 
  * their own shape, and every read of a binding would check them all).
  */
 export function newBinding(fields: BindingFields): Binding {
-  return {
+  // Every field required here, so one added to Binding and not to this literal fails to compile.
+  const binding = {
     tunnelId: fields.tunnelId,
     accountId: fields.accountId,
     hostname: fields.hostname,
@@ -71,7 +72,8 @@ export function newBinding(fields: BindingFields): Binding {
     routesJson: fields.routesJson,
     inFlight: fields.inFlight,
     proto: fields.proto,
-  };
+  } satisfies Record<keyof Binding, unknown>;
+  return binding;
 }
 
 /**
