@@ -12,8 +12,8 @@ import { startLoadMeter, type LoadReport } from './machine-load.js';
 import { pickLoadGenerator, runLoad, type LoadGenerator } from './loadgen.js';
 import { parseOptions, UsageError, type BenchOptions } from './options.js';
 import { cpuSeconds, REPO_ROOT } from './proc.js';
-import { buildRows, machineInfo, markdown, ruleRows, type Results } from './report.js';
-import { startSystem } from './system.js';
+import { buildRows, machineInfo, markdown, ruleRows, type Results, type Row } from './report.js';
+import { startSystem, type BenchSystem } from './system.js';
 import { smallGet, smallGetSpec, tunnelLoad } from './w-small-get.js';
 import { accessRules } from './w-access.js';
 import { trafficRules } from './w-traffic.js';
@@ -185,25 +185,41 @@ async function profileTcp(system: Awaited<ReturnType<typeof startSystem>>, optio
   }
 }
 
-/** --tcp: only the TCP rows, on one edge, printed and written as a full run's are. */
-async function tcpOnly(options: BenchOptions, generator: LoadGenerator, command: string): Promise<void> {
+/** A part of a full run on its own (--tcp, --rules): its rows printed and written as a full run's are. */
+interface RowsOnly<R extends object> {
+  /** The first progress line. */
+  banner: string;
+  /** Named after the mode in the report's title. */
+  label: string;
+  measure(system: BenchSystem): Promise<R>;
+  rows(results: R): Row[];
+  tcp?(results: R): TcpResult;
+}
+
+/** Starts one edge, measures, stops it, prints the report and writes the JSON (`results` as `measure` gave them). */
+async function rowsOnly<R extends object>(
+  options: BenchOptions,
+  generator: LoadGenerator,
+  command: string,
+  part: RowsOnly<R>,
+): Promise<void> {
   const machine = machineInfo(generator);
-  log(`svcRouter benchmark, TCP rows only, ${options.mode} sizes, ${(options.sizes.tcpBytes / 2 ** 20).toFixed(0)} MiB per transfer`);
+  log(part.banner);
   const started = performance.now();
   const system = await startSystem();
   const meter = startLoadMeter(() => system.processIds());
-  let tcp: TcpResult;
+  let results: R;
   let load: LoadReport;
   try {
-    tcp = await tcpTunnels(system, options.sizes, log, options.tcpDeadlineS, options.tcpLocalHost);
+    results = await part.measure(system);
     load = meter.stop();
   } finally {
     await system.close();
   }
-  const rows = tcpRows(tcp);
+  const rows = part.rows(results);
   const elapsedS = (performance.now() - started) / 1000;
   process.stdout.write(
-    `${markdown(rows, machine, load, `${options.mode}, TCP only`, command, tcp)}\n\nRun took ${elapsedS.toFixed(0)} s.\n`,
+    `${markdown(rows, machine, load, `${options.mode}, ${part.label}`, command, part.tcp?.(results))}\n\nRun took ${elapsedS.toFixed(0)} s.\n`,
   );
   await writeJson(options.jsonPath, {
     schema: 1,
@@ -215,47 +231,38 @@ async function tcpOnly(options: BenchOptions, generator: LoadGenerator, command:
     load,
     sizes: options.sizes,
     rows,
-    results: { tcp },
+    results,
   });
 }
 
-/** --rules: only the rule rows, on one edge, after a warm-up of the small GET; printed and written as a full run's are. */
-async function rulesOnly(options: BenchOptions, generator: LoadGenerator, command: string): Promise<void> {
-  const machine = machineInfo(generator);
-  log(`svcRouter benchmark, rule rows only, ${options.mode} sizes, load generator ${machine.loadGenerator}`);
-  const started = performance.now();
-  const system = await startSystem();
-  const meter = startLoadMeter(() => system.processIds());
-  let access: Awaited<ReturnType<typeof accessRules>>;
-  let traffic: Awaited<ReturnType<typeof trafficRules>>;
-  let load: LoadReport;
-  try {
-    // The edge warms up as in a full run, where the small GET comes first.
-    await runLoad(generator, smallGetSpec(system, 'tunnel', options.sizes, Math.max(1, options.sizes.w1WarmupS)));
-    log('W1 through tunnels with access rules');
-    access = await accessRules(system, generator, options.sizes, log);
-    log('W1 through tunnels with traffic rules');
-    traffic = await trafficRules(system, generator, options.sizes, log);
-    load = meter.stop();
-  } finally {
-    await system.close();
-  }
-  const rows = ruleRows({ access, traffic });
-  const elapsedS = (performance.now() - started) / 1000;
-  process.stdout.write(
-    `${markdown(rows, machine, load, `${options.mode}, rule rows only`, command, undefined)}\n\nRun took ${elapsedS.toFixed(0)} s.\n`,
-  );
-  await writeJson(options.jsonPath, {
-    schema: 1,
-    date: new Date().toISOString(),
-    mode: options.mode,
-    command,
-    elapsedS,
-    machine,
-    load,
-    sizes: options.sizes,
-    rows,
-    results: { access, traffic },
+/** --tcp: only the TCP rows, on one edge. */
+function tcpOnly(options: BenchOptions, generator: LoadGenerator, command: string): Promise<void> {
+  return rowsOnly(options, generator, command, {
+    banner: `svcRouter benchmark, TCP rows only, ${options.mode} sizes, ${(options.sizes.tcpBytes / 2 ** 20).toFixed(0)} MiB per transfer`,
+    label: 'TCP only',
+    measure: async (system) => ({
+      tcp: await tcpTunnels(system, options.sizes, log, options.tcpDeadlineS, options.tcpLocalHost),
+    }),
+    rows: ({ tcp }) => tcpRows(tcp),
+    tcp: ({ tcp }) => tcp,
+  });
+}
+
+/** --rules: only the rule rows, on one edge, after a warm-up of the small GET. */
+function rulesOnly(options: BenchOptions, generator: LoadGenerator, command: string): Promise<void> {
+  return rowsOnly(options, generator, command, {
+    banner: `svcRouter benchmark, rule rows only, ${options.mode} sizes, load generator ${machineInfo(generator).loadGenerator}`,
+    label: 'rule rows only',
+    measure: async (system) => {
+      // The edge warms up as in a full run, where the small GET comes first.
+      await runLoad(generator, smallGetSpec(system, 'tunnel', options.sizes, Math.max(1, options.sizes.w1WarmupS)));
+      log('W1 through tunnels with access rules');
+      const access = await accessRules(system, generator, options.sizes, log);
+      log('W1 through tunnels with traffic rules');
+      const traffic = await trafficRules(system, generator, options.sizes, log);
+      return { access, traffic };
+    },
+    rows: ruleRows,
   });
 }
 
