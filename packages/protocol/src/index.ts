@@ -1,5 +1,6 @@
 // @svcrouter/protocol: the wire protocol the agent and the edge share (framing, the multiplexer
-// and its streams, control messages, header rules, the error catalog). See README.md here.
+// and its streams, control messages, header rules, the error catalog), and the tunnel policy with
+// the credential helpers both sides use (password hashes, a constant-time compare). See README.md here.
 // May use: no other package of ours; the agent, the SDK and the server all build on it.
 export * from './frame.js';
 export * from './mux.js';
@@ -19,3 +20,4 @@ export * from './id-table.js';
 export * from './liveness.js';
 export * from './tcp.js';
 export * from './routes.js';
+export * from './same-text.js';

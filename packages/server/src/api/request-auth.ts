@@ -1,4 +1,4 @@
-import { timingSafeEqual } from 'node:crypto';
+import { sameText } from '@svcrouter/protocol';
 import type { TLSSocket } from 'node:tls';
 import { readCookie, SESSION_COOKIE, type Authenticate, type SessionIdentity } from '../auth/index.js';
 import type { Account, DashboardSession, KeyRecord } from '../store/index.js';
@@ -47,14 +47,8 @@ export async function authenticateRequest(
 export function checkCsrf(req: ApiRequest, session: DashboardSession): void {
   if (req.method === 'GET' || req.method === 'HEAD') return;
   const sent = req.headers[CSRF_HEADER];
-  const ok = typeof sent === 'string' && sameSecret(sent, session.csrfToken) && originAllowed(req);
+  const ok = typeof sent === 'string' && sameText(sent, session.csrfToken) && originAllowed(req);
   if (!ok) throw new ApiError(403, ApiErrorCode.CSRF_FAILED, CSRF_MESSAGE);
-}
-
-function sameSecret(a: string, b: string): boolean {
-  const left = Buffer.from(a, 'utf8');
-  const right = Buffer.from(b, 'utf8');
-  return left.length === right.length && timingSafeEqual(left, right);
 }
 
 function originAllowed(req: ApiRequest): boolean {

@@ -1,4 +1,5 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
+import { sameText } from '@svcrouter/protocol';
 
 // Node-to-node links are authenticated with the shared SVC_CLUSTER_SECRET, which never travels:
 // the dialer sends an HMAC over who it is, whom it dials, the time and a fresh nonce; the
@@ -20,12 +21,6 @@ export const PEER_PROOF_HEADER = 'x-svc-cluster-proof';
 export const MAX_CLOCK_SKEW_MS = 60_000;
 
 const hmac = (secret: string, text: string): string => createHmac('sha256', secret).update(text).digest('base64url');
-
-function sameText(a: string, b: string): boolean {
-  const left = Buffer.from(a);
-  const right = Buffer.from(b);
-  return left.length === right.length && timingSafeEqual(left, right);
-}
 
 /** The dialer's credentials for a link from `from` to `to`, and the nonce its proof check needs. */
 export function dialCredentials(secret: string, from: string, to: string, now = Date.now()): { header: string; nonce: string } {

@@ -1,4 +1,4 @@
-import { timingSafeEqual } from 'node:crypto';
+import { sameText } from '@svcrouter/protocol';
 import * as client from 'openid-client';
 import type { Logger } from 'pino';
 import { edgePage, normalizeHost } from '../edge/index.js';
@@ -110,7 +110,7 @@ export class Gate implements SignIn {
       return edgePage(400, 'Sign-in link not valid', 'This sign-in link was already used or has expired. Open the page again to sign in.');
     }
     const browser = cookieOf(request.headers, SIGN_IN_COOKIE);
-    if (browser === undefined || !sameDigest(digest(browser), ticket.browser)) {
+    if (browser === undefined || !sameText(digest(browser), ticket.browser)) {
       return edgePage(400, 'Sign-in not valid', 'This sign-in was started in another browser. Open the page again to sign in.');
     }
     const session: Session = {
@@ -205,12 +205,6 @@ function originOf(request: AccessRequest): string {
 function pathOnly(target: string): string {
   const query = target.indexOf('?');
   return query < 0 ? target : target.slice(0, query);
-}
-
-function sameDigest(a: string, b: string): boolean {
-  const left = Buffer.from(a);
-  const right = Buffer.from(b);
-  return left.length === right.length && timingSafeEqual(left, right);
 }
 
 function redirect(location: string, cookie: string): Reply {

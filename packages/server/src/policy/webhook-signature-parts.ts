@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual, type BinaryLike } from 'node:crypto';
+import { createHmac, type BinaryLike } from 'node:crypto';
 
 // Pieces every provider's check shares. Each check is bounded: headers longer than
 // MAX_SIGNATURE_HEADER_LENGTH and signature lists past MAX_SIGNATURES are not read further,
@@ -31,14 +31,6 @@ export function headerValue(request: SignedRequest, lowerCaseName: string): stri
   const value = request.headers[lowerCaseName];
   const text = Array.isArray(value) ? value.join(', ') : value;
   return text === undefined || text === '' ? undefined : text;
-}
-
-/** Compares a received signature with the expected one in time independent of where they differ. */
-export function safeEqual(received: string, expected: string): boolean {
-  const a = Buffer.from(received);
-  const b = Buffer.from(expected);
-  // The expected length is fixed by the algorithm, not secret, so an early length check leaks nothing.
-  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 /** HMAC of the concatenated parts, in the given encoding. */

@@ -1,11 +1,5 @@
-import {
-  hmac,
-  MAX_SIGNATURE_HEADER_LENGTH,
-  headerValue,
-  safeEqual,
-  type SignedRequest,
-  type WebhookFailure,
-} from './webhook-signature-parts.js';
+import { sameText } from '@svcrouter/protocol';
+import { hmac, MAX_SIGNATURE_HEADER_LENGTH, headerValue, type SignedRequest, type WebhookFailure } from './webhook-signature-parts.js';
 
 // Providers that sign the body alone, with no timestamp: GitHub and Shopify. The secret is the
 // HMAC key as the provider shows it (its UTF-8 bytes).
@@ -16,7 +10,7 @@ export function verifyGithub(secret: string, request: SignedRequest): WebhookFai
   if (header === undefined) return 'missing signature';
   if (header.length > MAX_SIGNATURE_HEADER_LENGTH || !header.startsWith('sha256=')) return 'signature mismatch';
   const expected = hmac('sha256', secret, [request.body], 'hex');
-  return safeEqual(header.slice('sha256='.length), expected) ? undefined : 'signature mismatch';
+  return sameText(header.slice('sha256='.length), expected) ? undefined : 'signature mismatch';
 }
 
 /** Shopify: `X-Shopify-Hmac-Sha256: <base64 HMAC-SHA256 of the body>`, keyed by the app's client secret. */
@@ -24,5 +18,5 @@ export function verifyShopify(secret: string, request: SignedRequest): WebhookFa
   const header = headerValue(request, 'x-shopify-hmac-sha256');
   if (header === undefined) return 'missing signature';
   if (header.length > MAX_SIGNATURE_HEADER_LENGTH) return 'signature mismatch';
-  return safeEqual(header, hmac('sha256', secret, [request.body], 'base64')) ? undefined : 'signature mismatch';
+  return sameText(header, hmac('sha256', secret, [request.body], 'base64')) ? undefined : 'signature mismatch';
 }

@@ -1,9 +1,9 @@
+import { sameText } from '@svcrouter/protocol';
 import {
   MAX_SIGNATURES,
   MAX_SIGNATURE_HEADER_LENGTH,
   headerValue,
   hmac,
-  safeEqual,
   timestampWithinTolerance,
   type SignedRequest,
   type WebhookFailure,
@@ -29,7 +29,7 @@ export function verifySlack(secret: string, request: SignedRequest, nowMs: numbe
     return 'signature mismatch';
   }
   const expected = hmac('sha256', secret, [`v0:${timestamp}:`, request.body], 'hex');
-  return afterSignature(safeEqual(signature.slice('v0='.length), expected), timestamp, nowMs);
+  return afterSignature(sameText(signature.slice('v0='.length), expected), timestamp, nowMs);
 }
 
 /**
@@ -55,7 +55,7 @@ export function verifyStripe(secret: string, request: SignedRequest, nowMs: numb
   const expected = hmac('sha256', secret, [`${timestamp}.`, request.body], 'hex');
   // Every candidate is compared, matched or not, so the time taken does not tell which one matched.
   let matched = false;
-  for (const signature of signatures) matched = safeEqual(signature, expected) || matched;
+  for (const signature of signatures) matched = sameText(signature, expected) || matched;
   return afterSignature(matched, timestamp, nowMs);
 }
 
@@ -87,7 +87,7 @@ export function verifyStandard(secret: string, request: SignedRequest, nowMs: nu
   for (const entry of header.split(' ')) {
     if (!entry.startsWith('v1,')) continue;
     if (++compared > MAX_SIGNATURES) break;
-    matched = safeEqual(entry.slice('v1,'.length), expected) || matched;
+    matched = sameText(entry.slice('v1,'.length), expected) || matched;
   }
   return afterSignature(matched, timestamp, nowMs);
 }

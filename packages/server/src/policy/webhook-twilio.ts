@@ -1,12 +1,6 @@
 import { createHash } from 'node:crypto';
-import {
-  MAX_SIGNATURE_HEADER_LENGTH,
-  headerValue,
-  hmac,
-  safeEqual,
-  type SignedRequest,
-  type WebhookFailure,
-} from './webhook-signature-parts.js';
+import { sameText } from '@svcrouter/protocol';
+import { MAX_SIGNATURE_HEADER_LENGTH, headerValue, hmac, type SignedRequest, type WebhookFailure } from './webhook-signature-parts.js';
 
 // Twilio signs the URL it requested, not the body: `X-Twilio-Signature` is the base64
 // HMAC-SHA1 (HMAC-SHA256 for SharedKey webhooks that say so in
@@ -91,11 +85,11 @@ export function verifyTwilio(secret: string, request: SignedRequest): WebhookFai
   }
   let parameters = '';
   if (bodyHash !== null) {
-    if (!safeEqual(bodyHash, createHash('sha256').update(request.body).digest('hex'))) return 'signature mismatch';
+    if (!sameText(bodyHash, createHash('sha256').update(request.body).digest('hex'))) return 'signature mismatch';
   } else if (isFormPost(request)) {
     parameters = formParameterText(request.body);
   }
   let matched = false;
-  for (const url of urlCandidates(request.url)) matched = safeEqual(signature, hmac(hash, secret, [url, parameters], 'base64')) || matched;
+  for (const url of urlCandidates(request.url)) matched = sameText(signature, hmac(hash, secret, [url, parameters], 'base64')) || matched;
   return matched ? undefined : 'signature mismatch';
 }
