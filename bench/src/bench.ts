@@ -12,7 +12,7 @@ import { startLoadMeter, type LoadReport } from './machine-load.js';
 import { pickLoadGenerator, runLoad, type LoadGenerator } from './loadgen.js';
 import { parseOptions, UsageError, type BenchOptions } from './options.js';
 import { cpuSeconds, REPO_ROOT } from './proc.js';
-import { buildRows, machineInfo, markdown, ruleRows, type Results, type Row } from './report.js';
+import { buildRows, machineInfo, markdown, ruleRows, type MachineInfo, type Results, type Row } from './report.js';
 import { startSystem, type BenchSystem } from './system.js';
 import { smallGet, smallGetSpec, tunnelLoad } from './w-small-get.js';
 import { accessRules } from './w-access.js';
@@ -187,8 +187,8 @@ async function profileTcp(system: Awaited<ReturnType<typeof startSystem>>, optio
 
 /** A part of a full run on its own (--tcp, --rules): its rows printed and written as a full run's are. */
 interface RowsOnly<R extends object> {
-  /** The first progress line. */
-  banner: string;
+  /** The first progress line, of this machine. */
+  banner(machine: MachineInfo): string;
   /** Named after the mode in the report's title. */
   label: string;
   measure(system: BenchSystem): Promise<R>;
@@ -204,7 +204,7 @@ async function rowsOnly<R extends object>(
   part: RowsOnly<R>,
 ): Promise<void> {
   const machine = machineInfo(generator);
-  log(part.banner);
+  log(part.banner(machine));
   const started = performance.now();
   const system = await startSystem();
   const meter = startLoadMeter(() => system.processIds());
@@ -238,7 +238,8 @@ async function rowsOnly<R extends object>(
 /** --tcp: only the TCP rows, on one edge. */
 function tcpOnly(options: BenchOptions, generator: LoadGenerator, command: string): Promise<void> {
   return rowsOnly(options, generator, command, {
-    banner: `svcRouter benchmark, TCP rows only, ${options.mode} sizes, ${(options.sizes.tcpBytes / 2 ** 20).toFixed(0)} MiB per transfer`,
+    banner: () =>
+      `svcRouter benchmark, TCP rows only, ${options.mode} sizes, ${(options.sizes.tcpBytes / 2 ** 20).toFixed(0)} MiB per transfer`,
     label: 'TCP only',
     measure: async (system) => ({
       tcp: await tcpTunnels(system, options.sizes, log, options.tcpDeadlineS, options.tcpLocalHost),
@@ -251,7 +252,7 @@ function tcpOnly(options: BenchOptions, generator: LoadGenerator, command: strin
 /** --rules: only the rule rows, on one edge, after a warm-up of the small GET. */
 function rulesOnly(options: BenchOptions, generator: LoadGenerator, command: string): Promise<void> {
   return rowsOnly(options, generator, command, {
-    banner: `svcRouter benchmark, rule rows only, ${options.mode} sizes, load generator ${machineInfo(generator).loadGenerator}`,
+    banner: (machine) => `svcRouter benchmark, rule rows only, ${options.mode} sizes, load generator ${machine.loadGenerator}`,
     label: 'rule rows only',
     measure: async (system) => {
       // The edge warms up as in a full run, where the small GET comes first.

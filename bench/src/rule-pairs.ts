@@ -114,7 +114,9 @@ export async function compareSides(
     return run;
   });
   const rps = summarise(pairs, (r) => r.rps);
-  const extras = pairs.map((p) => usPerRequest(p.tunnel) - usPerRequest(p.direct));
+  /** Each pair's difference, rule minus plain, of one figure per request. */
+  const differences = (perRequest: (run: RuleRun) => number): number[] => pairs.map((p) => perRequest(p.tunnel) - perRequest(p.direct));
+  const extras = differences(usPerRequest);
   return {
     rps: { plain: rps.direct, rule: rps.tunnel, ratio: rps.ratio },
     cpuUsPerRequest: {
@@ -123,10 +125,7 @@ export async function compareSides(
       extra: middle(extras),
     },
     extraInterval: medianInterval(extras),
-    extraUsPerRequest: {
-      edge: middle(pairs.map((p) => edgeUsPerRequest(p.tunnel) - edgeUsPerRequest(p.direct))),
-      agents: middle(pairs.map((p) => agentsUsPerRequest(p.tunnel) - agentsUsPerRequest(p.direct))),
-    },
+    extraUsPerRequest: { edge: middle(differences(edgeUsPerRequest)), agents: middle(differences(agentsUsPerRequest)) },
   };
 }
 
