@@ -20,6 +20,21 @@ const PROXY_HINT_MS = 1000;
 /** Keepalive probes on local connections start after this much silence, so a dead service host is noticed. */
 const LOCAL_KEEPALIVE_MS = 60_000;
 
+/**
+ * Whether a local host is this machine (`localhost`, 127.0.0.0/8, ::1). Keepalive on a connection
+ * to it can notice nothing: a service that dies is answered for by this machine's kernel at once
+ * (a reset or a FIN), and a machine that dies takes the agent with it. It would cost each
+ * connection four `setsockopt` calls.
+ */
+export function isLoopbackHost(host: string): boolean {
+  const lower = host.toLowerCase();
+  if (lower === 'localhost') return true;
+  const kind = net.isIP(lower);
+  if (kind === 4) return lower.startsWith('127.');
+  if (kind === 6) return lower === '::1' || lower === '0:0:0:0:0:0:0:1' || /^::ffff:127\./.test(lower);
+  return false;
+}
+
 /** A TCP tunnel's local service: `host:port`. */
 export interface TcpTarget {
   host: string;
@@ -76,12 +91,16 @@ export class TcpProxy {
   private readonly sockets = new Set<Socket>();
   /** The local host's addresses, looked up once for the connections that follow (target-lookup.ts). */
   private readonly targetLookup = new TargetLookup();
+  /** Keepalive only where it can notice something: a local service on another machine. */
+  private readonly keepAlive: boolean;
 
   constructor(
     readonly target: TcpTarget,
     private readonly onLog: (log: TcpConnectionLog) => void,
     private readonly options: TcpProxyOptions = {},
-  ) {}
+  ) {
+    this.keepAlive = !isLoopbackHost(target.host);
+  }
 
   /** Serves one visitor connection. Never throws; failures reset the stream. */
   handle(callbacks: CallbackStream): void {
@@ -100,7 +119,7 @@ export class TcpProxy {
       port: this.target.port,
       allowHalfOpen: true,
       noDelay: true,
-      keepAlive: true,
+      keepAlive: this.keepAlive,
       keepAliveInitialDelay: LOCAL_KEEPALIVE_MS,
       lookup: this.targetLookup.lookup,
     });

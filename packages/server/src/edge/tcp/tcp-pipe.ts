@@ -3,9 +3,6 @@ import { ResetCode, SocketPipe, TCP_CONNECTED, tcpHead, type CallbackStream } fr
 import type { ByteMeter, Exchange, ExchangeObserver } from '../exchange.js';
 import type { Binding } from '../router.js';
 
-/** Keepalive probes on visitor sockets start after this much silence, so dead peers are noticed. */
-export const TCP_KEEPALIVE_MS = 60_000;
-
 /** The inspector statuses of a TCP connection's record (see docs/api.md). */
 export const TcpStatus = {
   /** Closed by either side after the local service accepted it. */
@@ -65,8 +62,6 @@ export function pipeTcpVisitor(
     userAgent: '',
     proto: tls === undefined ? 'tcp' : 'tls',
   };
-  socket.setKeepAlive(true, TCP_KEEPALIVE_MS);
-  socket.setNoDelay(true);
   let stream: CallbackStream;
   try {
     stream = binding.session.mux.open(tcpHead(binding.tunnelId, `${ip}:${socket.remotePort ?? 0}`, port));

@@ -8,6 +8,7 @@ import type { Binding, Router } from '../router.js';
 import { pipeTcpVisitor, type TcpPipeDeps } from './tcp-pipe.js';
 import { portOfRemoteAddr, portOfTcpHostname, tcpHostname } from './tcp-address.js';
 import { RemotePorts } from './tcp-remote-ports.js';
+import { inheritVisitorSocketOptions, setVisitorSocketOptions } from './visitor-socket-options.js';
 
 /** Ports tried in turn for one bind when the one picked cannot be listened on (another program holds it). */
 const LISTEN_ATTEMPTS = 8;
@@ -34,6 +35,13 @@ export interface TcpTunnelsDeps extends TcpPipeDeps {
 interface PortListener {
   server: Server;
   sockets: Set<Socket>;
+}
+
+/** A listener's accepted sockets: whether they inherit no-delay and keepalive from it (visitor-socket-options.ts). */
+interface Accepting {
+  hostname: string;
+  sockets: Set<Socket>;
+  inherits: boolean;
 }
 
 /**
@@ -171,15 +179,14 @@ export class TcpTunnels {
   private open(port: number): Promise<boolean> {
     const sockets = new Set<Socket>();
     // The router's name of this port, made once: every visitor connection is routed by it.
-    const hostname = tcpHostname(this.deps.sharedDomain, port);
-    const server = net.createServer({ allowHalfOpen: true, pauseOnConnect: false }, (socket) =>
-      this.accept(port, hostname, socket, sockets),
-    );
+    const accepting: Accepting = { hostname: tcpHostname(this.deps.sharedDomain, port), sockets, inherits: false };
+    const server = net.createServer({ allowHalfOpen: true, pauseOnConnect: false }, (socket) => this.accept(port, accepting, socket));
     // A relay's listen backlog matters under bursts of connections (see TOOLCHAIN.md).
     server.maxConnections = 10_000;
     return new Promise((resolve) => {
       server.once('error', () => resolve(false));
       server.listen({ port, host: this.deps.host, backlog: 511 }, () => {
+        accepting.inherits = inheritVisitorSocketOptions(server);
         server.on('error', (error) => this.deps.log.warn({ err: error, port }, 'tcp listener failed'));
         this.listeners.set(port, { server, sockets });
         resolve(true);
@@ -187,7 +194,7 @@ export class TcpTunnels {
     });
   }
 
-  private accept(port: number, hostname: string, socket: Socket, sockets: Set<Socket>): void {
+  private accept(port: number, { hostname, sockets, inherits }: Accepting, socket: Socket): void {
     let binding = this.deps.router.resolve(hostname);
     // A pool: each connection goes to the member with the fewest open, and counts there until it closes.
     if (binding?.pool !== undefined) binding = pickMember(binding.pool);
@@ -198,6 +205,7 @@ export class TcpTunnels {
       return;
     }
     sockets.add(socket);
+    if (!inherits) setVisitorSocketOptions(socket);
     const member = binding.pool !== undefined ? binding : undefined;
     if (member !== undefined) member.inFlight!++;
     pipeTcpVisitor(socket, binding, port, this.deps, () => {

@@ -2,6 +2,7 @@ import type { Socket } from 'node:net';
 import { pickMember } from '../pool.js';
 import type { Binding, Router } from '../router.js';
 import { pipeTcpVisitor, type TcpPipeDeps } from '../tcp/tcp-pipe.js';
+import { setVisitorSocketOptions } from '../tcp/visitor-socket-options.js';
 import { CLIENT_HELLO_TIMEOUT_MS, peekServerName } from './sni-peek.js';
 
 export interface TlsPassthroughDeps extends TcpPipeDeps {
@@ -79,6 +80,8 @@ export class TlsPassthrough {
     const member = binding.pool !== undefined ? binding : undefined;
     if (member !== undefined) member.inFlight!++;
     socket.resume();
+    // The HTTPS port's listener serves every other host too: its sockets get the options one by one.
+    setVisitorSocketOptions(socket);
     pipeTcpVisitor(
       socket,
       binding,
