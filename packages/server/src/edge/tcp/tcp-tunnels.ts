@@ -186,6 +186,9 @@ export class TcpTunnels {
     return new Promise((resolve) => {
       server.once('error', () => resolve(false));
       server.listen({ port, host: this.deps.host, backlog: 511 }, () => {
+        // Before any connection reaches `accept` (this runs before the loop polls again). One the
+        // kernel took in the moment between listen(2) and these options goes without them; for a
+        // bind of this node it finds no binding yet (the bind completes later) and is closed.
         accepting.inherits = inheritVisitorSocketOptions(server);
         server.on('error', (error) => this.deps.log.warn({ err: error, port }, 'tcp listener failed'));
         this.listeners.set(port, { server, sockets });
