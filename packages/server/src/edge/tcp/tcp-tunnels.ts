@@ -34,13 +34,10 @@ export interface TcpTunnelsDeps extends TcpPipeDeps {
 /** One port this node listens on for a bound TCP tunnel, and the visitor connections it carries. */
 interface PortListener {
   server: Server;
-  sockets: Set<Socket>;
-}
-
-/** A listener's accepted sockets: whether they inherit no-delay and keepalive from it (visitor-socket-options.ts). */
-interface Accepting {
+  /** The router's name of this port, made once: every visitor connection is routed by it. */
   hostname: string;
   sockets: Set<Socket>;
+  /** Its accepted sockets inherit no-delay and keepalive from it (visitor-socket-options.ts). */
   inherits: boolean;
 }
 
@@ -177,10 +174,8 @@ export class TcpTunnels {
   }
 
   private open(port: number): Promise<boolean> {
-    const sockets = new Set<Socket>();
-    // The router's name of this port, made once: every visitor connection is routed by it.
-    const accepting: Accepting = { hostname: tcpHostname(this.deps.sharedDomain, port), sockets, inherits: false };
-    const server = net.createServer({ allowHalfOpen: true, pauseOnConnect: false }, (socket) => this.accept(port, accepting, socket));
+    const server = net.createServer({ allowHalfOpen: true, pauseOnConnect: false }, (socket) => this.accept(port, listener, socket));
+    const listener: PortListener = { server, hostname: tcpHostname(this.deps.sharedDomain, port), sockets: new Set(), inherits: false };
     // A relay's listen backlog matters under bursts of connections (see TOOLCHAIN.md).
     server.maxConnections = 10_000;
     return new Promise((resolve) => {
@@ -189,15 +184,15 @@ export class TcpTunnels {
         // Before any connection reaches `accept` (this runs before the loop polls again). One the
         // kernel took in the moment between listen(2) and these options goes without them; for a
         // bind of this node it finds no binding yet (the bind completes later) and is closed.
-        accepting.inherits = inheritVisitorSocketOptions(server);
+        listener.inherits = inheritVisitorSocketOptions(server);
         server.on('error', (error) => this.deps.log.warn({ err: error, port }, 'tcp listener failed'));
-        this.listeners.set(port, { server, sockets });
+        this.listeners.set(port, listener);
         resolve(true);
       });
     });
   }
 
-  private accept(port: number, { hostname, sockets, inherits }: Accepting, socket: Socket): void {
+  private accept(port: number, { hostname, sockets, inherits }: PortListener, socket: Socket): void {
     let binding = this.deps.router.resolve(hostname);
     // A pool: each connection goes to the member with the fewest open, and counts there until it closes.
     if (binding?.pool !== undefined) binding = pickMember(binding.pool);
