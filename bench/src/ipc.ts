@@ -45,11 +45,22 @@ export function ipcClient(child: ChildProcess): (cmd: string, args?: Record<stri
     });
 }
 
+export interface ServeIpcOptions {
+  /**
+   * The process exists to serve these commands (a probe of its own, not one preloaded into a
+   * server): the channel keeps it alive until the parent disconnects or kills it. Without this
+   * such a process would live only by the work its first command starts, so it raced the
+   * parent's first message, and on Node 24 it exits before that message is read.
+   */
+  holdProcess?: boolean;
+}
+
 /**
- * Answers IPC commands in a child process. The channel is unref'd so it never keeps the
- * process alive on its own; handlers may be async.
+ * Answers IPC commands in a child process; handlers may be async. By default the channel is
+ * unref'd, so it never keeps the process alive on its own (a probe preloaded into svc-server
+ * must not hold up its graceful stop); see ServeIpcOptions.holdProcess.
  */
-export function serveIpc(handlers: Record<string, (request: IpcRequest) => unknown>): void {
+export function serveIpc(handlers: Record<string, (request: IpcRequest) => unknown>, options: ServeIpcOptions = {}): void {
   if (!process.send) return;
   process.on('message', (request: IpcRequest) => {
     const handler = handlers[request.cmd];
@@ -63,7 +74,7 @@ export function serveIpc(handlers: Record<string, (request: IpcRequest) => unkno
         (error: unknown) => process.send?.({ id: request.id, error: String((error as Error)?.stack ?? error) } satisfies IpcReply),
       );
   });
-  process.channel?.unref();
+  if (!options.holdProcess) process.channel?.unref();
 }
 
 /** Forces full collections (twice, so weakly held and finalised objects go too) and reads memory. */
