@@ -17,21 +17,24 @@ function post<T>(session: Session, method: string): Promise<T> {
   return new Promise((resolve, reject) => session.post(method, (error, result) => (error ? reject(error) : resolve(result as T))));
 }
 
-serveIpc({
-  mem: () => gcAndMeasure(),
-  async profileStart() {
-    profiler = new Session();
-    profiler.connect();
-    await post(profiler, 'Profiler.enable');
-    await post(profiler, 'Profiler.start');
-    return true;
+serveIpc(
+  {
+    mem: () => gcAndMeasure(),
+    async profileStart() {
+      profiler = new Session();
+      profiler.connect();
+      await post(profiler, 'Profiler.enable');
+      await post(profiler, 'Profiler.start');
+      return true;
+    },
+    async profileStop(request) {
+      if (!profiler) throw new Error('no profile was started');
+      const { profile } = await post<{ profile: unknown }>(profiler, 'Profiler.stop');
+      profiler.disconnect();
+      profiler = undefined;
+      await writeFile(String(request.file), JSON.stringify(profile));
+      return true;
+    },
   },
-  async profileStop(request) {
-    if (!profiler) throw new Error('no profile was started');
-    const { profile } = await post<{ profile: unknown }>(profiler, 'Profiler.stop');
-    profiler.disconnect();
-    profiler = undefined;
-    await writeFile(String(request.file), JSON.stringify(profile));
-    return true;
-  },
-});
+  { holdProcess: false },
+);

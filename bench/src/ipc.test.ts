@@ -16,7 +16,7 @@ function serveInChild(holdProcess: boolean): ChildProcess {
     serveIpc({ echo: (request) => request.text }, { holdProcess: ${holdProcess} });
     process.send('ready');
   `;
-  return fork('--input-type=module', ['-e', code], { execArgv: ['--import', 'tsx'], execPath: process.execPath });
+  return fork('--input-type=module', ['-e', code], { execArgv: ['--import', 'tsx'] });
 }
 
 /** The child's first message. */

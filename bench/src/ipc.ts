@@ -47,19 +47,16 @@ export function ipcClient(child: ChildProcess): (cmd: string, args?: Record<stri
 
 export interface ServeIpcOptions {
   /**
-   * The process exists to serve these commands (a probe of its own, not one preloaded into a
-   * server): the channel keeps it alive until the parent disconnects or kills it. Without this
-   * such a process would live only by the work its first command starts, so it raced the
-   * parent's first message, and on Node 24 it exits before that message is read.
+   * Whether the channel keeps the process alive until the parent disconnects or kills it
+   * (default true): a probe whose job is to answer must not end while it waits for its first
+   * command (on Node 24 an unref'd one exits before that command is read). A probe preloaded
+   * into a process with a life of its own (svc-server) passes false, so that it never holds up
+   * that process's graceful stop.
    */
   holdProcess?: boolean;
 }
 
-/**
- * Answers IPC commands in a child process; handlers may be async. By default the channel is
- * unref'd, so it never keeps the process alive on its own (a probe preloaded into svc-server
- * must not hold up its graceful stop); see ServeIpcOptions.holdProcess.
- */
+/** Answers IPC commands in a child process; handlers may be async. See ServeIpcOptions. */
 export function serveIpc(handlers: Record<string, (request: IpcRequest) => unknown>, options: ServeIpcOptions = {}): void {
   if (!process.send) return;
   process.on('message', (request: IpcRequest) => {
@@ -74,7 +71,7 @@ export function serveIpc(handlers: Record<string, (request: IpcRequest) => unkno
         (error: unknown) => process.send?.({ id: request.id, error: String((error as Error)?.stack ?? error) } satisfies IpcReply),
       );
   });
-  if (!options.holdProcess) process.channel?.unref();
+  if (options.holdProcess === false) process.channel?.unref();
 }
 
 /** Forces full collections (twice, so weakly held and finalised objects go too) and reads memory. */

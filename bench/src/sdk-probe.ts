@@ -29,38 +29,35 @@ function visit(hostname: string, path: string): Promise<number> {
   });
 }
 
-serveIpc(
-  {
-    async bind(request) {
-      const count = Number(request.count);
-      const started = performance.now();
-      const tunnels = await forwardMany(
-        { token, serverUrl },
-        Array.from({ length: count }, () => ({ addr })),
-      );
-      const ms = performance.now() - started;
-      held.push(...tunnels);
-      return { ms, hostnames: tunnels.map((t) => t.hostname) };
-    },
-    mem: () => gcAndMeasure(),
-    async latency(request) {
-      const bindMs: number[] = [];
-      const firstMs: number[] = [];
-      for (let i = 0; i < Number(request.n); i++) {
-        const started = performance.now();
-        const tunnel = await forward({ addr, token, serverUrl });
-        bindMs.push(performance.now() - started);
-        const status = await visit(tunnel.hostname, '/small');
-        if (status !== 200) throw new Error(`fresh tunnel answered ${status}`);
-        firstMs.push(performance.now() - started);
-        await tunnel.close();
-      }
-      return { bindMs, firstMs };
-    },
-    exit() {
-      setImmediate(() => process.exit(0));
-      return true;
-    },
+serveIpc({
+  async bind(request) {
+    const count = Number(request.count);
+    const started = performance.now();
+    const tunnels = await forwardMany(
+      { token, serverUrl },
+      Array.from({ length: count }, () => ({ addr })),
+    );
+    const ms = performance.now() - started;
+    held.push(...tunnels);
+    return { ms, hostnames: tunnels.map((t) => t.hostname) };
   },
-  { holdProcess: true },
-);
+  mem: () => gcAndMeasure(),
+  async latency(request) {
+    const bindMs: number[] = [];
+    const firstMs: number[] = [];
+    for (let i = 0; i < Number(request.n); i++) {
+      const started = performance.now();
+      const tunnel = await forward({ addr, token, serverUrl });
+      bindMs.push(performance.now() - started);
+      const status = await visit(tunnel.hostname, '/small');
+      if (status !== 200) throw new Error(`fresh tunnel answered ${status}`);
+      firstMs.push(performance.now() - started);
+      await tunnel.close();
+    }
+    return { bindMs, firstMs };
+  },
+  exit() {
+    setImmediate(() => process.exit(0));
+    return true;
+  },
+});

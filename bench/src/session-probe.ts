@@ -37,60 +37,55 @@ function visit(hostname: string): Promise<number> {
   });
 }
 
-serveIpc(
-  {
-    async open(request) {
-      const count = Number(request.count);
-      const tls = request.tls === true;
-      const ca = tls ? readFileSync(caFile) : undefined;
-      const started = performance.now();
-      let next = 0;
-      const worker = async (): Promise<void> => {
-        while (next < count) {
-          next++;
-          held.push(
-            await forward({ addr, token, serverUrl: tls ? httpsUrl : serverUrl, ca, inspect: false, startAttempts: START_ATTEMPTS }),
-          );
-        }
-      };
-      await Promise.all(Array.from({ length: Math.min(DIAL_CONCURRENCY, count) }, worker));
-      return { ms: performance.now() - started };
-    },
-    cpu() {
-      const usage = process.cpuUsage();
-      return (usage.user + usage.system) / 1e6;
-    },
-    mem: () => gcAndMeasure(),
-    fds: () => readdirSync('/proc/self/fd').length,
-    async visit(request) {
-      const seconds = Number(request.seconds);
-      const perMinute = Number(request.perMinute);
-      const total = Math.floor((held.length * perMinute * seconds) / 60);
-      const gapMs = (seconds * 1000) / Math.max(1, total);
-      let ok = 0;
-      const inFlight: Promise<void>[] = [];
-      const started = performance.now();
-      for (let i = 0; i < total; i++) {
-        const due = started + i * gapMs;
-        const wait = due - performance.now();
-        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-        const tunnel = held[i % held.length]!;
-        inFlight.push(visit(tunnel.hostname).then((status) => void (status === 200 && ok++)));
+serveIpc({
+  async open(request) {
+    const count = Number(request.count);
+    const tls = request.tls === true;
+    const ca = tls ? readFileSync(caFile) : undefined;
+    const started = performance.now();
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < count) {
+        next++;
+        held.push(await forward({ addr, token, serverUrl: tls ? httpsUrl : serverUrl, ca, inspect: false, startAttempts: START_ATTEMPTS }));
       }
-      await Promise.all(inFlight);
-      // The window lasts `seconds` even when the last request left early (few sessions).
-      const rest = started + seconds * 1000 - performance.now();
-      if (rest > 0) await new Promise((resolve) => setTimeout(resolve, rest));
-      return { sent: total, ok };
-    },
-    async close() {
-      await Promise.all(held.splice(0).map((tunnel) => tunnel.close()));
-      return true;
-    },
-    exit() {
-      setImmediate(() => process.exit(0));
-      return true;
-    },
+    };
+    await Promise.all(Array.from({ length: Math.min(DIAL_CONCURRENCY, count) }, worker));
+    return { ms: performance.now() - started };
   },
-  { holdProcess: true },
-);
+  cpu() {
+    const usage = process.cpuUsage();
+    return (usage.user + usage.system) / 1e6;
+  },
+  mem: () => gcAndMeasure(),
+  fds: () => readdirSync('/proc/self/fd').length,
+  async visit(request) {
+    const seconds = Number(request.seconds);
+    const perMinute = Number(request.perMinute);
+    const total = Math.floor((held.length * perMinute * seconds) / 60);
+    const gapMs = (seconds * 1000) / Math.max(1, total);
+    let ok = 0;
+    const inFlight: Promise<void>[] = [];
+    const started = performance.now();
+    for (let i = 0; i < total; i++) {
+      const due = started + i * gapMs;
+      const wait = due - performance.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      const tunnel = held[i % held.length]!;
+      inFlight.push(visit(tunnel.hostname).then((status) => void (status === 200 && ok++)));
+    }
+    await Promise.all(inFlight);
+    // The window lasts `seconds` even when the last request left early (few sessions).
+    const rest = started + seconds * 1000 - performance.now();
+    if (rest > 0) await new Promise((resolve) => setTimeout(resolve, rest));
+    return { sent: total, ok };
+  },
+  async close() {
+    await Promise.all(held.splice(0).map((tunnel) => tunnel.close()));
+    return true;
+  },
+  exit() {
+    setImmediate(() => process.exit(0));
+    return true;
+  },
+});

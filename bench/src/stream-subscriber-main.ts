@@ -57,15 +57,12 @@ function open(): Promise<boolean> {
   });
 }
 
-serveIpc(
-  {
-    open: () => open(),
-    counts: () => ({ events: counter.events, dropped: counter.dropped }),
-    close() {
-      socket?.destroy();
-      socket = undefined;
-      return true;
-    },
+serveIpc({
+  open: () => open(),
+  counts: () => ({ events: counter.events, dropped: counter.dropped }),
+  close() {
+    socket?.destroy();
+    socket = undefined;
+    return true;
   },
-  { holdProcess: true },
-);
+});
