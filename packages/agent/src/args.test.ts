@@ -108,5 +108,27 @@ test('svc tls takes one address, a name, its own certificate and PROXY protocol;
   );
   assert.match(String(parseCommand(['tls', '9443', '--oidc', 'google'])), /^--oidc: access rules cannot apply to a TLS tunnel/);
   assert.match(String(parseCommand(['tls', '9443', '--remote-addr', 'localhost:20001'])), /^--remote-addr is for svc tcp/);
-  assert.equal(parseCommand(['tcp', '22', '--tls-cert', 'c.pem', '--tls-key', 'k.pem']), '--tls-cert and --tls-key are for svc tls');
+  assert.equal(parseCommand(['tcp', '22', '--tls-cert', 'c.pem', '--tls-key', 'k.pem']), '--tls-cert is for svc tls');
+});
+
+test('a flag given to a command it does not belong to is a usage error, never ignored', () => {
+  for (const flag of ['--cidr-allow', '--cidr-deny', '--basic-auth', '--oidc', '--allow-email', '--allow-domain']) {
+    assert.match(
+      String(parseCommand(['tcp', '22', flag, 'x'])),
+      new RegExp(`^${flag}: access rules apply to HTTP tunnels only: a TCP tunnel's port passes every visitor's connection`),
+    );
+  }
+  assert.equal(parseCommand(['tcp', '22', '--rate-limit', '1/1m']), '--rate-limit is for svc http');
+  assert.equal(parseCommand(['tls', '9443', '--request-header-add', 'A: b']), '--request-header-add is for svc http');
+  assert.equal(parseCommand(['tcp', '22', '--route', '/api=4000']), '--route is for svc http');
+  assert.equal(parseCommand(['tcp', '22', '--host-header', 'rewrite']), '--host-header is for svc http');
+  assert.match(String(parseCommand(['tcp', '22', '--subdomain', 'db'])), /^--subdomain is for svc http and svc tls; svc tcp binds a port/);
+  assert.equal(parseCommand(['http', '3000', '--remote-addr', 'localhost:20001']), '--remote-addr is for svc tcp');
+  assert.equal(parseCommand(['http', '3000', '--proxy-protocol', 'v1']), '--proxy-protocol is for svc tcp and svc tls');
+  assert.equal(parseCommand(['http', '3000', '--idle-timeout', '5m']), '--idle-timeout is for svc tcp and svc tls');
+  assert.equal(parseCommand(['http', '3000', '--config', 'svc.yml']), '--config is for svc start and svc config check');
+  assert.equal(parseCommand(['doctor', '--pool']), '--pool is for svc http, svc tcp and svc tls');
+  assert.equal(parseCommand(['start', '--config', 'svc.yml', '--json']), '--json is for svc doctor');
+  // Flags of every command stay accepted everywhere.
+  assert.equal(typeof parseCommand(['tcp', '22', '--log', 'stdout', '--log-format', 'json', '--inspect=false']), 'object');
 });

@@ -2,7 +2,8 @@ import { parseArgs } from 'node:util';
 import { accessProblem, hostHeaderProblem, type RouteOptions, type TrafficOptions } from '@svcrouter/sdk';
 import { parseRouteFlags } from './route-flags.js';
 import { DEFAULT_TRANSFER_BYTES } from './doctor/index.js';
-import { TLS_REFUSED_FLAGS, tlsAccessRefusal, tlsPairProblem, type TlsFlags } from './tls-flags.js';
+import { misplacedFlag, type FlagCommand } from './command-flags.js';
+import { tlsPairProblem, type TlsFlags } from './tls-flags.js';
 import { TRAFFIC_FLAG_OPTIONS, TRAFFIC_FLAG_USAGE, trafficFlags } from './traffic-flags.js';
 
 /** How the agent shows what happens: a live screen, plain lines, or JSON lines. */
@@ -154,10 +155,8 @@ const OPTIONS = {
   version: { type: 'boolean', short: 'v' },
 } as const;
 
-/** `svc tls`'s own flags; access rules and --remote-addr are refused. */
+/** `svc tls`'s own flags (misplacedFlag refused the others). */
 function tlsFlags(values: Record<string, unknown>): TlsFlags | string {
-  for (const flag of TLS_REFUSED_FLAGS) if (values[flag] !== undefined) return tlsAccessRefusal(flag);
-  if (values['remote-addr'] !== undefined) return '--remote-addr is for svc tcp; svc tls binds a hostname (--subdomain, --domain)';
   const tls: TlsFlags = {};
   if (typeof values.subdomain === 'string') tls.subdomain = values.subdomain;
   if (typeof values.domain === 'string') tls.domain = values.domain;
@@ -165,6 +164,8 @@ function tlsFlags(values: Record<string, unknown>): TlsFlags | string {
   if (typeof values['tls-key'] === 'string') tls.keyFile = values['tls-key'];
   return tlsPairProblem(tls) ?? tls;
 }
+
+const FLAG_COMMAND_NAMES: readonly string[] = ['http', 'tcp', 'tls', 'start', 'config', 'doctor'] satisfies FlagCommand[];
 
 /** Parses argv (without node and the script); returns the usage error as a sentence. */
 export function parseCommand(argv: string[]): Command | string {
@@ -182,6 +183,10 @@ export function parseCommand(argv: string[]): Command | string {
   if (typeof display === 'string') return display;
   const inspect = inspectFlags(values.inspect, values['inspect-addr']);
   if (typeof inspect === 'string') return inspect;
+  if (FLAG_COMMAND_NAMES.includes(command)) {
+    const misplaced = misplacedFlag(values, command as FlagCommand);
+    if (misplaced !== undefined) return misplaced;
+  }
   switch (command) {
     case 'http': {
       if (rest.length !== 1) return 'svc http takes exactly one local address';
@@ -222,8 +227,6 @@ export function parseCommand(argv: string[]): Command | string {
         const tls = tlsFlags(values);
         if (typeof tls === 'string') return tls;
         tcp.tls = tls;
-      } else if (values['tls-cert'] !== undefined || values['tls-key'] !== undefined) {
-        return '--tls-cert and --tls-key are for svc tls';
       }
       if (values['remote-addr'] !== undefined) tcp.remoteAddr = values['remote-addr'];
       if (values.pool === true) tcp.pool = true;

@@ -114,6 +114,14 @@ async function runCommand(command: Command, env: AgentEnv, output: Output, hooks
         output.error(target);
         return 2;
       }
+      const envRules = accessVariableSet(env);
+      if (envRules !== undefined) {
+        const kind = command.tcp.tls === undefined ? 'tcp' : 'tls';
+        output.error(
+          `${envRules} is set, but access rules apply to HTTP tunnels only: svc ${kind} would let every visitor through; unset it to run svc ${kind}`,
+        );
+        return 2;
+      }
       const session = sessionSpec(env, undefined);
       if (!('token' in session)) return fail(output, session);
       const tcp = withTlsFiles(command.tcp, env);
@@ -153,6 +161,14 @@ async function runCommand(command: Command, env: AgentEnv, output: Output, hooks
       const specs = tunnelSpecs(loaded.config, command.names, { ...env, hostHeader: envHostHeader }, envAccess);
       if (typeof specs === 'string') {
         output.error(specs);
+        return 2;
+      }
+      const envRules = accessVariableSet(env);
+      const passThrough = specs.find((spec) => spec.tcp !== undefined);
+      if (envRules !== undefined && passThrough !== undefined) {
+        output.error(
+          `${envRules} is set, but access rules apply to HTTP tunnels only, and tunnel ${passThrough.name} is proto: ${passThrough.tcp!.tls === undefined ? 'tcp' : 'tls'}; unset it, or start the HTTP tunnels by name`,
+        );
         return 2;
       }
       // A TLS tunnel's certificate files are read relative to the config file.
@@ -247,6 +263,14 @@ function tunnelSpecs(config: ConfigFile, names: string[], env: AgentEnv, envAcce
     };
     return spec;
   });
+}
+
+/** The first SVC_* variable of access rules that is set, for the commands they cannot apply to. */
+function accessVariableSet(env: AgentEnv): string | undefined {
+  if (splitList(env.basicAuth).length > 0) return 'SVC_BASIC_AUTH';
+  if (splitList(env.cidrAllow).length > 0) return 'SVC_CIDR_ALLOW';
+  if (splitList(env.cidrDeny).length > 0) return 'SVC_CIDR_DENY';
+  return undefined;
 }
 
 /**

@@ -14,14 +14,6 @@ export interface TlsFlags {
   tlsKey?: string;
 }
 
-/** The flags `svc tls` refuses, with why: the edge never sees a TLS tunnel's requests. */
-export const TLS_REFUSED_FLAGS = ['basic-auth', 'cidr-allow', 'cidr-deny', 'oidc', 'allow-email', 'allow-domain'] as const;
-
-/** The sentence for an access flag given to `svc tls`. */
-export function tlsAccessRefusal(flag: string): string {
-  return `--${flag}: access rules cannot apply to a TLS tunnel: the edge passes its connections through without decrypting them; check visitors in the local service`;
-}
-
 /** `--tls-cert` and `--tls-key` come together; the problem sentence, or undefined. */
 export function tlsPairProblem(flags: TlsFlags): string | undefined {
   if ((flags.certFile === undefined) === (flags.keyFile === undefined)) return undefined;
