@@ -69,9 +69,14 @@ export function headTooLargePage(limitBytes: number): EdgePage {
 /** The realm visitors' browsers show in their sign-in prompt. */
 export const BASIC_AUTH_REALM = 'svcRouter';
 
-/** The page for a request a tunnel's access rules refused: 401 (credentials), 403 (address), 429 (failed too often). */
-export function deniedPage(status: 401 | 403 | 429): EdgePage {
+/** The page for a request a tunnel's access rules refused: 401 (credentials), 403 (address), 429 (failed too often), 503 (sign-ins busy). */
+export function deniedPage(status: 401 | 403 | 429 | 503): EdgePage {
   if (status === 403) return page(403, 'Access denied', 'Your address is not allowed to reach this tunnel.');
+  if (status === 503) {
+    const busy = page(503, 'Sign-ins busy', 'This tunnel is checking many sign-ins at once. Try again in a moment.');
+    busy.headers['retry-after'] = '1';
+    return busy;
+  }
   if (status === 429) {
     const limited = page(429, 'Too many failed sign-ins', 'Too many wrong credentials came from your address. Try again in a minute.');
     limited.headers['retry-after'] = '60';

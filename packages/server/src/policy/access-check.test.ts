@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { hashPassword } from '@svcrouter/protocol';
 import { compilePolicy } from './access-check.js';
-import { MAX_FAILURES, decodeBasic } from './basic-auth.js';
+import { MAX_CHECKS_PER_PROCESS, MAX_CHECKS_PER_TUNNEL, MAX_FAILURES, decodeBasic } from './basic-auth.js';
 
 const basic = (user: string, password: string): string => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 
@@ -43,6 +43,45 @@ test(`an address with ${MAX_FAILURES} failures in a minute gets 429, other addre
   for (let i = 0; i < MAX_FAILURES; i++) assert.equal(await check.check('10.0.0.2', basic('alice', 'wrong')), 401);
   assert.equal(await check.check('10.0.0.2', basic('alice', 'correct-horse')), 429);
   assert.equal(await check.check('10.0.0.3', basic('alice', 'correct-horse')), undefined);
+});
+
+test('guesses sent in parallel count before their verdicts: an address never has more than its failures left checked', async () => {
+  const check = compilePolicy({ basicAuth: [{ user: 'alice', hash: await hashPassword('correct-horse') }] })!;
+  const before = 5;
+  for (let i = 0; i < before; i++) assert.equal(await check.check('10.0.0.4', basic('alice', `wrong-${i}`)), 401);
+  const parallel = MAX_CHECKS_PER_TUNNEL;
+  const answers = await Promise.all(Array.from({ length: parallel }, (_, i) => check.check('10.0.0.4', basic('alice', `guess-${i}`))));
+  assert.deepEqual(answers, [...Array(MAX_FAILURES - before).fill(401), ...Array(parallel - (MAX_FAILURES - before)).fill(429)]);
+  // Their failures are counted now: the address is blocked, even with the right password.
+  assert.equal(await check.check('10.0.0.4', basic('alice', 'correct-horse')), 429);
+});
+
+test('new credentials past the checks a tunnel runs at once get 503 at once, and a tunnel under a flood leaves the others alone', async () => {
+  const users = [{ user: 'alice', hash: await hashPassword('correct-horse') }];
+  const flooded = compilePolicy({ basicAuth: users })!;
+  const extra = 4;
+  const flood = Array.from({ length: MAX_CHECKS_PER_TUNNEL + extra }, (_, i) => flooded.check(`10.1.0.${i}`, basic('alice', `guess-${i}`)));
+  assert.deepEqual(
+    flood.slice(MAX_CHECKS_PER_TUNNEL).map((answer) => (typeof answer === 'number' ? answer : 'checking')),
+    Array(extra).fill(503),
+  );
+  const other = compilePolicy({ basicAuth: users })!;
+  assert.equal(await other.check('10.2.0.1', basic('alice', 'correct-horse')), undefined);
+  assert.deepEqual(await Promise.all(flood.slice(0, MAX_CHECKS_PER_TUNNEL)), Array(MAX_CHECKS_PER_TUNNEL).fill(401));
+  // Once the checks are over the flooded tunnel takes new credentials again.
+  assert.equal(await flooded.check('10.2.0.2', basic('alice', 'correct-horse')), undefined);
+});
+
+test('the process runs a bounded number of checks at once across its tunnels', async () => {
+  const users = [{ user: 'alice', hash: await hashPassword('correct-horse') }];
+  const tunnels = Array.from({ length: MAX_CHECKS_PER_PROCESS / MAX_CHECKS_PER_TUNNEL }, () => compilePolicy({ basicAuth: users })!);
+  const running = tunnels.flatMap((tunnel, t) =>
+    Array.from({ length: MAX_CHECKS_PER_TUNNEL }, (_, i) => tunnel.check(`10.3.${t}.${i}`, basic('alice', `guess-${i}`))),
+  );
+  const late = compilePolicy({ basicAuth: users })!;
+  assert.equal(late.check('10.4.0.1', basic('alice', 'correct-horse')), 503);
+  assert.ok((await Promise.all(running)).every((answer) => answer === 401));
+  assert.equal(await late.check('10.4.0.1', basic('alice', 'correct-horse')), undefined);
 });
 
 test('Basic headers that are not user:password decode to nothing', () => {

@@ -1,10 +1,13 @@
 import { hasAccessRules, type TunnelPolicy } from '@svcrouter/protocol';
-import { BasicAuth } from './basic-auth.js';
+import { BasicAuth, type AuthVerdict } from './basic-auth.js';
 import { IpRules } from './ip-rules.js';
 import type { AccessRequest, Identity, Reply, SignIn, SignInRules } from './sign-in.js';
 
-/** Why a visitor request was refused: 401 (credentials), 403 (address), 429 (too many failed attempts). */
-export type Denial = 401 | 403 | 429;
+/**
+ * Why a visitor request was refused: 401 (credentials), 403 (address), 429 (too many failed
+ * attempts), 503 (too many new credentials being checked at once).
+ */
+export type Denial = 401 | 403 | 429 | 503;
 
 /** What the rules say of one request: pass as is (undefined), a denial page, a whole reply, or pass with an identity. */
 export type Verdict = undefined | Denial | Reply | Identity;
@@ -66,8 +69,10 @@ export class AccessCheck {
   }
 }
 
-function denialOf(verdict: 'ok' | 'unauthorized' | 'limited'): Denial | undefined {
-  return verdict === 'ok' ? undefined : verdict === 'limited' ? 429 : 401;
+const DENIALS: Readonly<Record<AuthVerdict, Denial | undefined>> = { ok: undefined, unauthorized: 401, limited: 429, busy: 503 };
+
+function denialOf(verdict: AuthVerdict): Denial | undefined {
+  return DENIALS[verdict];
 }
 
 /** The check of a policy of a tunnel of account `owner`, or undefined when it has no rules. */

@@ -10,9 +10,17 @@ export const BLOCK_MS = 60_000;
 /** Digests of checked credentials remembered per tunnel, and addresses tracked; past these they start over. */
 const MAX_REMEMBERED = 1_000;
 const MAX_TRACKED = 10_000;
+/**
+ * New credentials being checked by scrypt at once, per tunnel and per process. Past these a new
+ * credential is answered 'busy' at once: scrypt runs on libuv's few threads, which every
+ * tunnel shares, so a flood of guesses (from many addresses) must not queue without bound.
+ */
+export const MAX_CHECKS_PER_TUNNEL = 8;
+export const MAX_CHECKS_PER_PROCESS = 32;
+let checksInProcess = 0;
 
-/** The outcome of a basic-auth check. */
-export type AuthVerdict = 'ok' | 'unauthorized' | 'limited';
+/** The outcome of a basic-auth check; 'busy': too many new credentials are being checked right now. */
+export type AuthVerdict = 'ok' | 'unauthorized' | 'limited' | 'busy';
 
 interface Failures {
   count: number;
@@ -34,6 +42,8 @@ export class BasicAuth {
   private readonly verdicts = new Map<string, boolean>();
   private readonly pending = new Map<string, Promise<boolean>>();
   private readonly failures = new Map<string, Failures>();
+  /** Credentials of each address being checked now: they count as failures until they are not. */
+  private readonly checking = new Map<string, number>();
   private readonly dummy: { salt: Buffer; key: Buffer };
 
   constructor(users: readonly BasicAuthUser[]) {
@@ -59,9 +69,17 @@ export class BasicAuth {
     if (known === false) return this.failed(ip, now);
     let verifying = this.pending.get(digest);
     if (verifying === undefined) {
+      // Guesses sent in parallel count before their verdicts do, or they would all be hashed.
+      const checking = this.checking.get(ip) ?? 0;
+      if (checking + this.recentFailures(ip, now) >= MAX_FAILURES) return 'limited';
+      if (this.pending.size >= MAX_CHECKS_PER_TUNNEL || checksInProcess >= MAX_CHECKS_PER_PROCESS) return 'busy';
+      this.checking.set(ip, checking + 1);
+      checksInProcess++;
       verifying = this.verify(authorization)
         .catch(() => false)
         .then((ok) => {
+          checksInProcess--;
+          this.settled(ip);
           this.pending.delete(digest);
           if (this.verdicts.size >= MAX_REMEMBERED) this.verdicts.clear();
           this.verdicts.set(digest, ok);
@@ -70,6 +88,19 @@ export class BasicAuth {
       this.pending.set(digest, verifying);
     }
     return verifying.then((ok) => (ok ? 'ok' : this.failed(ip, Date.now())));
+  }
+
+  /** Failed attempts of `ip` in its current window. */
+  private recentFailures(ip: string, now: number): number {
+    const record = this.failures.get(ip);
+    return record === undefined || now - record.since >= FAILURE_WINDOW_MS ? 0 : record.count;
+  }
+
+  /** One check that `ip` started is over. */
+  private settled(ip: string): void {
+    const left = this.checking.get(ip)! - 1;
+    if (left === 0) this.checking.delete(ip);
+    else this.checking.set(ip, left);
   }
 
   /** Whether the header holds a known user and that user's password. */
