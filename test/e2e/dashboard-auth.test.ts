@@ -172,7 +172,7 @@ describe('dashboard sign-in (open sign-up)', () => {
     });
     assert.equal(h1.status, 200, h1.text);
     const h1Cookie = String(h1.headers['set-cookie']);
-    assert.match(h1Cookie, /; Secure$/);
+    assert.match(h1Cookie, /^__Host-svc_session=svs_[A-Za-z0-9_-]{43}; Path=\/; .*; Secure$/);
     assert.doesNotMatch(h1Cookie, /domain=/i);
 
     const session = http2.connect(`https://localhost:${server.httpsPort}`, { ca: server.caPem });
@@ -188,10 +188,35 @@ describe('dashboard sign-in (open sign-up)', () => {
       })) as [http2.IncomingHttpHeaders];
       stream.resume();
       assert.equal(headers[':status'], 200);
-      assert.match(String(headers['set-cookie']), /; Secure$/);
+      assert.match(String(headers['set-cookie']), /^__Host-svc_session=.*; Secure$/);
     } finally {
       session.close();
     }
+  });
+
+  it('a session cookie a tunnel host could have set signs nobody in: the plain name over HTTPS, a second one over HTTP', async () => {
+    const body = JSON.stringify({ email: 'dana@example.com', password: 'dana password' });
+    const signedIn = await visit(server, 'localhost', '/auth/signin', {
+      secure: true,
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json' },
+    });
+    const value = /^__Host-svc_session=([^;]+)/.exec(String(signedIn.headers['set-cookie']))![1]!;
+    const state = async (secure: boolean, cookie: string): Promise<boolean> => {
+      const answer = await visit(server, 'localhost', '/auth/session', { secure, headers: { cookie } });
+      assert.equal(answer.status, 200, answer.text);
+      return (JSON.parse(answer.text) as { signedIn: boolean }).signedIn;
+    };
+    assert.equal(await state(true, `__Host-svc_session=${value}`), true);
+    // Any host of the shared domain can set a plain-named cookie with Domain=<apex>; none can set a __Host- one.
+    assert.equal(await state(true, `svc_session=${value}`), false);
+    const plain = browserOf(await call('POST', '/auth/signin', { body: { email: 'dana@example.com', password: 'dana password' } }));
+    const other = browserOf(await call('POST', '/auth/signup', { body: { email: 'tosser@example.com', password: 'tosser password' } }));
+    assert.equal(await state(false, plain.cookie), true);
+    assert.equal(await state(false, `${other.cookie}; ${plain.cookie}`), false, 'two session cookies: neither is trusted');
+    const tunnels = await call('GET', '/v1/tunnels', { headers: { cookie: `${other.cookie}; ${plain.cookie}` } });
+    assert.equal(tunnels.status, 401, tunnels.text);
   });
 });
 

@@ -56,9 +56,10 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: OpenApiInfo): Js
         session: {
           type: 'apiKey',
           in: 'cookie',
-          name: 'svc_session',
+          name: '__Host-svc_session',
           description:
-            'The dashboard session cookie set by /auth/signin, /auth/signup and /auth/link. Used only without an Authorization header; ' +
+            'The dashboard session cookie set by /auth/signin, /auth/signup and /auth/link: __Host-svc_session over HTTPS, svc_session over plain HTTP. ' +
+            'Used only without an Authorization header, and not when the request carries two of the name; ' +
             'a request other than GET/HEAD must also send X-CSRF-Token (the csrfToken of the sign-in answer or GET /auth/session), else 403 csrf_failed.',
         },
       },

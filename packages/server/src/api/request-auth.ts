@@ -1,6 +1,6 @@
 import { sameText } from '@svcrouter/protocol';
 import type { TLSSocket } from 'node:tls';
-import { readCookie, SESSION_COOKIE, type Authenticate, type SessionIdentity } from '../auth/index.js';
+import { readSessionCookie, type Authenticate, type SessionIdentity } from '../auth/index.js';
 import type { Account, DashboardSession, KeyRecord } from '../store/index.js';
 import { ApiError, ApiErrorCode } from './errors.js';
 import type { ApiRequest } from './http-io.js';
@@ -33,7 +33,7 @@ export async function authenticateRequest(
 ): Promise<RequestIdentity | undefined> {
   const authorization = req.headers.authorization;
   if (authorization !== undefined || !resolveSession) return authenticate(authorization);
-  return resolveSession(readCookie(req.headers.cookie, SESSION_COOKIE));
+  return resolveSession(readSessionCookie(req.headers.cookie, arrivedOverTls(req)));
 }
 
 /**

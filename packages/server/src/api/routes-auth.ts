@@ -4,8 +4,7 @@ import {
   consumeSignInLink,
   createAccount,
   passwordProblem,
-  readCookie,
-  SESSION_COOKIE,
+  readSessionCookie,
   setAccountPassword,
   verifyPassword,
   type DashboardSessions,
@@ -15,7 +14,7 @@ import { StoreConflictError, type Store } from '../store/index.js';
 import { definePublicRoute } from './define-route.js';
 import { ApiError, ApiErrorCode, invalidRequest } from './errors.js';
 import type { ApiResponse } from './http-io.js';
-import { checkCsrf, clientAddress } from './request-auth.js';
+import { arrivedOverTls, checkCsrf, clientAddress } from './request-auth.js';
 import type { PublicRoute } from './router.js';
 import { LinkBody, SessionState, SignedIn, SignInBody, SignUpBody } from './schemas.js';
 import { accountView, clearSessionCookie, startSession } from './session-cookie.js';
@@ -69,7 +68,7 @@ export function authRoutes(deps: AuthRouteDeps): PublicRoute[] {
       response: SessionState,
       responseDescription: 'the sign-in state',
       async handler({ req }) {
-        const signedIn = await deps.sessions.resolve(readCookie(req.headers.cookie, SESSION_COOKIE));
+        const signedIn = await deps.sessions.resolve(readSessionCookie(req.headers.cookie, arrivedOverTls(req)));
         if (!signedIn) return { signedIn: false as const, signup: deps.signup };
         const hasPassword = (await deps.store.accounts.passwordHash(signedIn.account.id)) !== undefined;
         return {
@@ -148,7 +147,7 @@ export function authRoutes(deps: AuthRouteDeps): PublicRoute[] {
       responseDescription: 'signed out',
       errors: [403],
       async handler({ req, res }) {
-        const signedIn = await deps.sessions.resolve(readCookie(req.headers.cookie, SESSION_COOKIE));
+        const signedIn = await deps.sessions.resolve(readSessionCookie(req.headers.cookie, arrivedOverTls(req)));
         if (signedIn) {
           checkCsrf(req, signedIn.session);
           await deps.sessions.end(signedIn.session);

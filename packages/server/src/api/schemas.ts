@@ -362,13 +362,13 @@ export const LinkBody = named(
 /** Answer of a successful sign-up, sign-in or link; the session cookie comes in Set-Cookie. */
 export const SignedIn = named(
   'SignedIn',
-  'The signed-in account and the CSRF token to send in X-CSRF-Token; the session itself is the HttpOnly svc_session cookie.',
+  'The signed-in account and the CSRF token to send in X-CSRF-Token; the session itself is the HttpOnly session cookie (__Host-svc_session over HTTPS, svc_session over plain HTTP).',
   z.strictObject({ account: Account, csrfToken: z.string() }),
 );
 /** GET /auth/session. */
 export const SessionState = named(
   'SessionState',
-  'Whether this browser is signed in (by its svc_session cookie), and whether sign-up is open.',
+  'Whether this browser is signed in (by its session cookie), and whether sign-up is open.',
   z.discriminatedUnion('signedIn', [
     z.strictObject({ signedIn: z.literal(false), signup: signupMode }),
     z.strictObject({ signedIn: z.literal(true), signup: signupMode, account: Account, csrfToken: z.string(), hasPassword: z.boolean() }),

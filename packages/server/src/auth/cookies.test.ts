@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { expiredSessionCookie, readCookie, sessionCookie } from './cookies.js';
+import { expiredSessionCookie, readCookie, readSessionCookie, sessionCookie } from './cookies.js';
 
 describe('cookies', () => {
   it('readCookie finds a cookie among others, first occurrence, quotes removed', () => {
@@ -12,14 +12,26 @@ describe('cookies', () => {
     assert.equal(readCookie('', 'svc_session'), undefined);
   });
 
-  it('sessionCookie is host-only, HttpOnly, SameSite=Lax, Path=/, Secure only over TLS', () => {
+  it('sessionCookie is host-only, HttpOnly, SameSite=Lax, Path=/; over TLS Secure and named __Host-', () => {
     const plain = sessionCookie('svs_abc', { secure: false, maxAgeSeconds: 60 });
     assert.equal(plain, 'svc_session=svs_abc; Path=/; HttpOnly; SameSite=Lax; Max-Age=60');
     assert.doesNotMatch(plain, /domain=/i);
-    assert.match(sessionCookie('svs_abc', { secure: true, maxAgeSeconds: 60 }), /; Secure$/);
+    assert.equal(
+      sessionCookie('svs_abc', { secure: true, maxAgeSeconds: 60 }),
+      '__Host-svc_session=svs_abc; Path=/; HttpOnly; SameSite=Lax; Max-Age=60; Secure',
+    );
   });
 
   it('expiredSessionCookie clears the value with Max-Age=0', () => {
-    assert.equal(expiredSessionCookie(true), 'svc_session=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0; Secure');
+    assert.equal(expiredSessionCookie(true), '__Host-svc_session=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0; Secure');
+    assert.equal(expiredSessionCookie(false), 'svc_session=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0');
+  });
+
+  it('readSessionCookie reads the name of the scheme, and nothing when the name comes twice', () => {
+    assert.equal(readSessionCookie('a=1; svc_session=svs_x', false), 'svs_x');
+    assert.equal(readSessionCookie('a=1; svc_session=svs_x', true), undefined);
+    assert.equal(readSessionCookie('__Host-svc_session=svs_y; svc_session=svs_x', true), 'svs_y');
+    assert.equal(readSessionCookie('svc_session=svs_tossed; svc_session=svs_x', false), undefined);
+    assert.equal(readSessionCookie(undefined, false), undefined);
   });
 });

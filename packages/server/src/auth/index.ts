@@ -28,7 +28,16 @@ export {
   MAX_PASSWORD_LENGTH,
   type ScryptCost,
 } from './password.js';
-export { SESSION_COOKIE, readCookie, sessionCookie, expiredSessionCookie, type SessionCookieOptions } from './cookies.js';
+export {
+  SESSION_COOKIE,
+  SECURE_SESSION_COOKIE,
+  readCookie,
+  readSessionCookie,
+  sessionCookie,
+  sessionCookieName,
+  expiredSessionCookie,
+  type SessionCookieOptions,
+} from './cookies.js';
 export {
   DashboardSessions,
   SESSION_LIFETIME_MS,
