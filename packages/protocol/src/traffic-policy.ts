@@ -148,8 +148,10 @@ export function parseHeaderAdd(entry: unknown): { name: string; value: string } 
   const value = entry.slice(colon + 1).trim();
   const problem = headerRuleNameProblem(name);
   if (problem) return problem;
-  if (value.length > MAX_HEADER_VALUE_LENGTH || /[\x00-\x08\x0a-\x1f\x7f]/.test(value)) {
-    return `the value of ${name}: at most ${MAX_HEADER_VALUE_LENGTH} characters, no control characters`;
+  // What HTTP lets a field value carry (RFC 9110 §5.5): a character past Latin-1 cannot be
+  // sent as one byte, and written as Latin-1 some would turn into CR or LF.
+  if (value.length > MAX_HEADER_VALUE_LENGTH || /[^\t\x20-\x7e\x80-\xff]/.test(value)) {
+    return `the value of ${name}: at most ${MAX_HEADER_VALUE_LENGTH} characters, printable ASCII or Latin-1 (no control characters; percent-encode others)`;
   }
   return { name, value };
 }

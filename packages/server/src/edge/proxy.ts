@@ -17,7 +17,14 @@ export function sendPage(res: VisitorResponse, page: EdgePage): number {
     res.destroy();
     return page.status;
   }
-  (res as ServerResponse).writeHead(page.status, page.headers);
+  try {
+    (res as ServerResponse).writeHead(page.status, page.headers);
+  } catch {
+    // A header the policy checks let through but Node will not write: answer, never throw.
+    (res as ServerResponse).writeHead(500, { 'content-type': 'text/plain; charset=utf-8' });
+    res.end("The edge could not write this answer of the tunnel's rules.\n");
+    return 500;
+  }
   res.end(page.body);
   return page.status;
 }

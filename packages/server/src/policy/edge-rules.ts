@@ -51,7 +51,8 @@ export class EdgeRules {
       const groups = matches(compiled, request, path);
       if (groups === undefined) continue;
       const { rule } = compiled;
-      if (rule.redirect) return { reply: redirect(expand(rule.redirect.to, groups), rule.redirect.status ?? 302) };
+      if (rule.redirect)
+        return { reply: redirect(locationOf(expand(rule.redirect.to, groups), rule.redirect.to), rule.redirect.status ?? 302) };
       if (rule.respond) return { reply: respond(rule.respond) };
       if (compiled.rewriteFrom) {
         const next = path.replace(compiled.rewriteFrom, rule.rewrite!.to);
@@ -92,6 +93,17 @@ function hasHeader(pairs: readonly string[], name: string, value: string | undef
 /** `$1`…`$9` from the match's groups; `$$` is a dollar. */
 function expand(template: string, groups: readonly string[]): string {
   return template.replace(/\$(\$|\d)/g, (_, ref: string) => (ref === '$' ? '$' : (groups[Number(ref)] ?? '')));
+}
+
+/**
+ * The Location of a redirect: a path template stays a path on this host once expanded (a
+ * visitor's `/go//evil.example` would otherwise make `//evil.example`, another site), and
+ * characters a header cannot carry are percent-encoded as UTF-8, as a browser would send them.
+ */
+export function locationOf(expanded: string, template: string): string {
+  const path = template.startsWith('/') && !template.startsWith('//');
+  const location = path ? expanded.replace(/^[/\\]+/, '/') : expanded;
+  return location.replace(/[^\x21-\x7e]+/g, (run) => `%${Buffer.from(run, 'utf8').toString('hex').toUpperCase().match(/../g)!.join('%')}`);
 }
 
 function redirect(to: string, status: number): Reply {
