@@ -50,7 +50,9 @@ test('guesses sent in parallel count before their verdicts: an address never has
   const before = 5;
   for (let i = 0; i < before; i++) assert.equal(await check.check('10.0.0.4', basic('alice', `wrong-${i}`)), 401);
   const parallel = MAX_CHECKS_PER_TUNNEL;
-  const answers = await Promise.all(Array.from({ length: parallel }, (_, i) => check.check('10.0.0.4', basic('alice', `guess-${i}`))));
+  const answers = await Promise.all(
+    Array.from({ length: parallel }, (_, i) => Promise.resolve(check.check('10.0.0.4', basic('alice', `guess-${i}`)))),
+  );
   assert.deepEqual(answers, [...Array(MAX_FAILURES - before).fill(401), ...Array(parallel - (MAX_FAILURES - before)).fill(429)]);
   // Their failures are counted now: the address is blocked, even with the right password.
   assert.equal(await check.check('10.0.0.4', basic('alice', 'correct-horse')), 429);
@@ -67,7 +69,10 @@ test('new credentials past the checks a tunnel runs at once get 503 at once, and
   );
   const other = compilePolicy({ basicAuth: users })!;
   assert.equal(await other.check('10.2.0.1', basic('alice', 'correct-horse')), undefined);
-  assert.deepEqual(await Promise.all(flood.slice(0, MAX_CHECKS_PER_TUNNEL)), Array(MAX_CHECKS_PER_TUNNEL).fill(401));
+  assert.deepEqual(
+    await Promise.all(flood.slice(0, MAX_CHECKS_PER_TUNNEL).map((answer) => Promise.resolve(answer))),
+    Array(MAX_CHECKS_PER_TUNNEL).fill(401),
+  );
   // Once the checks are over the flooded tunnel takes new credentials again.
   assert.equal(await flooded.check('10.2.0.2', basic('alice', 'correct-horse')), undefined);
 });
@@ -80,7 +85,7 @@ test('the process runs a bounded number of checks at once across its tunnels', a
   );
   const late = compilePolicy({ basicAuth: users })!;
   assert.equal(late.check('10.4.0.1', basic('alice', 'correct-horse')), 503);
-  assert.ok((await Promise.all(running)).every((answer) => answer === 401));
+  assert.ok((await Promise.all(running.map((answer) => Promise.resolve(answer)))).every((answer) => answer === 401));
   assert.equal(await late.check('10.4.0.1', basic('alice', 'correct-horse')), undefined);
 });
 
