@@ -109,6 +109,71 @@ describe('pools: several agents of one account on one name', () => {
     assert.equal((await visit(server, 'pooled.localhost', '/')).text, 'member p');
     assert.equal((await visit(server, 'solo.localhost', '/')).text, 'member solo');
   });
+
+  it("a pool's members share one lock: a member with other rules is refused, the same users meet the first member's passwords", async () => {
+    const first = await startMemberService('locked-a');
+    const second = await startMemberService('locked-b');
+    services.push(first, second);
+    const rules = ['--pool', '--basic-auth', 'alice:first-password'];
+    agents.push(await startAgent(server, { token: server.token, target: first.port, subdomain: 'locked', args: rules }));
+    // Only a header rule: half of the visitors would pass without a password.
+    const open = spawnAgent(server, {
+      token: server.token,
+      target: second.port,
+      subdomain: 'locked',
+      args: ['--pool', '--response-header-add', 'X-A: b'],
+    });
+    assert.notEqual((await open.exited).code, 0);
+    assert.match(open.stderrLines.join('\n'), new RegExp(escape(BindMessages.poolPolicyMismatch('locked.localhost'))));
+    const otherUser = spawnAgent(server, {
+      token: server.token,
+      target: second.port,
+      subdomain: 'locked',
+      args: ['--pool', '--basic-auth', 'bob:other-password'],
+    });
+    assert.notEqual((await otherUser.exited).code, 0);
+    // The same user with another password joins, and its visitors need the pool's password.
+    agents.push(
+      await startAgent(server, {
+        token: server.token,
+        target: second.port,
+        subdomain: 'locked',
+        args: ['--pool', '--basic-auth', 'alice:second-password'],
+      }),
+    );
+    const basic = (password: string) => ({ authorization: `Basic ${Buffer.from(`alice:${password}`).toString('base64')}` });
+    const served = new Set<string>();
+    for (let i = 0; i < 6; i++) {
+      assert.equal((await visit(server, 'locked.localhost', '/')).status, 401);
+      assert.equal((await visit(server, 'locked.localhost', '/', { headers: basic('second-password') })).status, 401);
+      const answer = await visit(server, 'locked.localhost', '/', { headers: basic('first-password') });
+      assert.equal(answer.status, 200);
+      served.add(answer.text);
+    }
+    assert.deepEqual([...served].sort(), ['member locked-a', 'member locked-b']);
+  });
+
+  it('a tunnel with access rules is not taken over by a bind that brings only traffic rules', async () => {
+    const service = await startMemberService('guarded');
+    services.push(service);
+    agents.push(
+      await startAgent(server, {
+        token: server.token,
+        target: service.port,
+        subdomain: 'guarded',
+        args: ['--basic-auth', 'alice:first-password'],
+      }),
+    );
+    const taker = spawnAgent(server, {
+      token: server.token,
+      target: service.port,
+      subdomain: 'guarded',
+      args: ['--response-header-add', 'X-A: b'],
+    });
+    assert.notEqual((await taker.exited).code, 0);
+    assert.match(taker.stderrLines.join('\n'), new RegExp(escape(BindMessages.policyRequired('guarded.localhost'))));
+    assert.equal((await visit(server, 'guarded.localhost', '/')).status, 401);
+  });
 });
 
 describe('pools and the plan', () => {

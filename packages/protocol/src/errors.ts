@@ -80,6 +80,9 @@ export const BindMessages = {
   /** A bind without rules tried to take over a tunnel that has them. */
   policyRequired: (hostname: string) =>
     `${hostname} is protected by access rules; bind it with rules, or release it first (DELETE /v1/tunnels/:id)`,
+  /** A pool member whose rules differ from its pool's: visitors would meet one lock or another. */
+  poolPolicyMismatch: (hostname: string) =>
+    `${hostname} is served by a pool whose members have other rules: a pool's members share one policy (the same access rules, user names and traffic rules); bind with the rules of the others`,
   /** The edge is too old to enforce rules, so the tunnel is not bound without them. */
   policyUnsupported: 'this edge does not enforce access rules (upgrade svc-server); the tunnel was not bound',
   /** The edge is too old for single sign-on, so the tunnel is not bound without it. */

@@ -1,6 +1,15 @@
 import { randomInt } from 'node:crypto';
 import type { Logger } from 'pino';
-import { BindMessages, ErrorCode, Messages, SvcError, hasRules, policyProblem, type AgentMessage } from '@svcrouter/protocol';
+import {
+  BindMessages,
+  ErrorCode,
+  Messages,
+  SvcError,
+  hasAccessRules,
+  hasRules,
+  policyProblem,
+  type AgentMessage,
+} from '@svcrouter/protocol';
 import { routeListOf, routeTableOf } from './route-labels.js';
 import {
   PolicyConflictError,
@@ -13,6 +22,7 @@ import {
   type Tunnel,
 } from '../store/index.js';
 import { compilePolicy, compileTraffic, type RateLimiter, type SignIn } from '../policy/index.js';
+import { policySignature } from './policy-signature.js';
 import { storedPolicy } from './stored-policy.js';
 import { NameGraces, type NameGrace } from './name-graces.js';
 import { newBinding, type EdgeSession, type UnbindReason } from './edge-session.js';
@@ -268,9 +278,17 @@ export class Binder {
     }
 
     const policy = hasRules(request.policy) ? request.policy : undefined;
-    // A tunnel with rules is never replaced by a bind without them (on other nodes, the store says so).
+    // A tunnel with rules is never replaced by a bind without them (on other nodes, the store
+    // says so), nor a tunnel with access rules by a bind that brings only traffic rules.
     if (holder && (holder.access !== undefined || holder.traffic !== undefined) && policy === undefined) {
       throw new SvcError(ErrorCode.POLICY_INVALID, BindMessages.policyRequired(hostname));
+    }
+    if (holder && !pooled && holder.access !== undefined && !hasAccessRules(policy)) {
+      throw new SvcError(ErrorCode.POLICY_INVALID, BindMessages.policyRequired(hostname));
+    }
+    const signature = pooled ? policySignature(policy) : '';
+    if (holder?.pool !== undefined && holder.pool.members.length > 0 && holder.pool.signature !== signature) {
+      throw new SvcError(ErrorCode.POLICY_INVALID, BindMessages.poolPolicyMismatch(hostname));
     }
 
     // The same account taking its name back (a reconnect, or a second `svc` with the same
@@ -351,8 +369,12 @@ export class Binder {
     }
     const current = router.resolve(hostname);
     if (pooled) {
-      binding.pool = current?.pool ?? { members: [], next: 0 };
+      const pool = current?.pool ?? { members: [], next: 0, signature };
+      binding.pool = pool;
       binding.inFlight = 0;
+      // One lock for the whole pool: salted hashes cannot be compared, so a member's users are
+      // checked against the passwords of the member that started the pool.
+      if (pool.members.length > 0) binding.access = pool.members[0]!.access;
     } else if (current && current.session !== session) {
       // Superseded, not failed: the older agent exits 0, so a supervisor restarting it "on
       // failure" does not start a tug of war over the name.

@@ -84,6 +84,8 @@ export interface Pool {
   readonly members: Binding[];
   /** Where the next scan starts, so members with equal counts take turns (round robin). */
   next: number;
+  /** The policy every member binds with (policySignature): a member with other rules is refused. */
+  readonly signature: string;
 }
 
 /** What a binding's requests travel over: the streams of an agent session, or of a peer link. */
