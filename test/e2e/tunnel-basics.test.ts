@@ -23,7 +23,17 @@ describe('a tunnel end to end', () => {
       const result = await visit(server, agent.hostname, '/echo?x=1&y=%20z', {
         method: 'PATCH',
         secure,
-        headers: { 'x-custom': 'kept', 'content-type': 'text/plain', 'x-forwarded-for': '203.0.113.7', 'x-svc-internal': 'spoof' },
+        headers: {
+          'x-custom': 'kept',
+          'content-type': 'text/plain',
+          'x-forwarded-for': '203.0.113.7',
+          'x-svc-internal': 'spoof',
+          // What proxies give the client's address or scheme in: a visitor's copies never pass.
+          'x-real-ip': '6.6.6.6',
+          forwarded: 'for=6.6.6.6;proto=https',
+          'x-forwarded-port': '1',
+          'x-forwarded-prefix': '/evil',
+        },
         body: 'hello body',
       });
       assert.equal(result.status, 200);
@@ -37,6 +47,8 @@ describe('a tunnel end to end', () => {
       assert.equal(echo.headers['x-forwarded-proto'], secure ? 'https' : 'http');
       assert.equal(echo.headers['x-forwarded-host'], `${agent.hostname}:${secure ? server.httpsPort : server.httpPort}`);
       assert.equal(echo.headers['x-svc-internal'], undefined);
+      for (const forged of ['x-real-ip', 'forwarded', 'x-forwarded-port', 'x-forwarded-prefix'])
+        assert.equal(echo.headers[forged], undefined, forged);
       // Response headers come back, repeated ones (set-cookie) kept apart.
       assert.equal(result.headers['x-origin'], 'yes');
       assert.deepEqual(result.headers['set-cookie'], ['a=1', 'b=2']);

@@ -11,8 +11,14 @@ import type { AbsoluteTarget } from './request-target.js';
 
 type VisitorRequest = IncomingMessage | Http2ServerRequest;
 
-/** Headers the edge sets itself; visitors' copies are replaced, never passed through. */
-const EDGE_SET = new Set(['x-forwarded-proto', 'x-forwarded-host']);
+/**
+ * Headers a visitor may not send the local service, which trusts them as its proxy's word: the
+ * ones the edge sets itself (replaced), and the other names proxies give the client's address
+ * or scheme in (dropped), so a visitor cannot forge them. Every other `X-Forwarded-*` is
+ * dropped too; `X-Forwarded-For` is the exception, appended to as proxies do.
+ */
+const EDGE_SET = new Set(['x-forwarded-proto', 'x-forwarded-host', 'x-real-ip', 'forwarded']);
+const FORWARDED_PREFIX = 'x-forwarded-';
 
 /** A plain request, or an `Upgrade` request whose Upgrade and Connection headers must reach the origin. */
 export type RequestKind = 'request' | 'upgrade';
@@ -93,8 +99,13 @@ export function requestHead(req: HeadSource, forwarding: Forwarding): RequestHea
     if (HOP_BY_HOP.has(lower) || EDGE_SET.has(lower) || named?.has(lower)) continue;
     if (lower === 'expect' && !forwardExpect) continue;
     if (dropAuthorization && lower === 'authorization') continue;
-    // X-Svc-Identity goes with the internal prefix; X-Forwarded-Email is only ever the edge's.
-    if (lower.startsWith(INTERNAL_HEADER_PREFIX) || (lower.length === 17 && lower === EMAIL_HEADER)) continue;
+    // X-Svc-Identity goes with the internal prefix; X-Forwarded-Email (and every other
+    // X-Forwarded-* but For) is only ever the edge's.
+    if (
+      lower.charCodeAt(0) === 120 /* x */ &&
+      (lower.startsWith(INTERNAL_HEADER_PREFIX) || (lower.startsWith(FORWARDED_PREFIX) && lower !== 'x-forwarded-for'))
+    )
+      continue;
     if (identity !== undefined && lower === 'cookie') {
       const kept = withoutEdgeCookies(value);
       if (kept !== '') out.push(name, kept);
