@@ -153,6 +153,14 @@ describe('pools: several agents of one account on one name', () => {
     assert.deepEqual([...served].sort(), ['member locked-a', 'member locked-b']);
   });
 
+  it('a pool without a name of its own is refused: a random name is never shared', async () => {
+    const service = await startMemberService('nameless');
+    services.push(service);
+    const nameless = spawnAgent(server, { token: server.token, target: service.port, args: POOL });
+    assert.notEqual((await nameless.exited).code, 0);
+    assert.match(nameless.stderrLines.join('\n'), /a pool needs a name every member asks for: --subdomain or --domain/);
+  });
+
   it('a tunnel with access rules is not taken over by a bind that brings only traffic rules', async () => {
     const service = await startMemberService('guarded');
     services.push(service);

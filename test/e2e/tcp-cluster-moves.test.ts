@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import net, { type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { forward, type Tunnel } from '@svcrouter/sdk';
+import { ApiClient, forward, type Tunnel } from '@svcrouter/sdk';
 import type { TestServer } from './harness/index.js';
 import { freshDatabase, startNode, until, type TestDatabase } from './harness/cluster-support.js';
 import { answers, exchange, SECOND_HOST, startNodeOn } from './harness/tcp-cluster-support.js';
@@ -85,7 +85,16 @@ function movesSuite(url: string): void {
     });
 
     it('a pool with a member on each node: each node serves its own, and the other once its own left', async () => {
-      const first = await forward({ proto: 'tcp', addr: await namedService('member a'), token: a.token!, serverUrl: a.url, pool: true });
+      // A pool's members find each other by a reserved address.
+      const reserved = await new ApiClient({ baseUrl: a.url, token: a.token! }).tcpAddresses.reserve();
+      const first = await forward({
+        proto: 'tcp',
+        addr: await namedService('member a'),
+        token: a.token!,
+        serverUrl: a.url,
+        pool: true,
+        remoteAddr: reserved.addr,
+      });
       const port = portOf(first.url);
       const bUrl = `http://${B_HOST}:${b.httpPort}`;
       let second: Tunnel | undefined;

@@ -187,8 +187,16 @@ export interface CheckedTunnel {
   routes?: CheckedRoute[];
 }
 
+/** Why a pool without a name of its own is refused. */
+export const POOL_NEEDS_NAME =
+  'a pool needs a name every member asks for: --subdomain or --domain (svc tcp: --remote-addr); a random name is never shared';
+
 /** Checks one tunnel's address, host header and access rules (SvcError NAME_INVALID or POLICY_INVALID), hashing its passwords. */
 export async function checkedTunnelSpec(spec: GroupTunnelSpec): Promise<CheckedTunnel> {
+  // Members find each other by the name they ask for; each random name is a tunnel of its own.
+  if (spec.pool === true && !spec.subdomain && !spec.domain && !(spec.proto === 'tcp' && spec.remoteAddr)) {
+    throw new SvcError(ErrorCode.NAME_INVALID, POOL_NEEDS_NAME);
+  }
   if (spec.proto === 'tls') {
     const terminate = checkedTlsOptions(spec);
     return { target: checkedTcpTarget(spec), policy: undefined, ...(terminate !== undefined ? { terminate } : {}) };
