@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import http from 'node:http';
 import http2 from 'node:http2';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
@@ -141,6 +142,44 @@ describe('webhook checks over HTTP/1.1, HTTP/2, 100 Continue and pool retries', 
       assert.equal(origin.seen.length, seen);
     } finally {
       session.close();
+    }
+  });
+
+  it('a 413 that ends a keep-alive connection says Connection: close, and the client goes on over a new one', async () => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const request = (method: string, firstChunk: string | undefined) =>
+      new Promise<{ status: number; connection: string | undefined; socket: unknown }>((resolve, reject) => {
+        const req = http.request(
+          {
+            host: '127.0.0.1',
+            port: server.httpPort,
+            method,
+            path: '/echo',
+            agent,
+            headers: { host: `${github.hostname}:${server.httpPort}` },
+          },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve({ status: res.statusCode!, connection: res.headers.connection, socket: req.socket }));
+            // The rest of the body only once the answer is in: the edge refused it mid-way.
+            if (firstChunk !== undefined) req.end('y'.repeat(3000));
+          },
+        );
+        req.on('error', reject);
+        if (firstChunk === undefined) req.end();
+        else req.write(firstChunk);
+      });
+    try {
+      // Chunked and still arriving: the edge cannot read the rest, so the connection ends with the answer.
+      const refused = await request('POST', 'x'.repeat(6000));
+      assert.equal(refused.status, 413);
+      assert.equal(refused.connection, 'close');
+      // The next request goes over a new connection, and is checked as any (it is not signed).
+      const next = await request('GET', undefined);
+      assert.equal(next.status, 403);
+      assert.notEqual(next.socket, refused.socket);
+    } finally {
+      agent.destroy();
     }
   });
 

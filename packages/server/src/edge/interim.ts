@@ -65,8 +65,7 @@ export function stopReadingBody(req: VisitorRequest, bytesRead: number): void {
     return;
   }
   req.resume();
-  const length = Number(req.headers['content-length']);
-  if (req.complete || (Number.isSafeInteger(length) && length - bytesRead <= DRAIN_UNREAD_BYTES)) return;
+  if (!closesAfterStop(req, bytesRead)) return;
   const socket = req.socket;
   if (socket.destroyed) return;
   socket.end();
@@ -85,4 +84,11 @@ function toObject(pairs: readonly string[]): Record<string, string | string[]> {
     else out[name] = [existing, value];
   }
   return out;
+}
+
+/** Whether stopReadingBody will close an HTTP/1.1 connection (its answer should say `Connection: close`): the rest of the body is not short and known. */
+export function closesAfterStop(req: VisitorRequest, bytesRead: number): boolean {
+  if (req.httpVersionMajor === 2 || req.complete) return false;
+  const length = Number(req.headers['content-length']);
+  return !(Number.isSafeInteger(length) && length - bytesRead <= DRAIN_UNREAD_BYTES);
 }

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import { hasRequestBody } from './forwarding.js';
-import { expectsContinue, stopReadingBody } from './interim.js';
+import { closesAfterStop, expectsContinue, stopReadingBody } from './interim.js';
 
 type VisitorRequest = IncomingMessage | Http2ServerRequest;
 type VisitorResponse = ServerResponse | Http2ServerResponse;
@@ -21,6 +21,8 @@ export function readWholeBody(
 ): Promise<Buffer | 'too large' | undefined> {
   if (!hasRequestBody(req)) return Promise.resolve(Buffer.alloc(0));
   const refuse = (read: number): 'too large' => {
+    // The answer goes out before the rest of the body: tell a keep-alive client the connection ends with it.
+    if (closesAfterStop(req, read)) (res as ServerResponse).shouldKeepAlive = false;
     res.once('finish', () => stopReadingBody(req, read));
     return 'too large';
   };
