@@ -77,6 +77,20 @@ describe('twilio (X-Twilio-Signature, signed by twilio.getExpectedTwilioSignatur
     );
   });
 
+  test('a body that neither form parameters nor bodySHA256 cover is a mismatch, whatever the URL signature', () => {
+    const url = 'https://mycompany.example.test/j';
+    const signature = twilio.getExpectedTwilioSignature(TOKEN, url, {});
+    for (const method of ['POST', 'PUT', 'DELETE']) {
+      const request = {
+        url,
+        method,
+        headers: { 'content-type': 'application/json', 'x-twilio-signature': signature },
+        body: Buffer.from('{"a":2}'),
+      };
+      assert.equal(verifyWebhookSignature('twilio', TOKEN, request, NOW_MS), 'signature mismatch', method);
+    }
+  });
+
   test('a SharedKey webhook signed with HMAC-SHA256 passes when its settings header says so', () => {
     const signature = twilio.getExpectedTwilioSignature(TOKEN, FORM_URL, PARAMS, 'HMAC_SHA256');
     const settings = { 'x-twilio-webhooks-signature-settings': 'key=webhooks_sharedkey_1,algorithm=HMAC_SHA256' };

@@ -88,6 +88,9 @@ export function verifyTwilio(secret: string, request: SignedRequest): WebhookFai
     if (!sameText(bodyHash, createHash('sha256').update(request.body).digest('hex'))) return 'signature mismatch';
   } else if (isFormPost(request)) {
     parameters = formParameterText(request.body);
+  } else if (request.body.length > 0) {
+    // Neither form parameters nor bodySHA256: nothing signed covers this body, so any body would pass.
+    return 'signature mismatch';
   }
   let matched = false;
   for (const url of urlCandidates(request.url)) matched = sameText(signature, hmac(hash, secret, [url, parameters], 'base64')) || matched;
