@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import { BindMessages, Messages } from '@svcrouter/protocol';
+import { forwardMany } from '@svcrouter/sdk';
 import { api, spawnAgent, startAgent, startServer, visit, type TestAgent, type TestServer } from './harness/index.js';
 import { closedPort, sequentialGets, startMemberService, tally, type MemberService } from './harness/pool-support.js';
 
@@ -151,6 +152,16 @@ describe('pools: several agents of one account on one name', () => {
       served.add(answer.text);
     }
     assert.deepEqual([...served].sort(), ['member locked-a', 'member locked-b']);
+  });
+
+  it('two tunnels of one agent asking for one name: the second bind is refused, not a silent replacement', async () => {
+    const service = await startMemberService('twice');
+    services.push(service);
+    const twice = forwardMany({ token: server.token!, serverUrl: server.url }, [
+      { addr: service.port, subdomain: 'twice' },
+      { addr: service.port, subdomain: 'twice' },
+    ]);
+    await assert.rejects(twice, new RegExp(escape(BindMessages.sameAgent('twice.localhost'))));
   });
 
   it('a pool without a name of its own is refused: a random name is never shared', async () => {

@@ -128,3 +128,27 @@ test('valid access rules load as given', () => {
   assert.deepEqual(result.config.tunnels.admin!.basicAuth, ['alice:correct-horse']);
   assert.deepEqual(result.config.tunnels.admin!.cidrDeny, ['::1']);
 });
+
+test('two tunnels asking for one name are reported at the second, unless both are pool members', () => {
+  const twice = parseConfig(`tunnels:
+  web:
+    addr: 3000
+    subdomain: app
+  api:
+    addr: 4000
+    subdomain: App
+`);
+  assert.ok(!twice.ok);
+  assert.match(formatProblems('f', twice.problems), /^f:7:\d+ tunnels\.api\.subdomain: tunnel web asks for App too; give each tunnel its own name$/m);
+  const pooled = parseConfig(`tunnels:
+  a:
+    addr: 3000
+    subdomain: app
+    pool: true
+  b:
+    addr: 4000
+    subdomain: app
+    pool: true
+`);
+  assert.ok(pooled.ok);
+});

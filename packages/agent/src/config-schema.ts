@@ -212,8 +212,29 @@ export const ConfigFileSchema = z.strictObject({
   /** Tunnels by name; names are what `svc start <names…>` picks. */
   tunnels: z
     .record(TunnelNameSchema, TunnelConfigSchema)
-    .refine((tunnels) => Object.keys(tunnels).length > 0, 'at least one tunnel is needed'),
+    .refine((tunnels) => Object.keys(tunnels).length > 0, 'at least one tunnel is needed')
+    .superRefine(checkSharedNames),
 });
+
+/** Two tunnels of one file that ask for one name (without both being pool members) would replace each other. */
+function checkSharedNames(tunnels: Record<string, TunnelConfig>, context: z.RefinementCtx): void {
+  const claimed = new Map<string, string>();
+  for (const [name, tunnel] of Object.entries(tunnels)) {
+    for (const key of ['subdomain', 'domain', 'remoteAddr'] as const) {
+      const value = tunnel[key];
+      if (value === undefined || tunnel.pool === true) continue;
+      const id = `${key}:${value.toLowerCase()}`;
+      const first = claimed.get(id);
+      if (first === undefined) claimed.set(id, name);
+      else
+        context.addIssue({
+          code: 'custom',
+          message: `tunnel ${first} asks for ${value} too; give each tunnel its own name`,
+          path: [name, key],
+        });
+    }
+  }
+}
 
 export type ConfigFile = z.infer<typeof ConfigFileSchema>;
 export type TunnelConfig = z.infer<typeof TunnelConfigSchema>;

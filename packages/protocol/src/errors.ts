@@ -70,6 +70,9 @@ export const BindMessages = {
   /** The second connection of one agent reached the node its first connection is on (two SVC_SERVER URLs, one node). */
   sameNode: (hostname: string) =>
     `${hostname} is already served by this agent through this edge node; give SVC_SERVER URLs of different nodes`,
+  /** Two tunnels of one agent asked for one name: the second would silently replace the first. */
+  sameAgent: (hostname: string) =>
+    `${hostname} is already bound by another tunnel of this agent; give each tunnel its own name (or --pool both)`,
   sessionClosed: 'the agent disconnected during the bind',
   /** The tunnel limit is reached with slots held by tunnels whose agents lost their connection. */
   tunnelLimitAway: (away: number, graceSeconds: number) =>

@@ -271,6 +271,8 @@ export class Binder {
     // The same account back within the grace period (or replacing its own binding) is no news.
     const returning = (grace !== undefined && grace.until > Date.now()) || (holder !== undefined && !pooled);
 
+    // Two tunnels of one agent on one name: the second would replace the first, which still says it forwards.
+    if (holder && !pooled && holder.session === session) throw new SvcError(ErrorCode.NAME_TAKEN, BindMessages.sameAgent(hostname));
     const group = typeof request.group === 'string' && request.group !== '' ? request.group.slice(0, MAX_GROUP_LENGTH) : undefined;
     // One agent's two sessions on one node would replace each other: the second is refused.
     if (holder && !pooled && group !== undefined && holder.group === group && holder.session !== session) {
