@@ -139,7 +139,10 @@ test('two tunnels asking for one name are reported at the second, unless both ar
     subdomain: App
 `);
   assert.ok(!twice.ok);
-  assert.match(formatProblems('f', twice.problems), /^f:7:\d+ tunnels\.api\.subdomain: tunnel web asks for App too; give each tunnel its own name$/m);
+  assert.match(
+    formatProblems('f', twice.problems),
+    /^f:7:\d+ tunnels\.api\.subdomain: tunnel web asks for App too; give each tunnel its own name$/m,
+  );
   const pooled = parseConfig(`tunnels:
   a:
     addr: 3000
