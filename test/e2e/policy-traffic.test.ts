@@ -68,6 +68,8 @@ describe('traffic rules of a tunnel', () => {
         '      responseHeaderAdd: ["X-Frame-Options: DENY"]',
         '      responseHeaderRemove: [X-Origin]',
         '      rules:',
+        '        - match: { pathRegex: "^/h/(\\\\w?\\\\w?){13}$" }',
+        '          respond: { status: 200, body: thirteen }',
         '        - match: { path: /old }',
         '          redirect: { to: /new, status: 301 }',
         '        - match: { pathRegex: "^/docs/(\\\\w+)$" }',
@@ -180,6 +182,15 @@ describe('traffic rules of a tunnel', () => {
     assert.equal(rewritten.url, '/echo?path=users&page=2');
   });
 
+  it('runs a pattern that backtracks exponentially in V8 in linear time', async () => {
+    // In a backtracking engine this path would hold the edge's event loop for minutes.
+    const hostile = await visitFrom(server, configuredHost, `/h/${'a'.repeat(28)}!`);
+    assert.equal(hostile.status, 200);
+    assert.notEqual(hostile.text, 'thirteen');
+    const thirteen = await visitFrom(server, configuredHost, `/h/${'a'.repeat(26)}`);
+    assert.equal(thirteen.text, 'thirteen');
+  });
+
   it('records every request a rule answered in the Traffic Inspector with its status', async () => {
     const page = await eventually(
       () => api(server, 'GET', '/v1/requests?limit=1000', { token: server.token }),
@@ -218,7 +229,7 @@ describe('traffic rules of a tunnel', () => {
       const limitedView = tunnels.find((t) => t.host === limited.hostname)!;
       assert.deepEqual(limitedView.traffic.rateLimit, { count: 3, windowMs: 60_000 });
       const configuredView = tunnels.find((t) => t.host === configuredHost)!;
-      assert.deepEqual((configuredView.traffic.rules as string[])[0], '/old* → redirect 301 /new');
+      assert.deepEqual((configuredView.traffic.rules as string[])[1], '/old* → redirect 301 /new');
       const logs = [...server.proc.lines, ...server.proc.stderrLines, ...hooked.proc.lines, ...hooked.proc.stderrLines].join('\n');
       assert.ok(!logs.includes(secret), 'the secret is never logged');
     } finally {
@@ -277,8 +288,14 @@ describe('svc config check on policy entries', () => {
           '      requestHeaderRemove: [X-Forwarded-Proto]',
           '      rateLimit: 10/1d',
           '      rules:',
-          '        - match: { pathRegex: "(a+)+$" }',
+          '        - match: { pathRegex: "(a)\\\\1" }',
           '          respond: { status: 200 }',
+          '  api:',
+          '    addr: 3001',
+          '    policy:',
+          '      rules:',
+          '        - match: { pathRegex: "^/docs/(\\\\w+)$" }',
+          '          redirect: { to: "/d/$2" }',
         ].join('\n'),
       );
       const result = await runAgent(['config', 'check', '--config', file], {});
@@ -291,7 +308,11 @@ describe('svc config check on policy entries', () => {
         ),
       );
       assert.match(output, /:6:\d+ tunnels\.web\.policy\.rateLimit: "10\/1d": expected count\/window/);
-      assert.match(output, /:8:\d+ tunnels\.web\.policy\.rules\.0\.match\.pathRegex: a repeated group may not hold a quantifier/);
+      assert.match(
+        output,
+        /:8:\d+ tunnels\.web\.policy\.rules\.0\.match\.pathRegex: not a regular expression RE2 accepts \(no lookarounds, no backreferences\)/,
+      );
+      assert.match(output, /:15:\d+ tunnels\.api\.policy\.rules\.0\.redirect\.to: \$2 refers to group 2, the pattern has 1 group/);
     } finally {
       await temp.remove();
     }

@@ -12,6 +12,7 @@ export * from './mux-window.js';
 export * from './messages.js';
 export * from './policy.js';
 export * from './traffic-policy.js';
+export * from './rule-regex.js';
 export * from './handshake.js';
 export * from './headers.js';
 export * from './errors.js';

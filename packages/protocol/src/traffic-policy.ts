@@ -6,6 +6,7 @@
  * Order at the edge: access rules → rateLimit → rules (first answer ends the request; a rewrite
  * continues) → verifyWebhook → request headers → the agent; response headers on the way back.
  */
+import { highestReference, referenceProblem, RuleRegex } from './rule-regex.js';
 
 /** Webhook senders whose signatures the edge can check, each as its provider documents it. */
 export const WEBHOOK_PROVIDERS = ['github', 'stripe', 'slack', 'shopify', 'twilio', 'standard'] as const;
@@ -30,7 +31,7 @@ export interface VerifyWebhookRule {
 export interface RuleMatch {
   /** A path prefix (`/api` matches `/api` and `/api/x`, not `/apix`). */
   path?: string;
-  /** A regular expression tested against the path (without the query). */
+  /** An RE2 regular expression (rule-regex.ts) tested against the path (without the query). */
   pathRegex?: string;
   /** Methods, upper-case; any of them. */
   method?: string[];
@@ -45,7 +46,7 @@ export interface TrafficRule {
   redirect?: { to: string; status?: 301 | 302 | 307 | 308 };
   /** Answer from the edge with this response. */
   respond?: { status: number; headers?: Record<string, string>; body?: string };
-  /** Change the path (`from` regex, `to` with `$1` references) and go on with the next rules. */
+  /** Replace `from`'s first match in the path by `to` (`$1` references) and go on with the next rules. */
   rewrite?: { from: string; to: string };
 }
 
@@ -101,12 +102,9 @@ export const MAX_WEBHOOK_SECRET_LENGTH = 512;
 export const MAX_RULES = 50;
 /** Longest path, regex, redirect target and rewrite template. */
 export const MAX_RULE_STRING_LENGTH = 2048;
-export const MAX_REGEX_LENGTH = 200;
 /** Largest body of a `respond` rule, in characters, and most of its headers. */
 export const MAX_RESPOND_BODY_LENGTH = 64 * 1024;
 export const MAX_RESPOND_HEADERS = 20;
-/** Most unbounded quantifiers (`*`, `+`, `{n,}`) in a rule's regex: the cost stays at most quadratic in the path. */
-export const MAX_UNBOUNDED_QUANTIFIERS = 2;
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const METHOD = /^[A-Z]{1,20}$/;
@@ -315,7 +313,13 @@ function ruleProblem(value: unknown): string | undefined {
     const problem = matchProblem(rule.match);
     if (problem) return `match.${problem}`;
   }
-  if (rule.redirect !== undefined) return actionProblem('redirect', redirectProblem(rule.redirect));
+  if (rule.redirect !== undefined) {
+    // `$N` of a redirect comes from pathRegex, which matchProblem found valid (or absent: no groups).
+    const pathRegex = (rule.match as RuleMatch | undefined)?.pathRegex;
+    const compiled = pathRegex === undefined ? undefined : RuleRegex.compile(pathRegex);
+    const groupCount = compiled instanceof RuleRegex ? compiled.groupCount : undefined;
+    return actionProblem('redirect', redirectProblem(rule.redirect, groupCount));
+  }
   if (rule.respond !== undefined) return actionProblem('respond', respondProblem(rule.respond));
   return actionProblem('rewrite', rewriteProblem(rule.rewrite));
 }
@@ -359,11 +363,15 @@ function matchProblem(value: unknown): string | undefined {
   return undefined;
 }
 
-function redirectProblem(value: unknown): string | undefined {
+function redirectProblem(value: unknown, groupCount: number | undefined): string | undefined {
   if (typeof value !== 'object' || value === null) return 'redirect: expected {to, status?}';
   const { to, status, ...rest } = value as Record<string, unknown>;
   if (Object.keys(rest).length > 0) return `${Object.keys(rest)[0]}: unknown key (to, status)`;
   if (!boundedString(to) || !/^(\/|https?:\/\/)/.test(to)) return 'to: expected a path (/…) or an http(s):// URL';
+  if (groupCount === undefined && highestReference(to) > 0)
+    return `to: $${highestReference(to)} refers to a group of pathRegex, and the rule has none`;
+  const references = referenceProblem(to, groupCount ?? 0);
+  if (references) return `to: ${references} (pathRegex)`;
   if (status !== undefined && ![301, 302, 307, 308].includes(status as number)) return 'status: expected 301, 302, 307 or 308';
   return undefined;
 }
@@ -392,73 +400,15 @@ function rewriteProblem(value: unknown): string | undefined {
   if (typeof value !== 'object' || value === null) return 'rewrite: expected {from, to}';
   const { from, to, ...rest } = value as Record<string, unknown>;
   if (Object.keys(rest).length > 0) return `${Object.keys(rest)[0]}: unknown key (from, to)`;
-  const problem = regexProblem(from);
-  if (problem) return `from: ${problem}`;
+  const compiled = RuleRegex.compile(from);
+  if (typeof compiled === 'string') return `from: ${compiled}`;
   if (!boundedString(to) || !to.startsWith('/')) return 'to: expected a path starting with /';
-  return undefined;
+  const references = referenceProblem(to, compiled.groupCount);
+  return references === undefined ? undefined : `to: ${references} (from)`;
 }
 
-/**
- * Why a rule's regular expression is refused, or undefined. The edge runs it on every matching
- * request with V8's backtracking engine, so its cost is bounded here: at most MAX_REGEX_LENGTH
- * characters, no backreferences or lookarounds, no quantified group that holds a quantifier or an
- * alternation (`(a+)+`, `(a|aa)*`: exponential), and at most MAX_UNBOUNDED_QUANTIFIERS unbounded
- * quantifiers (each one multiplies the work by the path's length).
- */
+/** Why a rule's regular expression is refused (see rule-regex.ts), or undefined. */
 export function regexProblem(value: unknown): string | undefined {
-  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_REGEX_LENGTH) {
-    return `expected a regular expression of 1 to ${MAX_REGEX_LENGTH} characters`;
-  }
-  try {
-    new RegExp(value);
-  } catch (error) {
-    return `not a regular expression: ${(error as Error).message.replace(/^Invalid regular expression: /, '')}`;
-  }
-  const shape = regexShapeProblem(value);
-  return shape === undefined ? undefined : `${shape} (the edge refuses patterns that may backtrack without bound)`;
-}
-
-function regexShapeProblem(pattern: string): string | undefined {
-  // Per open group: whether it holds a quantifier or an alternation.
-  const groups: { risky: boolean }[] = [];
-  let unbounded = 0;
-  let inClass = false;
-  for (let i = 0; i < pattern.length; i++) {
-    const char = pattern[i]!;
-    if (char === '\\') {
-      const next = pattern[i + 1] ?? '';
-      if (/[1-9k]/.test(next) && !inClass) return 'backreferences are not allowed';
-      i++;
-      continue;
-    }
-    if (inClass) {
-      if (char === ']') inClass = false;
-      continue;
-    }
-    if (char === '[') inClass = true;
-    else if (char === '(') {
-      if (pattern.startsWith('(?=', i) || pattern.startsWith('(?!', i) || pattern.startsWith('(?<=', i) || pattern.startsWith('(?<!', i)) {
-        return 'lookarounds are not allowed';
-      }
-      groups.push({ risky: false });
-    } else if (char === '|') {
-      const top = groups[groups.length - 1];
-      if (top) top.risky = true;
-    } else if (char === ')') {
-      const group = groups.pop();
-      const next = pattern[i + 1];
-      if (group?.risky && (next === '*' || next === '+' || next === '{'))
-        return 'a repeated group may not hold a quantifier or an alternation';
-      if (group?.risky) {
-        const outer = groups[groups.length - 1];
-        if (outer) outer.risky = true;
-      }
-    } else if (char === '*' || char === '+' || char === '{') {
-      if (char === '*' || char === '+' || /^\{\d+,\}/.test(pattern.slice(i))) unbounded++;
-      const top = groups[groups.length - 1];
-      if (top) top.risky = true;
-    }
-  }
-  if (unbounded > MAX_UNBOUNDED_QUANTIFIERS) return `at most ${MAX_UNBOUNDED_QUANTIFIERS} unbounded quantifiers (*, +, {n,})`;
-  return undefined;
+  const compiled = RuleRegex.compile(value);
+  return typeof compiled === 'string' ? compiled : undefined;
 }

@@ -1,4 +1,4 @@
-import type { TrafficRule } from '@svcrouter/protocol';
+import { expandTemplate, highestReference, RuleRegex, type TrafficRule } from '@svcrouter/protocol';
 import type { Reply } from './sign-in.js';
 
 /** What the edge rules need of a request. */
@@ -15,17 +15,21 @@ export type RuleOutcome = { reply: Reply } | { target: string } | undefined;
 
 interface CompiledRule {
   path: string | undefined;
-  pathRegex: RegExp | undefined;
+  pathRegex: RuleRegex | undefined;
+  /** The redirect refers to pathRegex's groups: they must be read, not only tested. */
+  needsGroups: boolean;
   methods: readonly string[] | undefined;
   header: { name: string; value: string | undefined } | undefined;
   rule: TrafficRule;
-  rewriteFrom: RegExp | undefined;
+  rewriteFrom: RuleRegex | undefined;
 }
+
+const NO_GROUPS: readonly (string | undefined)[] = [];
 
 /**
  * A tunnel's edge rules, in order: the first that answers (redirect, respond) ends the request; a
  * rewrite changes the path (the query is kept) and the rules after it see the new one. Regexes
- * were bounded by policyProblem (length, no nested quantifiers), so each test stays cheap.
+ * run on RE2 (rule-regex.ts): linear in the path, whatever the pattern.
  */
 export class EdgeRules {
   private readonly rules: CompiledRule[];
@@ -33,33 +37,41 @@ export class EdgeRules {
   constructor(rules: readonly TrafficRule[]) {
     this.rules = rules.map((rule) => ({
       path: rule.match?.path,
-      pathRegex: rule.match?.pathRegex !== undefined ? new RegExp(rule.match.pathRegex) : undefined,
+      pathRegex: rule.match?.pathRegex !== undefined ? compile(rule.match.pathRegex) : undefined,
+      needsGroups: rule.redirect !== undefined && highestReference(rule.redirect.to) > 0,
       methods: rule.match?.method,
       header: rule.match?.header ? { name: rule.match.header.name.toLowerCase(), value: rule.match.header.value } : undefined,
       rule,
-      rewriteFrom: rule.rewrite ? new RegExp(rule.rewrite.from) : undefined,
+      rewriteFrom: rule.rewrite ? compile(rule.rewrite.from) : undefined,
     }));
   }
 
   /** Runs the rules over one request. */
   evaluate(request: RuleRequest): RuleOutcome {
     let target = request.target;
+    let query = target.indexOf('?');
+    let path = query < 0 ? target : target.slice(0, query);
     let rewritten = false;
     for (const compiled of this.rules) {
-      const query = target.indexOf('?');
-      const path = query < 0 ? target : target.slice(0, query);
       const groups = matches(compiled, request, path);
       if (groups === undefined) continue;
       const { rule } = compiled;
-      if (rule.redirect)
-        return { reply: redirect(locationOf(expand(rule.redirect.to, groups), rule.redirect.to), rule.redirect.status ?? 302) };
+      if (rule.redirect) {
+        const location = locationOf(expandTemplate(rule.redirect.to, groups), rule.redirect.to);
+        return { reply: redirect(location, rule.redirect.status ?? 302) };
+      }
       if (rule.respond) return { reply: respond(rule.respond) };
       if (compiled.rewriteFrom) {
-        const next = path.replace(compiled.rewriteFrom, rule.rewrite!.to);
+        // `from` replaces its first match; a path it does not match goes on unchanged.
+        const found = compiled.rewriteFrom.exec(path);
+        if (found === undefined) continue;
+        const next = path.slice(0, found.start) + expandTemplate(rule.rewrite!.to, found.groups) + path.slice(found.end);
         // A rewrite never makes a target that is not a path; the visitor's query is kept, after the rule's own.
         const rewrittenPath = next.startsWith('/') ? next : `/${next}`;
         const visitorQuery = query < 0 ? '' : target.slice(query + 1);
         target = visitorQuery === '' ? rewrittenPath : `${rewrittenPath}${rewrittenPath.includes('?') ? '&' : '?'}${visitorQuery}`;
+        query = target.indexOf('?');
+        path = query < 0 ? target : target.slice(0, query);
         rewritten = true;
       }
     }
@@ -67,14 +79,22 @@ export class EdgeRules {
   }
 }
 
+/** A pattern policyProblem accepted; one it refused never reaches the edge, so this does not fail. */
+function compile(pattern: string): RuleRegex {
+  const compiled = RuleRegex.compile(pattern);
+  if (typeof compiled === 'string') throw new Error(`edge rule regex ${JSON.stringify(pattern)}: ${compiled}`);
+  return compiled;
+}
+
 /** The regex's groups (or an empty list) when the rule matches, else undefined. */
-function matches(compiled: CompiledRule, request: RuleRequest, path: string): readonly string[] | undefined {
+function matches(compiled: CompiledRule, request: RuleRequest, path: string): readonly (string | undefined)[] | undefined {
   if (compiled.methods !== undefined && !compiled.methods.includes(request.method)) return undefined;
   if (compiled.path !== undefined && !hasPrefix(path, compiled.path)) return undefined;
   if (compiled.header !== undefined && !hasHeader(request.headers, compiled.header.name, compiled.header.value)) return undefined;
-  if (compiled.pathRegex === undefined) return [];
-  const found = compiled.pathRegex.exec(path);
-  return found === null ? undefined : found;
+  if (compiled.pathRegex === undefined) return NO_GROUPS;
+  // Testing alone is the cheaper question; the groups are read only when the redirect uses them.
+  if (!compiled.needsGroups) return compiled.pathRegex.test(path) ? NO_GROUPS : undefined;
+  return compiled.pathRegex.exec(path)?.groups;
 }
 
 /** `/api` is a prefix of `/api` and `/api/x`, not of `/apix`; `/api/` of `/api/x` only. */
@@ -88,11 +108,6 @@ function hasHeader(pairs: readonly string[], name: string, value: string | undef
     if (pairs[i]!.toLowerCase() === name && (value === undefined || pairs[i + 1] === value)) return true;
   }
   return false;
-}
-
-/** `$1`…`$9` from the match's groups; `$$` is a dollar. */
-function expand(template: string, groups: readonly string[]): string {
-  return template.replace(/\$(\$|\d)/g, (_, ref: string) => (ref === '$' ? '$' : (groups[Number(ref)] ?? '')));
 }
 
 /**

@@ -54,6 +54,18 @@ test('edge rules: the first answer ends the request, a rewrite continues with th
   assert.equal(docs.reply.headers.location, 'https://docs.example.com/install');
 });
 
+test('edge rule regexes run in linear time on a path that makes V8 backtrack for minutes', () => {
+  const rules = new EdgeRules([
+    { match: { pathRegex: '^/(\\w?\\w?){13}$' }, respond: { status: 200 } },
+    { match: { pathRegex: '^/d/(\\w?\\w?){13}$' }, redirect: { to: '/to/$1' } },
+    { rewrite: { from: '^/r/(\\w?\\w?){13}$', to: '/v/$1' } },
+  ]);
+  const hostile = `${'a'.repeat(28)}!`;
+  for (const prefix of ['/', '/d/', '/r/'])
+    assert.equal(rules.evaluate({ method: 'GET', target: `${prefix}${hostile}`, headers: [] }), undefined);
+  assert.deepEqual(rules.evaluate({ method: 'GET', target: '/r/abc', headers: [] }), { target: '/v/' });
+});
+
 test('a policy without traffic rules compiles to nothing; the rate limit keys by host and address', () => {
   const limiter = new LocalRateLimiter();
   assert.equal(compileTraffic({ cidrAllow: ['10.0.0.0/8'] }, { limiter }), undefined);
