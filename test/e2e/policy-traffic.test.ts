@@ -68,6 +68,8 @@ describe('traffic rules of a tunnel', () => {
         '      responseHeaderAdd: ["X-Frame-Options: DENY"]',
         '      responseHeaderRemove: [X-Origin]',
         '      rules:',
+        '        - match: { path: /admin }',
+        '          respond: { status: 403, body: denied }',
         '        - match: { pathRegex: "^/h/(\\\\w?\\\\w?){13}$" }',
         '          respond: { status: 200, body: thirteen }',
         '        - match: { path: /old }',
@@ -182,6 +184,24 @@ describe('traffic rules of a tunnel', () => {
     assert.equal(rewritten.url, '/echo?path=users&page=2');
   });
 
+  it('matches rules against the normalised path and forwards the path the visitor sent', async () => {
+    const before = origin.seen.length;
+    for (const spelling of [
+      '/admin/secret.txt',
+      '/%61dmin/secret.txt',
+      '//admin/secret.txt',
+      '/./admin/secret.txt',
+      '/x/../admin/secret.txt',
+    ]) {
+      assert.equal((await visitFrom(server, configuredHost, spelling)).status, 403, `lean ${spelling}`);
+      assert.equal((await send(server, configuredHost, 'POST', spelling, 'x')).status, 403, `Node ${spelling}`);
+      assert.equal((await visitH2(server, configuredHost, spelling)).status, 403, `HTTP/2 ${spelling}`);
+    }
+    assert.equal(origin.seen.length, before, 'no spelling of /admin reached the local service');
+    const echo = JSON.parse((await visitFrom(server, configuredHost, '/x/.././echo?q=1')).text) as Echo;
+    assert.equal(echo.url, '/x/.././echo?q=1');
+  });
+
   it('runs a pattern that backtracks exponentially in V8 in linear time', async () => {
     // In a backtracking engine this path would hold the edge's event loop for minutes.
     const hostile = await visitFrom(server, configuredHost, `/h/${'a'.repeat(28)}!`);
@@ -229,7 +249,7 @@ describe('traffic rules of a tunnel', () => {
       const limitedView = tunnels.find((t) => t.host === limited.hostname)!;
       assert.deepEqual(limitedView.traffic.rateLimit, { count: 3, windowMs: 60_000 });
       const configuredView = tunnels.find((t) => t.host === configuredHost)!;
-      assert.deepEqual((configuredView.traffic.rules as string[])[1], '/old* → redirect 301 /new');
+      assert.deepEqual((configuredView.traffic.rules as string[])[2], '/old* → redirect 301 /new');
       const logs = [...server.proc.lines, ...server.proc.stderrLines, ...hooked.proc.lines, ...hooked.proc.stderrLines].join('\n');
       assert.ok(!logs.includes(secret), 'the secret is never logged');
     } finally {

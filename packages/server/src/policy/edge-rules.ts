@@ -1,4 +1,5 @@
 import { expandTemplate, highestReference, RuleRegex, type TrafficRule } from '@svcrouter/protocol';
+import { normalizeRulePath } from './rule-path.js';
 import type { Reply } from './sign-in.js';
 
 /** What the edge rules need of a request. */
@@ -28,8 +29,9 @@ const NO_GROUPS: readonly (string | undefined)[] = [];
 
 /**
  * A tunnel's edge rules, in order: the first that answers (redirect, respond) ends the request; a
- * rewrite changes the path (the query is kept) and the rules after it see the new one. Regexes
- * run on RE2 (rule-regex.ts): linear in the path, whatever the pattern.
+ * rewrite changes the path (the query is kept) and the rules after it see the new one. Rules see
+ * the path normalised (rule-path.ts); the target forwarded is the visitor's unless a rewrite
+ * made a new one. Regexes run on RE2 (rule-regex.ts): linear in the path, whatever the pattern.
  */
 export class EdgeRules {
   private readonly rules: CompiledRule[];
@@ -50,7 +52,7 @@ export class EdgeRules {
   evaluate(request: RuleRequest): RuleOutcome {
     let target = request.target;
     let query = target.indexOf('?');
-    let path = query < 0 ? target : target.slice(0, query);
+    let path = normalizeRulePath(query < 0 ? target : target.slice(0, query));
     let rewritten = false;
     for (const compiled of this.rules) {
       const groups = matches(compiled, request, path);
@@ -71,7 +73,7 @@ export class EdgeRules {
         const visitorQuery = query < 0 ? '' : target.slice(query + 1);
         target = visitorQuery === '' ? rewrittenPath : `${rewrittenPath}${rewrittenPath.includes('?') ? '&' : '?'}${visitorQuery}`;
         query = target.indexOf('?');
-        path = query < 0 ? target : target.slice(0, query);
+        path = normalizeRulePath(query < 0 ? target : target.slice(0, query));
         rewritten = true;
       }
     }

@@ -54,6 +54,33 @@ test('edge rules: the first answer ends the request, a rewrite continues with th
   assert.equal(docs.reply.headers.location, 'https://docs.example.com/install');
 });
 
+test('edge rules see the path normalised: other spellings of a denied path are denied too', () => {
+  const rules = new EdgeRules([
+    { match: { path: '/admin' }, respond: { status: 403 } },
+    { match: { pathRegex: '^/private/' }, respond: { status: 404 } },
+    { match: { pathRegex: '^/old/(\\w+)$' }, redirect: { to: '/new/$1' } },
+    { rewrite: { from: '^/api/(.*)$', to: '/v2/$1' } },
+  ]);
+  const status = (target: string) => {
+    const outcome = rules.evaluate({ method: 'GET', target, headers: [] });
+    return outcome && 'reply' in outcome ? outcome.reply.status : undefined;
+  };
+  for (const path of ['/admin/secret.txt', '/%61dmin/secret.txt', '//admin/secret.txt', '/./admin/secret.txt', '/x/../admin/secret.txt']) {
+    assert.equal(status(path), 403, path);
+    assert.equal(status(`${path}?a=1`), 403, path);
+  }
+  assert.equal(status('/x/%2e%2e/private/key'), 404);
+  // Matching is case-sensitive, and an encoded slash is not a separator.
+  assert.equal(status('/Admin'), undefined);
+  assert.equal(status('/admin%2Fsecret.txt'), undefined);
+  const moved = rules.evaluate({ method: 'GET', target: '//old/%61bc', headers: [] });
+  assert.ok(moved && 'reply' in moved);
+  assert.equal(moved.reply.headers.location, '/new/abc');
+  // A rewrite works on the normalised path; a request no rule changes keeps the visitor's target.
+  assert.deepEqual(rules.evaluate({ method: 'GET', target: '/x/../api/%75sers?q=1', headers: [] }), { target: '/v2/users?q=1' });
+  assert.equal(rules.evaluate({ method: 'GET', target: '/x/../public?q=1', headers: [] }), undefined);
+});
+
 test('edge rule regexes run in linear time on a path that makes V8 backtrack for minutes', () => {
   const rules = new EdgeRules([
     { match: { pathRegex: '^/(\\w?\\w?){13}$' }, respond: { status: 200 } },
