@@ -102,6 +102,16 @@ describe('the lean HTTP/1.1 path and its hand-over to Node', () => {
     visitor.socket.destroy();
   });
 
+  it('refuses a method Node refuses (a lower-case one) with 400, as the Node path does', HANG, async () => {
+    for (const line of ['get /echo HTTP/1.1', 'FOO /echo HTTP/1.1']) {
+      const visitor = connect();
+      visitor.send(`${line}\r\nHost: ${host}\r\n\r\n`);
+      const [response] = await visitor.responses(1);
+      assert.equal(response!.status, 400, line);
+      visitor.socket.destroy();
+    }
+  });
+
   it('answers HEAD with the head alone and keeps the connection usable', HANG, async () => {
     const visitor = connect();
     visitor.send(`HEAD /echo HTTP/1.1\r\nHost: ${host}\r\n\r\nGET /status/200 HTTP/1.1\r\nHost: ${host}\r\n\r\n`);

@@ -78,6 +78,8 @@ test("hands everything outside the lean shape to Node's parser", () => {
     'a control byte in the target': 'GET /\x01 HTTP/1.1\r\nHost: a\r\n\r\n',
     'two spaces in the request line': 'GET  / HTTP/1.1\r\nHost: a\r\n\r\n',
     'a lower-case version': 'GET / http/1.1\r\nHost: a\r\n\r\n',
+    'a lower-case method (Node answers 400)': 'get / HTTP/1.1\r\nHost: a\r\n\r\n',
+    'a method Node does not know': 'FOO / HTTP/1.1\r\nHost: a\r\n\r\n',
     'a header name with a slash': 'GET / HTTP/1.1\r\nHost: a\r\nX/Y: z\r\n\r\n',
     'leading empty line': '\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n',
     'too many header lines': `GET / HTTP/1.1\r\nHost: a\r\n${'X: y\r\n'.repeat(64)}\r\n`,

@@ -1,11 +1,12 @@
 /**
  * A strict reader for the one request shape that dominates tunnel traffic: an HTTP/1.1 request
  * with no body, whose whole head is in hand. Everything else (bodies, upgrades, `Expect`,
- * HTTP/1.0, absolute-form targets, obs-fold, stray CR or LF, anything malformed) is not
- * rejected here but handed to Node's HTTP server, so that llhttp stays the one judge of hostile
- * input and the edge answers odd requests exactly as it always has. The reader only has to be
- * right about what it accepts, never about what it refuses.
+ * HTTP/1.0, absolute-form targets, a method llhttp does not know, obs-fold, stray CR or LF,
+ * anything malformed) is not rejected here but handed to Node's HTTP server, so that llhttp
+ * stays the one judge of hostile input and the edge answers odd requests exactly as it always
+ * has. The reader only has to be right about what it accepts, never about what it refuses.
  */
+import { METHODS } from 'node:http';
 
 /** A request the lean path serves: its head and how many bytes the head took. */
 export interface LeanRequest {
@@ -33,6 +34,13 @@ export type ReadResult = LeanRequest | typeof INCOMPLETE | typeof HAND_OVER;
 const MAX_LEAN_HEADERS = 64;
 
 const HEAD_END = Buffer.from('\r\n\r\n', 'latin1');
+
+/**
+ * The methods llhttp knows, as it spells them. A token outside them (`get`, `FOO`) is handed over
+ * and refused by Node (400), so both paths agree on what a method is and a rule's `method: [GET]`
+ * sees the method every request that reaches it really has.
+ */
+const NODE_METHODS: ReadonlySet<string> = new Set(METHODS);
 
 /** `method SP origin-form SP HTTP/1.1`: a token, then a target of visible ASCII starting at `/`. */
 const REQUEST_LINE = /^([!#$%&'*+\-.^_`|~0-9A-Za-z]+) (\/[!-~]*) HTTP\/1\.1$/;
@@ -93,7 +101,7 @@ function readHead(buffer: Buffer, start: number, end: number, headBytes: number)
   const lines = buffer.toString('latin1', start, end).split('\r\n');
   if (lines.length - 1 > MAX_LEAN_HEADERS) return HAND_OVER;
   const requestLine = REQUEST_LINE.exec(lines[0]!);
-  if (!requestLine) return HAND_OVER;
+  if (!requestLine || !NODE_METHODS.has(requestLine[1]!)) return HAND_OVER;
 
   const rawHeaders: string[] = [];
   let host: string | undefined;
