@@ -208,6 +208,10 @@ describe('webhook receivers on private addresses', () => {
     ['https://10.1.2.3/hooks', 'webhook_url_private'],
     ['https://169.254.169.254/latest/meta-data', 'webhook_url_private'],
     ['https://[::ffff:192.168.0.1]/hooks', 'webhook_url_private'],
+    ['https://[::127.0.0.1]/hooks', 'webhook_url_private'],
+    ['https://[64:ff9b::7f00:1]/hooks', 'webhook_url_private'],
+    ['https://[64:ff9b::10.0.0.1]/hooks', 'webhook_url_private'],
+    ['https://[2002:a9fe:a9fe::1]/hooks', 'webhook_url_private'],
   ] as const) {
     it(`refuses ${url} (${code}) unless SVC_WEBHOOK_ALLOW_PRIVATE=true`, async () => {
       const answer = await api(server, 'POST', '/v1/webhooks', { token }, { url });

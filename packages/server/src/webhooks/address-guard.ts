@@ -1,6 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { lookup as lookupAll } from 'node:dns/promises';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { ipv6Bytes } from './ipv6-bytes.js';
 
 // Receivers are chosen by account holders, so the server must not become their way into the
 // operator's own network (server-side request forgery). A receiver address that is loopback,
@@ -44,16 +45,37 @@ export function isPrivateAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 4) return BLOCKED.check(address, 'ipv4');
   if (family !== 6) return true;
-  // IPv4-mapped (::ffff:a.b.c.d) and NAT64 (64:ff9b::a.b.c.d) addresses reach the IPv4 inside.
-  const embedded = /^(?:::ffff:|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
-  if (embedded !== undefined) return BLOCKED.check(embedded, 'ipv4');
-  const mappedHex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
-  if (mappedHex) {
-    const hi = parseInt(mappedHex[1]!, 16);
-    const lo = parseInt(mappedHex[2]!, 16);
-    return BLOCKED.check(`${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`, 'ipv4');
+  // A zone ID scopes an address to one link of this machine: nothing public is spelled so.
+  if (address.includes('%')) return true;
+  const bytes = ipv6Bytes(address);
+  if (!bytes) return true;
+  return privateByEmbeddedIpv4(bytes) ?? BLOCKED.check(address, 'ipv6');
+}
+
+const zeros = (bytes: Uint8Array, from: number, to: number): boolean => bytes.subarray(from, to).every((b) => b === 0);
+const privateIpv4At = (bytes: Uint8Array, at: number): boolean => BLOCKED.check(Array.from(bytes.subarray(at, at + 4)).join('.'), 'ipv4');
+
+/**
+ * Whether an IPv6 address is private by the IPv4 it carries, when its prefix is one that carries
+ * an IPv4 (a connect to it ends at that IPv4 host through the kernel, a NAT64 gateway or a 6to4
+ * relay); true for prefixes that are never a public receiver whatever they carry; undefined
+ * when the prefix carries no IPv4.
+ */
+function privateByEmbeddedIpv4(bytes: Uint8Array): boolean | undefined {
+  // ::/96, IPv4-compatible: deprecated, never routed publicly; it also holds :: and ::1.
+  if (zeros(bytes, 0, 12)) return true;
+  // ::ffff:0:0/96, IPv4-mapped: a dual-stack socket connects to the IPv4 itself.
+  if (zeros(bytes, 0, 10) && bytes[10] === 0xff && bytes[11] === 0xff) return privateIpv4At(bytes, 12);
+  const word = (i: number): number => (bytes[2 * i]! << 8) | bytes[2 * i + 1]!;
+  if (word(0) === 0x64 && word(1) === 0xff9b) {
+    // 64:ff9b::/96, the well-known NAT64 prefix: the gateway connects to the IPv4 in the last four bytes.
+    if (zeros(bytes, 4, 12)) return privateIpv4At(bytes, 12);
+    // 64:ff9b:1::/48, local-use NAT64: it translates into the operator's own network.
+    if (word(2) === 1) return true;
   }
-  return BLOCKED.check(address, 'ipv6');
+  // 2002::/16, 6to4: a relay delivers to the IPv4 that follows the prefix.
+  if (word(0) === 0x2002) return privateIpv4At(bytes, 2);
+  return undefined;
 }
 
 /** A receiver URL's host without the brackets of an IPv6 literal. */

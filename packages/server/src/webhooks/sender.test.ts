@@ -48,6 +48,18 @@ describe('send', () => {
     assert.equal(result.error, 'refused: 127.0.0.1 is a private address');
   });
 
+  it('refuses IPv6 literals that embed a private IPv4, in the hex spelling URLs store', async () => {
+    for (const [url, host] of [
+      ['https://[::127.0.0.1]/', '::7f00:1'],
+      ['https://[64:ff9b::127.0.0.1]/', '64:ff9b::7f00:1'],
+      ['https://[::ffff:10.0.0.1]/', '::ffff:a00:1'],
+      ['https://[2002:7f00:1::]/', '2002:7f00:1::'],
+    ] as const) {
+      const result = await send(url, {}, '{}', { timeoutMs: 5000, allowPrivate: false });
+      assert.equal(result.error, `refused: ${host} is a private address`, url);
+    }
+  });
+
   it('delivers a signed body the standardwebhooks package verifies', async () => {
     const secret = newSigningSecret();
     const body = JSON.stringify({ id: 'evt_x', type: 'key.created', createdAt: new Date().toISOString(), data: {} });
