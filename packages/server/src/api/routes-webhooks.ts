@@ -21,7 +21,7 @@ const DELIVERIES_DEFAULT_LIMIT = 50;
 
 /** Stable `error` codes of the webhook routes. */
 export const WebhookErrorCode = {
-  /** 400: the URL is not an absolute https:// URL (or http:// where SVC_WEBHOOK_ALLOW_PRIVATE allows it), or has credentials. */
+  /** 400: the URL is not an absolute https:// URL (or http:// where SVC_WEBHOOK_ALLOW_PRIVATE allows it), has credentials, a #fragment or port 0. */
   WEBHOOK_URL_INVALID: 'webhook_url_invalid',
   /** 400: the URL's host is, or resolves to, a loopback, private or link-local address (or does not resolve). */
   WEBHOOK_URL_PRIVATE: 'webhook_url_private',
@@ -132,7 +132,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): Route[] {
       summary: 'Add a webhook',
       description:
         'Events are POSTed to `url` as JSON `{"id","type","createdAt","data"}`, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). ' +
-        'The response carries the signing secret this once. 400 webhook_url_invalid: not an https:// URL; 400 webhook_url_private: the host is or resolves to a loopback, private or link-local address; ' +
+        'The response carries the signing secret this once. 400 webhook_url_invalid: not an https:// URL, or it carries credentials, a #fragment or port 0; 400 webhook_url_private: the host is or resolves to a loopback, private or link-local address; ' +
         '403 webhook_limit: the plan limit is reached.',
       body: NewWebhookBody,
       status: 201,
@@ -215,5 +215,8 @@ function receiverUrl(raw: string, allowHttp: boolean): URL {
     throw invalid(allowHttp ? 'must start with https:// or http://' : 'must start with https://');
   if (url.username !== '' || url.password !== '') throw invalid('must not carry a user name or password');
   if (url.hash !== '') throw invalid('must not have a #fragment');
+  // Port 0 is not a port anyone listens on: the connect would fail at every delivery.
+  if (url.port === '0')
+    throw invalid(`has port 0, which no receiver can listen on; leave the port out for the default, or give one from 1 to 65535`);
   return url;
 }
