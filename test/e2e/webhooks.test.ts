@@ -212,6 +212,7 @@ describe('webhook receivers on private addresses', () => {
     ['https://[64:ff9b::7f00:1]/hooks', 'webhook_url_private'],
     ['https://[64:ff9b::10.0.0.1]/hooks', 'webhook_url_private'],
     ['https://[2002:a9fe:a9fe::1]/hooks', 'webhook_url_private'],
+    ['https://no-such-receiver.invalid/hooks', 'webhook_url_unresolvable'],
   ] as const) {
     it(`refuses ${url} (${code}) unless SVC_WEBHOOK_ALLOW_PRIVATE=true`, async () => {
       const answer = await api(server, 'POST', '/v1/webhooks', { token }, { url });

@@ -142,7 +142,7 @@ export interface paths {
     get: operations["getV1Webhooks"];
     /**
      * Add a webhook
-     * @description Events are POSTed to `url` as JSON `{"id","type","createdAt","data"}`, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The response carries the signing secret this once. 400 webhook_url_invalid: not an https:// URL, or it carries credentials, a #fragment or port 0; 400 webhook_url_private: the host is or resolves to a loopback, private or link-local address; 403 webhook_limit: the plan limit is reached.
+     * @description Events are POSTed to `url` as JSON `{"id","type","createdAt","data"}`, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The response carries the signing secret this once. 400 webhook_url_invalid: not an https:// URL, or it carries credentials, a #fragment or port 0; 400 webhook_url_private: the host is or resolves to a loopback, private or link-local address; 400 webhook_url_unresolvable: the host name does not resolve; 403 webhook_limit: the plan limit is reached.
      */
     post: operations["postV1Webhooks"];
   };
@@ -1721,7 +1721,7 @@ export interface operations {
   };
   /**
    * Add a webhook
-   * @description Events are POSTed to `url` as JSON `{"id","type","createdAt","data"}`, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The response carries the signing secret this once. 400 webhook_url_invalid: not an https:// URL, or it carries credentials, a #fragment or port 0; 400 webhook_url_private: the host is or resolves to a loopback, private or link-local address; 403 webhook_limit: the plan limit is reached.
+   * @description Events are POSTed to `url` as JSON `{"id","type","createdAt","data"}`, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The response carries the signing secret this once. 400 webhook_url_invalid: not an https:// URL, or it carries credentials, a #fragment or port 0; 400 webhook_url_private: the host is or resolves to a loopback, private or link-local address; 400 webhook_url_unresolvable: the host name does not resolve; 403 webhook_limit: the plan limit is reached.
    */
   postV1Webhooks: {
     requestBody?: {

@@ -10,7 +10,14 @@ describe('POST /v1/webhooks receiver checks', () => {
   before(async () => {
     api = await startApiFixture({
       webhooks: {
-        privateAddressProblem: (host) => Promise.resolve(host === 'private.example' ? `${host} resolves to 10.0.0.7` : undefined),
+        privateAddressProblem: (host) =>
+          Promise.resolve(
+            host === 'private.example'
+              ? { kind: 'private', reason: `${host} resolves to 10.0.0.7` }
+              : host === 'nowhere.example'
+                ? { kind: 'unresolvable', reason: `${host} does not resolve` }
+                : undefined,
+          ),
       },
     });
   });
@@ -40,6 +47,14 @@ describe('POST /v1/webhooks receiver checks', () => {
       status: 400,
       error: 'webhook_url_private',
       message: 'webhooks cannot be sent to private.example: private.example resolves to 10.0.0.7.',
+    });
+  });
+
+  it('refuses a host name that does not resolve as webhook_url_unresolvable, naming the host', async () => {
+    assert.deepEqual(await refusal('https://nowhere.example:8443/hooks'), {
+      status: 400,
+      error: 'webhook_url_unresolvable',
+      message: 'webhooks cannot be sent to nowhere.example:8443: nowhere.example does not resolve.',
     });
   });
 });

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { DeliveryRecord, DeliveryWithAttempts, Plan, PlanLimits, WebhookRecord, WebhookRepo } from '../store/index.js';
-import type { WebhookEventType } from '../webhooks/index.js';
+import type { AddressProblem, WebhookEventType } from '../webhooks/index.js';
 import { defineRoute } from './define-route.js';
 import { ApiError, notFound } from './errors.js';
 import type { Route } from './router.js';
@@ -23,8 +23,10 @@ const DELIVERIES_DEFAULT_LIMIT = 50;
 export const WebhookErrorCode = {
   /** 400: the URL is not an absolute https:// URL (or http:// where SVC_WEBHOOK_ALLOW_PRIVATE allows it), has credentials, a #fragment or port 0. */
   WEBHOOK_URL_INVALID: 'webhook_url_invalid',
-  /** 400: the URL's host is, or resolves to, a loopback, private or link-local address (or does not resolve). */
+  /** 400: the URL's host is, or resolves to, a loopback, private or link-local address. */
   WEBHOOK_URL_PRIVATE: 'webhook_url_private',
+  /** 400: the URL's host name has no address, or the lookup failed; the message names the host. */
+  WEBHOOK_URL_UNRESOLVABLE: 'webhook_url_unresolvable',
   /** 403: the plan's webhook limit is reached; the message states the limit. */
   WEBHOOK_LIMIT: 'webhook_limit',
 } as const;
@@ -37,7 +39,7 @@ export interface WebhookRouteDeps {
     /** SVC_WEBHOOK_ALLOW_PRIVATE: http:// and private receivers are accepted. */
     allowPrivate: boolean;
     /** Why the host may not receive webhooks, or undefined (checked again at every connect). */
-    privateAddressProblem(host: string): Promise<string | undefined>;
+    privateAddressProblem(host: string): Promise<AddressProblem | undefined>;
     /** A fresh signing secret and its sealed form for the store. */
     newSecret(): { secret: string; sealed: string };
     /** Tells the dispatcher to look at the outbox now. */
@@ -132,7 +134,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): Route[] {
       summary: 'Add a webhook',
       description:
         'Events are POSTed to `url` as JSON `{"id","type","createdAt","data"}`, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). ' +
-        'The response carries the signing secret this once. 400 webhook_url_invalid: not an https:// URL, or it carries credentials, a #fragment or port 0; 400 webhook_url_private: the host is or resolves to a loopback, private or link-local address; ' +
+        'The response carries the signing secret this once. 400 webhook_url_invalid: not an https:// URL, or it carries credentials, a #fragment or port 0; 400 webhook_url_private: the host is or resolves to a loopback, private or link-local address; 400 webhook_url_unresolvable: the host name does not resolve; ' +
         '403 webhook_limit: the plan limit is reached.',
       body: NewWebhookBody,
       status: 201,
@@ -144,8 +146,10 @@ export function webhookRoutes(deps: WebhookRouteDeps): Route[] {
         if (!admin.allowPrivate) {
           const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
           const problem = await admin.privateAddressProblem(host);
-          if (problem !== undefined)
-            throw new ApiError(400, WebhookErrorCode.WEBHOOK_URL_PRIVATE, `webhooks cannot be sent to ${url.host}: ${problem}.`);
+          if (problem !== undefined) {
+            const code = problem.kind === 'unresolvable' ? WebhookErrorCode.WEBHOOK_URL_UNRESOLVABLE : WebhookErrorCode.WEBHOOK_URL_PRIVATE;
+            throw new ApiError(400, code, `webhooks cannot be sent to ${url.host}: ${problem.reason}.`);
+          }
         }
         const events = [...new Set(body.events ?? [])];
         return serialized(account.id, async () => {

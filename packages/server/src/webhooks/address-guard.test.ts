@@ -65,13 +65,27 @@ describe('isPrivateAddress', () => {
 
 describe('privateAddressProblem', () => {
   it('names the private address a host name resolves to', async () => {
-    assert.match((await privateAddressProblem('localhost')) ?? '', /^localhost resolves to (127\.0\.0\.1|::1)/);
+    const problem = await privateAddressProblem('localhost');
+    assert.equal(problem?.kind, 'private');
+    assert.match(problem?.reason ?? '', /^localhost resolves to (127\.0\.0\.1|::1), a loopback, private or link-local address$/);
   });
   it('refuses a private IP literal without a lookup', async () => {
-    assert.match((await privateAddressProblem('10.9.8.7')) ?? '', /10\.9\.8\.7 is a loopback, private or link-local address/);
+    assert.deepEqual(await privateAddressProblem('10.9.8.7'), {
+      kind: 'private',
+      reason: '10.9.8.7 is a loopback, private or link-local address',
+    });
+  });
+  it('refuses an IPv6 literal by the private IPv4 it carries', async () => {
+    assert.equal((await privateAddressProblem('64:ff9b::a00:1'))?.kind, 'private');
   });
   it('accepts a public IP literal', async () => {
     assert.equal(await privateAddressProblem('1.1.1.1'), undefined);
+  });
+  it('tells a name that does not resolve apart from a private one, naming the host', async () => {
+    // .invalid is reserved never to resolve.
+    const problem = await privateAddressProblem('no-such-receiver.invalid');
+    assert.equal(problem?.kind, 'unresolvable');
+    assert.match(problem?.reason ?? '', /^no-such-receiver\.invalid (does not resolve|could not be resolved \(\w+\); try again)$/);
   });
 });
 

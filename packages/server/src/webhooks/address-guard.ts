@@ -83,17 +83,33 @@ export function urlHost(url: URL): string {
   return url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
 }
 
-/** Why a receiver host may not be used (a sentence), or undefined when every address it resolves to is public. */
-export async function privateAddressProblem(host: string): Promise<string | undefined> {
-  if (isIP(host) !== 0) return isPrivateAddress(host) ? `${host} is a loopback, private or link-local address` : undefined;
+/** Why a receiver host may not be used: it is or resolves to a private address, or it does not resolve. */
+export interface AddressProblem {
+  kind: 'private' | 'unresolvable';
+  /** A sentence naming the host. */
+  reason: string;
+}
+
+/** Codes of a lookup whose answer is that the name has no address (as opposed to a failed lookup). */
+const NO_SUCH_NAME = new Set(['ENOTFOUND', 'ENODATA', 'EAI_NONAME', 'EAI_NODATA']);
+
+/** Why a receiver host may not be used, or undefined when every address it resolves to is public. */
+export async function privateAddressProblem(host: string): Promise<AddressProblem | undefined> {
+  if (isIP(host) !== 0)
+    return isPrivateAddress(host) ? { kind: 'private', reason: `${host} is a loopback, private or link-local address` } : undefined;
   let addresses: LookupAddress[];
   try {
     addresses = await lookupAll(host, { all: true, verbatim: true });
-  } catch {
-    return `${host} does not resolve`;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? 'unknown error';
+    // A server that could not ask is not told the name is wrong: the lookup may work in a moment.
+    const reason = NO_SUCH_NAME.has(code) ? `${host} does not resolve` : `${host} could not be resolved (${code}); try again`;
+    return { kind: 'unresolvable', reason };
   }
   const bad = addresses.find((a) => isPrivateAddress(a.address));
-  return bad === undefined ? undefined : `${host} resolves to ${bad.address}, a loopback, private or link-local address`;
+  return bad === undefined
+    ? undefined
+    : { kind: 'private', reason: `${host} resolves to ${bad.address}, a loopback, private or link-local address` };
 }
 
 /** Error of a connect refused by the guard; its message is what the delivery's attempt shows. */
