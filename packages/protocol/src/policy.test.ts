@@ -25,6 +25,18 @@ test('CIDRs and single addresses of both families pass; bad ones say why', () =>
   assert.match(cidrProblem('10.0.0.0/x')!, /prefix length/);
 });
 
+test('a CIDR with whitespace around it is refused as such, not as a bad prefix length', () => {
+  assert.equal(cidrProblem('10.0.0.0/8 '), '"10.0.0.0/8 " has whitespace around it; give the CIDR without it');
+  assert.equal(cidrProblem(' 203.0.113.7'), '" 203.0.113.7" has whitespace around it; give the CIDR without it');
+  assert.equal(cidrProblem('2001:db8::/32\t'), '"2001:db8::/32\\t" has whitespace around it; give the CIDR without it');
+});
+
+test('an IPv6 zone ID is refused, with or without a prefix length', () => {
+  assert.equal(cidrProblem('fe80::1%eth0'), '"fe80::1%eth0": a zone ID (%eth0) has no meaning at the edge; give the address without it');
+  assert.equal(cidrProblem('fe80::%en0/64'), '"fe80::%en0/64": a zone ID (%en0) has no meaning at the edge; give the address without it');
+  assert.equal(cidrProblem('fe80::1'), undefined);
+});
+
 test('a hashed password round-trips through the wire format with a fresh salt each time', async () => {
   const a = await hashPassword('correct-horse');
   const b = await hashPassword('correct-horse');

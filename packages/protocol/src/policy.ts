@@ -118,10 +118,15 @@ function basicAuthUserProblem(user: string): string | undefined {
 /** Why a CIDR (or a single address) is not one, or undefined when it is. */
 export function cidrProblem(value: string): string | undefined {
   if (typeof value !== 'string') return 'expected a CIDR such as 203.0.113.0/24 or 2001:db8::/32';
+  // Refused rather than trimmed: a stored rule is exactly what was given.
+  if (value.trim() !== value) return `${JSON.stringify(value)} has whitespace around it; give the CIDR without it`;
   const slash = value.indexOf('/');
   const address = slash < 0 ? value : value.slice(0, slash);
   const family = isIP(address);
   if (family === 0) return `"${value}" is not an IPv4 or IPv6 address or CIDR`;
+  // A zone ID names an interface of the machine that wrote it; the edge matches peers by address alone.
+  const zone = address.indexOf('%');
+  if (zone >= 0) return `"${value}": a zone ID (${address.slice(zone)}) has no meaning at the edge; give the address without it`;
   if (slash < 0) return undefined;
   const prefix = value.slice(slash + 1);
   const max = family === 4 ? 32 : 128;
