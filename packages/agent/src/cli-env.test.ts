@@ -54,3 +54,11 @@ test('svc start refuses access rules from the environment when a tunnel it start
     /^SVC_CIDR_DENY is set, but access rules apply to HTTP tunnels only, and tunnel db is proto: tcp/,
   );
 });
+
+test('an SVC_BASIC_AUTH password with a comma in it is a usage error that does not print it', async () => {
+  // A well-formed token, so the run gets as far as reading the access rules.
+  const result = await run(['http', '3000'], { token: `svc_${'a'.repeat(43)}`, basicAuth: 'alice:correct,horse-staple' });
+  assert.equal(result.code, 2);
+  assert.match(result.errors.join('\n'), /^SVC_BASIC_AUTH: the text after a comma following the password of "alice" has no colon/);
+  assert.doesNotMatch(result.errors.join('\n'), /correct|horse/);
+});

@@ -20,6 +20,7 @@ import { formatProblems, loadConfigFile } from './config-file.js';
 import { routeOptionsOf } from './config-routes.js';
 import { TOKEN_SHAPE, type ConfigFile, type InspectorConfig } from './config-schema.js';
 import { readCaFile } from './ca-file.js';
+import { envBasicAuthPairs } from './env-basic-auth.js';
 import { explainFailure, type Failure } from './failure.js';
 import type { Output } from './output.js';
 import { runTunnels, type RunHooks, type SessionSpec, type TunnelSpec } from './run-tunnels.js';
@@ -279,7 +280,8 @@ function accessVariableSet(env: AgentEnv): string | undefined {
  */
 function accessRules(flags: AccessOptions, env: AgentEnv): AccessOptions | string {
   const fromEnv: AccessOptions = {};
-  const pairs = splitList(env.basicAuth);
+  const pairs = envBasicAuthPairs(env.basicAuth);
+  if (typeof pairs === 'string') return pairs;
   if (pairs.length > 0) fromEnv.basicAuth = pairs;
   const allow = splitList(env.cidrAllow);
   if (allow.length > 0) fromEnv.cidrAllow = allow;
