@@ -1,4 +1,4 @@
-import { ErrorCode, SvcError, type ErrorCodeValue } from '@svcrouter/protocol';
+import { BindMessages, ErrorCode, SvcError, type ErrorCodeValue } from '@svcrouter/protocol';
 
 /** A failure as the agent prints it: one sentence, then one hint saying what to do about it. */
 export interface Failure {
@@ -24,13 +24,33 @@ const HINTS: Partial<Record<ErrorCodeValue, string>> = {
   [ErrorCode.EDGE_UNREACHABLE]:
     'check SVC_SERVER and that svc-server is running and reachable from here (an https edge with a dev certificate also needs SVC_CA_FILE)',
   [ErrorCode.SESSION_CLOSED]: 'the edge went away; run svc again once it is back',
+  // Every POLICY_INVALID refusal is decided by what the bind carries, so a retry as it is gets it again.
+  [ErrorCode.POLICY_INVALID]:
+    'change what the line above names (the access rules given with --basic-auth, --cidr-allow, --cidr-deny, --oidc or svc.yml, or the svc-server version); running svc again unchanged gets the same answer',
 };
+
+/**
+ * Hints for refusals that share their code with others but call for something else, told apart
+ * by the catalog's own sentence (the part after the name, which is where each one varies).
+ */
+const SENTENCE_HINTS: ReadonlyArray<readonly [ending: string, hint: string]> = [
+  [
+    BindMessages.policyRequired(''),
+    "give svc the tunnel's access rules (GET /v1/tunnels shows them), or stop the agent serving it, or release it with DELETE /v1/tunnels/<id>; running svc again unchanged gets the same answer",
+  ],
+  [BindMessages.poolMismatch('', true), 'add --pool to serve the name beside its other agents, or stop them first'],
+  [BindMessages.poolMismatch('', false), 'stop the agent serving the name, or run svc without --pool to take the name over'],
+  [BindMessages.poolUnsupported, 'upgrade svc-server to pool tunnels, or run svc without --pool'],
+];
 
 const GENERIC_HINT = 'run svc again; if it keeps failing, the server log says more';
 
 /** The sentence and hint for a failure to start or keep a tunnel. */
 export function explainFailure(error: unknown): Failure {
-  if (error instanceof SvcError) return { sentence: error.message, hint: HINTS[error.code] ?? GENERIC_HINT };
+  if (error instanceof SvcError) {
+    const bySentence = SENTENCE_HINTS.find(([ending]) => error.message.endsWith(ending))?.[1];
+    return { sentence: error.message, hint: bySentence ?? HINTS[error.code] ?? GENERIC_HINT };
+  }
   const detail = error instanceof Error ? error.message : String(error);
   return { sentence: `cannot start the tunnel: ${detail}`, hint: GENERIC_HINT };
 }

@@ -1,0 +1,48 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { BindMessages, ErrorCode, SvcError } from '@svcrouter/protocol';
+import { explainFailure } from './failure.js';
+
+const RETRY = /run svc again; if it keeps failing/;
+
+test('a bind refused for its access rules is not answered with a hint to retry', () => {
+  for (const message of [
+    BindMessages.policyInvalid('cidrAllow: "10.0.0.0/33": the prefix length must be 0 to 32'),
+    BindMessages.policyUnsupported,
+    BindMessages.oidcUnsupported,
+    BindMessages.oidcUnknown('google', []),
+    BindMessages.tlsNoAccess,
+  ]) {
+    const { sentence, hint } = explainFailure(new SvcError(ErrorCode.POLICY_INVALID, message));
+    assert.equal(sentence, message);
+    assert.doesNotMatch(hint, RETRY, message);
+    assert.match(hint, /running svc again unchanged gets the same answer$/, message);
+  }
+});
+
+test('a name protected by access rules gets a hint that says how to take it', () => {
+  const failure = explainFailure(new SvcError(ErrorCode.POLICY_INVALID, BindMessages.policyRequired('app.svc.example.com')));
+  assert.equal(
+    failure.sentence,
+    'app.svc.example.com is protected by access rules; bind it with rules, or release it first (DELETE /v1/tunnels/:id)',
+  );
+  assert.match(failure.hint, /^give svc the tunnel's access rules \(GET \/v1\/tunnels shows them\), .* DELETE \/v1\/tunnels\/<id>/);
+});
+
+test('pool refusals say what to do with --pool instead of picking another name', () => {
+  const join = explainFailure(new SvcError(ErrorCode.NAME_TAKEN, BindMessages.poolMismatch('app.svc.example.com', true)));
+  assert.match(join.hint, /^add --pool/);
+  const takeOver = explainFailure(new SvcError(ErrorCode.NAME_TAKEN, BindMessages.poolMismatch('app.svc.example.com', false)));
+  assert.match(takeOver.hint, /without --pool/);
+  const old = explainFailure(new SvcError(ErrorCode.PROTOCOL, BindMessages.poolUnsupported));
+  assert.match(old.hint, /^upgrade svc-server/);
+});
+
+test('a name held by another account still suggests another name, and a transient failure still suggests a retry', () => {
+  assert.match(
+    explainFailure(new SvcError(ErrorCode.NAME_TAKEN, BindMessages.nameTaken('app.svc.example.com'))).hint,
+    /^pick another name/,
+  );
+  assert.match(explainFailure(new SvcError(ErrorCode.INTERNAL, BindMessages.noFreeName)).hint, RETRY);
+  assert.match(explainFailure(new Error('socket hang up')).hint, RETRY);
+});
