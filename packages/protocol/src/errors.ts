@@ -101,6 +101,9 @@ export const BindMessages = {
   tcpAddressNotYours: (addr: string) => `${addr} is not a TCP address reserved by this account; reserve one with POST /v1/tcp-addresses`,
   /** `--remote-addr` (or a reconnect) names a port that another account holds right now. */
   tcpAddressTaken: (addr: string) => `${addr} is in use by another tunnel`,
+  /** A bind names a port outside SVC_TCP_PORTS (a reservation or lease from before the range changed, or any other port). */
+  tcpPortOutsideRange: (port: number, from: number, to: number) =>
+    `port ${port} is outside this edge's TCP ports ${from === to ? String(from) : `${from}-${to}`}`,
   /** `--remote-addr` is not `host:port` or a port. */
   tcpAddressInvalid: (addr: string) => `invalid TCP address "${addr}": expected host:port or a port`,
 } as const;

@@ -81,7 +81,7 @@ export interface BinderDeps {
 /** What the binder asks of TCP tunnels: the port's name for a bind, and giving it up when the bind fails after. */
 export interface TcpChooser {
   choose(accountId: string, request: Extract<AgentMessage, { type: 'bind' }>): Promise<{ hostname: string; pinned: boolean }>;
-  failed(hostname: string, accountId: string, pinned: boolean): void;
+  failed(hostname: string, accountId: string): void;
 }
 
 /** A tunnel coming online (with its stored row) or going offline (webhooks' tunnel.online / tunnel.offline). */
@@ -241,7 +241,7 @@ export class Binder {
     if (pending) await Promise.all(pending);
     const bound = serialize(this.hostLocks, hostname, () => this.claim(session, account, hostname, pinned, request));
     // A TCP port is claimed and listened on before the limit check: a refused bind gives it up.
-    if (tcp) bound.catch(() => this.deps.tcp?.failed(hostname, account.id, pinned));
+    if (tcp) bound.catch(() => this.deps.tcp?.failed(hostname, account.id));
     return bound;
   }
 

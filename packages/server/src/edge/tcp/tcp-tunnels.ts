@@ -84,25 +84,31 @@ export class TcpTunnels {
     if (typeof request.remoteAddr === 'string' && request.remoteAddr !== '') {
       const port = portOfRemoteAddr(request.remoteAddr);
       if (port === undefined) throw new SvcError(ErrorCode.NAME_INVALID, BindMessages.tcpAddressInvalid(request.remoteAddr));
+      this.checkRange(port);
       await this.claimOwn(accountId, port, request.remoteAddr);
       return { hostname: tcpHostname(sharedDomain, port), pinned: true };
     }
     const previous = typeof request.hostname === 'string' ? portOfTcpHostname(sharedDomain, request.hostname) : undefined;
     if (previous !== undefined) {
       // A reconnect: the same port back, as long as no other account took it once its grace ran out.
+      this.checkRange(previous);
       await this.claimOwn(accountId, previous, `${sharedDomain}:${previous}`);
       return { hostname: tcpHostname(sharedDomain, previous), pinned: false };
     }
     return { hostname: tcpHostname(sharedDomain, await this.claimRandom(accountId)), pinned: false };
   }
 
-  /** A bind whose port was claimed failed later (limit, session gone): the port is given up. */
-  failed(hostname: string, accountId: string, pinned: boolean): void {
+  /**
+   * A bind whose port was claimed failed later (limit, session gone): the port is given up. Its
+   * lease goes whatever the bind asked for, or the port would stay taken with no tunnel on it; a
+   * reservation stays, as dropLease never deletes one.
+   */
+  failed(hostname: string, accountId: string): void {
     const port = portOfTcpHostname(this.deps.sharedDomain, hostname);
     if (port === undefined || this.deps.router.resolve(hostname)) return;
     this.local.delete(port);
     this.release(port);
-    if (!pinned) this.write(port, () => this.deps.store.tcpAddresses.dropLease(port, accountId));
+    this.write(port, () => this.deps.store.tcpAddresses.dropLease(port, accountId));
   }
 
   /** A TCP binding left the router: its port stops listening and its connections close; the lease is dropped or held. */
@@ -131,16 +137,26 @@ export class TcpTunnels {
     await Promise.all([...this.chains.values()].map((p) => p.catch(() => undefined)));
   }
 
+  /**
+   * Refuses a port outside SVC_TCP_PORTS before anything is written for it: a claim written
+   * first would keep the port from every other account with no tunnel on it. A reservation or
+   * lease from before the range changed lands here too.
+   */
+  private checkRange(port: number): void {
+    const { from, to } = this.deps.range;
+    if (port < from || port > to) throw new SvcError(ErrorCode.TCP_PORT_UNAVAILABLE, BindMessages.tcpPortOutsideRange(port, from, to));
+  }
+
   private async claimOwn(accountId: string, port: number, shown: string): Promise<void> {
-    const { range } = this.deps;
-    const claim = await this.queue(port, () => this.deps.store.tcpAddresses.claimOwn(port, accountId, this.deps.nodeId, Date.now()));
+    const { store } = this.deps;
+    const claim = await this.queue(port, () => store.tcpAddresses.claimOwn(port, accountId, this.deps.nodeId, Date.now()));
     if (claim === 'not-yours') throw new SvcError(ErrorCode.NAME_TAKEN, BindMessages.tcpAddressNotYours(shown));
     if (claim === 'taken') throw new SvcError(ErrorCode.NAME_TAKEN, BindMessages.tcpAddressTaken(shown));
-    if (port < range.from || port > range.to) {
-      // A reservation from before the range changed: it cannot be served here.
+    if (!(await this.listen(port))) {
+      // Another program holds the port here: the lease just written goes (a reservation stays).
+      this.write(port, () => store.tcpAddresses.dropLease(port, accountId));
       throw new SvcError(ErrorCode.TCP_PORT_UNAVAILABLE, Messages.TCP_PORT_UNAVAILABLE);
     }
-    if (!(await this.listen(port))) throw new SvcError(ErrorCode.TCP_PORT_UNAVAILABLE, Messages.TCP_PORT_UNAVAILABLE);
     this.local.add(port);
   }
 

@@ -1,0 +1,117 @@
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import pino from 'pino';
+import type { AgentMessage } from '@svcrouter/protocol';
+import { openStore, type Account, type Store } from '../../store/index.js';
+import { Router } from '../router.js';
+import { TcpTunnels } from './tcp-tunnels.js';
+
+// The ports of binds that do not come through: nothing written for a port outside the range,
+// and nothing left behind by a bind refused after its port was claimed (the tunnel limit).
+
+type BindRequest = Extract<AgentMessage, { type: 'bind' }>;
+
+/** A port free on loopback right now, for a one-port range. */
+async function freePort(): Promise<number> {
+  const server = net.createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+describe('TCP tunnels: ports of binds that fail', () => {
+  let dir: string;
+  let store: Store;
+  let tunnels: TcpTunnels;
+  let port: number;
+  let account: Account;
+  let other: Account;
+  const bind = (fields: Partial<BindRequest>): BindRequest => ({
+    type: 'bind',
+    requestId: 1,
+    local: 'localhost:22',
+    proto: 'tcp',
+    ...fields,
+  });
+  const held = async (p: number): Promise<boolean> => (await store.tcpAddresses.takenPorts(p, p, Date.now())).has(p);
+  /** Lets the store writes queued by `failed` run. */
+  const settled = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 50));
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'svc-tcp-tunnels-'));
+    store = await openStore({ dataDir: dir });
+    account = await store.accounts.create({ email: 'a@example.com', name: 'A', plan: 'free' });
+    other = await store.accounts.create({ email: 'b@example.com', name: 'B', plan: 'free' });
+    port = await freePort();
+    tunnels = new TcpTunnels({
+      store,
+      router: new Router(),
+      range: { from: port, to: port },
+      host: '127.0.0.1',
+      sharedDomain: 'localhost',
+      nodeId: 'node-t',
+      graceMs: 30_000,
+      log: pino({ level: 'silent' }),
+      observe: () => undefined,
+      meter: undefined,
+    });
+  });
+  after(async () => {
+    await tunnels.close();
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('refuses a port outside the range with the range, and writes nothing for it', async () => {
+    await assert.rejects(tunnels.choose(account.id, bind({ remoteAddr: 'localhost:22' })), {
+      code: 'TCP_PORT_UNAVAILABLE',
+      message: `port 22 is outside this edge's TCP ports ${port}`,
+    });
+    await assert.rejects(tunnels.choose(account.id, bind({ hostname: 'localhost:23' })), {
+      message: `port 23 is outside this edge's TCP ports ${port}`,
+    });
+    assert.equal((await store.tcpAddresses.takenPorts(1, 65_535, Date.now())).size, 0);
+  });
+
+  it('gives up the lease of a bind refused after its port was claimed, so another account gets the port', async () => {
+    const { hostname } = await tunnels.choose(account.id, bind({}));
+    assert.equal(hostname, `localhost:${port}`);
+    assert.equal(await held(port), true);
+    tunnels.failed(hostname, account.id);
+    await settled();
+    assert.equal(await held(port), false);
+    // The reconnect's way to ask for it (its previous name) and --remote-addr are given up the same way.
+    for (const fields of [{ hostname }, { remoteAddr: hostname }]) {
+      await tunnels.choose(account.id, bind(fields));
+      tunnels.failed(hostname, account.id);
+      await settled();
+      assert.equal(await held(port), false);
+    }
+    const taken = await tunnels.choose(other.id, bind({}));
+    assert.equal(taken.hostname, hostname);
+    tunnels.failed(hostname, other.id);
+    await settled();
+  });
+
+  it('keeps a reservation when the bind on it fails', async () => {
+    const reserved = await store.tcpAddresses.reserve(account.id, port, Date.now());
+    assert.ok(reserved);
+    try {
+      const { hostname } = await tunnels.choose(account.id, bind({ remoteAddr: `localhost:${port}` }));
+      tunnels.failed(hostname, account.id);
+      await settled();
+      assert.deepEqual(
+        (await store.tcpAddresses.listReserved(account.id)).map((a) => a.port),
+        [port],
+      );
+    } finally {
+      await store.tcpAddresses.deleteReserved(account.id, reserved.id);
+    }
+  });
+});
