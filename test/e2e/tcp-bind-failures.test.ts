@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { forward, Messages } from '@svcrouter/sdk';
+import { ApiClient, BindMessages, forward, Messages } from '@svcrouter/sdk';
 import { runAgent, splitFailure, startServer, type TestServer } from './harness/index.js';
 import { connectTcp, portOf, readAll, startTcpService, tcpPortRange, type TcpService } from './harness/tcp-support.js';
 
-// `svc tcp` binds that fail leave their port free: a port the edge does not serve is refused
-// before anything is written for it, and a bind refused at the tunnel limit gives up the port it
-// claimed. The range is one port, so another account binding it proves it is free.
+// `svc tcp` binds that fail leave their port as it was: a port the edge does not serve, or one
+// the account has not reserved, is refused before anything is written for it, and a bind refused
+// at the tunnel limit gives up the lease it claimed but keeps a reservation. The range is one
+// port, so another account binding it proves it is free.
 
 describe('tcp binds that fail', () => {
   let server: TestServer;
@@ -46,14 +47,49 @@ describe('tcp binds that fail', () => {
     }
   }
 
-  it('at the tunnel limit: refused, and the port stays free for another account', async () => {
+  it('at the tunnel limit, on a port the account has not reserved: refused, and the port stays free', async () => {
     const http = await forward({ addr: echo.port, token: server.token!, serverUrl: server.url });
     try {
       const failure = await failing(['--remote-addr', `localhost:${port}`]);
-      assert.equal(failure.sentence, Messages.TUNNEL_LIMIT);
+      assert.equal(failure.sentence, BindMessages.tcpAddressNotYours(`localhost:${port}`));
     } finally {
       await http.close();
     }
+    await otherAccountBinds();
+  });
+
+  it('at the tunnel limit, on its reservation: refused, and the reservation stays its own', async () => {
+    const client = new ApiClient({ baseUrl: server.url, token: server.token! });
+    const reserved = await client.tcpAddresses.reserve();
+    try {
+      const http = await forward({ addr: echo.port, token: server.token!, serverUrl: server.url });
+      try {
+        assert.equal((await failing(['--remote-addr', reserved.addr])).sentence, Messages.TUNNEL_LIMIT);
+      } finally {
+        await http.close();
+      }
+      assert.deepEqual(
+        (await client.tcpAddresses.list()).map((a) => a.addr),
+        [reserved.addr],
+      );
+      const tunnel = await forward({
+        proto: 'tcp',
+        addr: echo.port,
+        token: server.token!,
+        serverUrl: server.url,
+        remoteAddr: String(port),
+      });
+      assert.equal(tunnel.url, reserved.url);
+      await tunnel.close();
+    } finally {
+      await client.tcpAddresses.delete(reserved.id);
+    }
+    await otherAccountBinds();
+  });
+
+  it('an address on another host: says which host the edge answers for, and takes nothing', async () => {
+    const addr = `evil.example:${port}`;
+    assert.equal((await failing(['--remote-addr', addr])).sentence, BindMessages.tcpAddressOtherHost(addr, 'localhost'));
     await otherAccountBinds();
   });
 

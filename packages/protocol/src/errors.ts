@@ -104,6 +104,9 @@ export const BindMessages = {
   /** A bind names a port outside SVC_TCP_PORTS (a reservation or lease from before the range changed, or any other port). */
   tcpPortOutsideRange: (port: number, from: number, to: number) =>
     `port ${port} is outside this edge's TCP ports ${from === to ? String(from) : `${from}-${to}`}`,
+  /** `--remote-addr` names a host other than the edge's, whose TCP addresses are all `<shared domain>:<port>`. */
+  tcpAddressOtherHost: (addr: string, host: string) =>
+    `${addr} is not an address of this edge: its TCP addresses are ${host}:<port> (or the port alone)`,
   /** `--remote-addr` is not `host:port` or a port. */
   tcpAddressInvalid: (addr: string) => `invalid TCP address "${addr}": expected host:port or a port`,
 } as const;

@@ -21,6 +21,13 @@ export interface TcpAddressRepo {
    * reservation, or a free one; `taken` when another account holds it, `not-yours` when another reserved it.
    */
   claimOwn(port: number, accountId: string, nodeId: string, now: number): Promise<TcpClaim>;
+  /**
+   * Takes the port a `--remote-addr` bind names: the account's reservation, or its own lease while
+   * it is live or held for it (its running tunnel, or one whose agent is reconnecting). A free
+   * port is no address of the account (`not-yours`), or `--remote-addr` would hand out any port
+   * past the plan's limit of reservations; `taken` when another account's lease holds it.
+   */
+  claimAddress(port: number, accountId: string, nodeId: string, now: number): Promise<TcpClaim>;
   /** Keeps a lease its account's until `until` (a lost connection); reservations are untouched. */
   holdLease(port: number, accountId: string, until: number): Promise<void>;
   /** Drops a lease (a clean exit); reservations are untouched. */

@@ -43,6 +43,30 @@ export function createTcpAddressRepo(db: Kysely<Database>, clock: () => number):
       return (await upsertLease(port, accountId, nodeId, now, true)) ? 'ok' : 'taken';
     },
 
+    async claimAddress(port, accountId, nodeId, now) {
+      const row = await db
+        .selectFrom('tcp_addresses')
+        .select(['account_id', 'reserved', 'held_until'])
+        .where('port', '=', port)
+        .executeTakeFirst();
+      if (!row) return 'not-yours';
+      if (Number(row.reserved) === 1) return row.account_id === accountId ? 'ok' : 'not-yours';
+      const live = row.held_until === null || Number(row.held_until) >= now;
+      if (row.account_id !== accountId) return live ? 'taken' : 'not-yours';
+      // The account's own lease, taken back only while it still holds: one conditional statement,
+      // so a lease that lapsed and went to another account in the meantime is not.
+      const taken = await db
+        .updateTable('tcp_addresses')
+        .set({ node_id: nodeId, held_until: null })
+        .where('port', '=', port)
+        .where('account_id', '=', accountId)
+        .where('reserved', '=', 0)
+        .where((eb) => eb.or([eb('held_until', 'is', null), eb('held_until', '>=', now)]))
+        .returning('port')
+        .executeTakeFirst();
+      return taken ? 'ok' : 'not-yours';
+    },
+
     async holdLease(port, accountId, until) {
       await db
         .updateTable('tcp_addresses')

@@ -50,6 +50,28 @@ export function runTcpAddressContract(store: () => Store, newAccount: () => Prom
       assert.equal(await store().tcpAddresses.claimOwn(q, owner.id, 'node-s', now), 'ok');
     });
 
+    it('gives a --remote-addr its account’s reservation or own held lease, never a free port', async () => {
+      const [owner, other] = [await newAccount(), await newAccount()];
+      const [free, leased, reserved] = [port(), port(), port()];
+      const now = Date.now();
+      assert.equal(await store().tcpAddresses.claimAddress(free, owner.id, 'node-a', now), 'not-yours');
+      assert.equal((await store().tcpAddresses.takenPorts(free, free, now)).size, 0);
+      assert.ok(await store().tcpAddresses.reserve(owner.id, reserved, now));
+      assert.equal(await store().tcpAddresses.claimAddress(reserved, owner.id, 'node-a', now), 'ok');
+      assert.equal(await store().tcpAddresses.claimAddress(reserved, other.id, 'node-a', now), 'not-yours');
+      assert.equal(await store().tcpAddresses.claimFree(leased, owner.id, 'node-a', now), true);
+      assert.equal(await store().tcpAddresses.claimAddress(leased, other.id, 'node-b', now), 'taken');
+      await store().tcpAddresses.holdLease(leased, owner.id, now + 1000);
+      assert.equal(await store().tcpAddresses.claimAddress(leased, other.id, 'node-b', now), 'taken');
+      // Taken back while held: live again, so it stays taken however long the agent runs.
+      assert.equal(await store().tcpAddresses.claimAddress(leased, owner.id, 'node-b', now + 500), 'ok');
+      assert.equal((await store().tcpAddresses.takenPorts(leased, leased, now + 5000)).has(leased), true);
+      // Lapsed: nobody's address any more.
+      await store().tcpAddresses.holdLease(leased, owner.id, now + 1000);
+      assert.equal(await store().tcpAddresses.claimAddress(leased, owner.id, 'node-b', now + 2000), 'not-yours');
+      assert.equal(await store().tcpAddresses.claimAddress(leased, other.id, 'node-b', now + 2000), 'not-yours');
+    });
+
     it('reserves a port for one account: listed, counted, refused to others, deleted only by its owner', async () => {
       const [owner, other] = [await newAccount(), await newAccount()];
       const p = port();

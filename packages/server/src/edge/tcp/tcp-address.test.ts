@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { portOfRemoteAddr, portOfTcpHostname, tcpHostname } from './tcp-address.js';
+import { parseRemoteAddr, portOfTcpHostname, tcpHostname } from './tcp-address.js';
 
 it('names a TCP tunnel <shared domain>:<port> and reads the port back only for that domain', () => {
   assert.equal(tcpHostname('localhost', 20417), 'localhost:20417');
@@ -10,9 +10,10 @@ it('names a TCP tunnel <shared domain>:<port> and reads the port back only for t
   assert.equal(portOfTcpHostname('localhost', 'localhost:99999'), undefined);
 });
 
-it('reads the port of a --remote-addr given as host:port or a bare port', () => {
-  assert.equal(portOfRemoteAddr('tunnels.example.com:20001'), 20001);
-  assert.equal(portOfRemoteAddr('20001'), 20001);
-  assert.equal(portOfRemoteAddr('host:'), undefined);
-  assert.equal(portOfRemoteAddr('host:0'), undefined);
+it('reads a --remote-addr given as host:port or a bare port', () => {
+  assert.deepEqual(parseRemoteAddr('tunnels.example.com:20001'), { host: 'tunnels.example.com', port: 20001 });
+  assert.deepEqual(parseRemoteAddr('20001'), { host: undefined, port: 20001 });
+  assert.deepEqual(parseRemoteAddr(':20001'), { host: '', port: 20001 });
+  assert.equal(parseRemoteAddr('host:'), undefined);
+  assert.equal(parseRemoteAddr('host:0'), undefined);
 });

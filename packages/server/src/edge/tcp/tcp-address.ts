@@ -14,10 +14,15 @@ export function portOfTcpHostname(sharedDomain: string, hostname: string): numbe
   return parsePort(hostname.slice(prefix.length));
 }
 
-/** `host:port` or a bare port (an agent's `--remote-addr`) to its port; undefined when neither. */
-export function portOfRemoteAddr(addr: string): number | undefined {
+/**
+ * An agent's `--remote-addr`, `host:port` or a bare port, to its parts (`host` undefined for a
+ * bare port); undefined when it is neither.
+ */
+export function parseRemoteAddr(addr: string): { host: string | undefined; port: number } | undefined {
   const colon = addr.lastIndexOf(':');
-  return parsePort(colon === -1 ? addr : addr.slice(colon + 1));
+  const port = parsePort(colon === -1 ? addr : addr.slice(colon + 1));
+  if (port === undefined) return undefined;
+  return { host: colon === -1 ? undefined : addr.slice(0, colon), port };
 }
 
 function parsePort(text: string): number | undefined {

@@ -86,17 +86,54 @@ describe('TCP tunnels: ports of binds that fail', () => {
     tunnels.failed(hostname, account.id);
     await settled();
     assert.equal(await held(port), false);
-    // The reconnect's way to ask for it (its previous name) and --remote-addr are given up the same way.
-    for (const fields of [{ hostname }, { remoteAddr: hostname }]) {
-      await tunnels.choose(account.id, bind(fields));
-      tunnels.failed(hostname, account.id);
-      await settled();
-      assert.equal(await held(port), false);
-    }
+    // A reconnect asks for it by its previous name; given up the same way.
+    await tunnels.choose(account.id, bind({ hostname }));
+    tunnels.failed(hostname, account.id);
+    await settled();
+    assert.equal(await held(port), false);
+    // --remote-addr on the account's own lease held for a reconnect: given up too.
+    await tunnels.choose(account.id, bind({}));
+    await store.tcpAddresses.holdLease(port, account.id, Date.now() + 30_000);
+    await tunnels.choose(account.id, bind({ remoteAddr: hostname }));
+    tunnels.failed(hostname, account.id);
+    await settled();
+    assert.equal(await held(port), false);
     const taken = await tunnels.choose(other.id, bind({}));
     assert.equal(taken.hostname, hostname);
     tunnels.failed(hostname, other.id);
     await settled();
+  });
+
+  it('binds a --remote-addr only on the account’s reservation or its own lease, and only of this edge', async () => {
+    const notYours = (addr: string) => ({
+      code: 'NAME_TAKEN',
+      message: `${addr} is not a TCP address reserved by this account; reserve one with POST /v1/tcp-addresses`,
+    });
+    // A free port is no address of the account, named with the host or without.
+    for (const addr of [`localhost:${port}`, String(port)])
+      await assert.rejects(tunnels.choose(account.id, bind({ remoteAddr: addr })), notYours(addr));
+    assert.equal(await held(port), false);
+    await assert.rejects(tunnels.choose(account.id, bind({ remoteAddr: `evil.example:${port}` })), {
+      code: 'NAME_INVALID',
+      message: `evil.example:${port} is not an address of this edge: its TCP addresses are localhost:<port> (or the port alone)`,
+    });
+    // Another account's lease, live or held for its reconnect: in use.
+    const { hostname } = await tunnels.choose(other.id, bind({}));
+    await assert.rejects(tunnels.choose(account.id, bind({ remoteAddr: hostname })), {
+      message: `${hostname} is in use by another tunnel`,
+    });
+    await store.tcpAddresses.holdLease(port, other.id, Date.now() + 30_000);
+    await assert.rejects(tunnels.choose(account.id, bind({ remoteAddr: hostname })), {
+      message: `${hostname} is in use by another tunnel`,
+    });
+    // Its own lease, while held for it: taken back, by the host:port or the port alone.
+    assert.equal((await tunnels.choose(other.id, bind({ remoteAddr: String(port) }))).hostname, hostname);
+    // Once the grace has run out it is nobody's address.
+    await store.tcpAddresses.holdLease(port, other.id, Date.now() - 1);
+    await assert.rejects(tunnels.choose(other.id, bind({ remoteAddr: hostname })), notYours(hostname));
+    tunnels.failed(hostname, other.id);
+    await settled();
+    assert.equal(await held(port), false);
   });
 
   it('keeps a reservation when the bind on it fails', async () => {

@@ -2,11 +2,11 @@ import { randomInt } from 'node:crypto';
 import net, { type Server, type Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { BindMessages, ErrorCode, Messages, SvcError, type AgentMessage } from '@svcrouter/protocol';
-import type { Store } from '../../store/index.js';
+import type { Store, TcpClaim } from '../../store/index.js';
 import { pickMember } from '../pool.js';
 import type { Binding, Router } from '../router.js';
 import { pipeTcpVisitor, type TcpPipeDeps } from './tcp-pipe.js';
-import { portOfRemoteAddr, portOfTcpHostname, tcpHostname } from './tcp-address.js';
+import { parseRemoteAddr, portOfTcpHostname, tcpHostname } from './tcp-address.js';
 import { RemotePorts } from './tcp-remote-ports.js';
 import { inheritVisitorSocketOptions, setVisitorSocketOptions } from './visitor-socket-options.js';
 
@@ -81,18 +81,26 @@ export class TcpTunnels {
   async choose(accountId: string, request: BindRequest): Promise<{ hostname: string; pinned: boolean }> {
     await this.ready;
     const { sharedDomain } = this.deps;
+    // A reconnect of a --remote-addr tunnel sends both: the address decides, as at its first bind.
     if (typeof request.remoteAddr === 'string' && request.remoteAddr !== '') {
-      const port = portOfRemoteAddr(request.remoteAddr);
-      if (port === undefined) throw new SvcError(ErrorCode.NAME_INVALID, BindMessages.tcpAddressInvalid(request.remoteAddr));
-      this.checkRange(port);
-      await this.claimOwn(accountId, port, request.remoteAddr);
-      return { hostname: tcpHostname(sharedDomain, port), pinned: true };
+      const shown = request.remoteAddr;
+      const addr = parseRemoteAddr(shown);
+      if (addr === undefined) throw new SvcError(ErrorCode.NAME_INVALID, BindMessages.tcpAddressInvalid(shown));
+      if (addr.host !== undefined && addr.host.toLowerCase() !== sharedDomain.toLowerCase()) {
+        throw new SvcError(ErrorCode.NAME_INVALID, BindMessages.tcpAddressOtherHost(shown, sharedDomain));
+      }
+      this.checkRange(addr.port);
+      // Only the account's reservation, or its own lease still held (a tunnel of its own, or one
+      // reconnecting): any free port would pass the plan's limit of reserved addresses.
+      await this.claim(accountId, addr.port, shown, (store, port, now) => store.claimAddress(port, accountId, this.deps.nodeId, now));
+      return { hostname: tcpHostname(sharedDomain, addr.port), pinned: true };
     }
     const previous = typeof request.hostname === 'string' ? portOfTcpHostname(sharedDomain, request.hostname) : undefined;
     if (previous !== undefined) {
       // A reconnect: the same port back, as long as no other account took it once its grace ran out.
       this.checkRange(previous);
-      await this.claimOwn(accountId, previous, `${sharedDomain}:${previous}`);
+      const shown = `${sharedDomain}:${previous}`;
+      await this.claim(accountId, previous, shown, (store, port, now) => store.claimOwn(port, accountId, this.deps.nodeId, now));
       return { hostname: tcpHostname(sharedDomain, previous), pinned: false };
     }
     return { hostname: tcpHostname(sharedDomain, await this.claimRandom(accountId)), pinned: false };
@@ -147,9 +155,15 @@ export class TcpTunnels {
     if (port < from || port > to) throw new SvcError(ErrorCode.TCP_PORT_UNAVAILABLE, BindMessages.tcpPortOutsideRange(port, from, to));
   }
 
-  private async claimOwn(accountId: string, port: number, shown: string): Promise<void> {
+  /** Claims a port a bind named (`how`: which rows it may take) and listens on it; throws SvcError for the agent. */
+  private async claim(
+    accountId: string,
+    port: number,
+    shown: string,
+    how: (repo: Store['tcpAddresses'], port: number, now: number) => Promise<TcpClaim>,
+  ): Promise<void> {
     const { store } = this.deps;
-    const claim = await this.queue(port, () => store.tcpAddresses.claimOwn(port, accountId, this.deps.nodeId, Date.now()));
+    const claim = await this.queue(port, () => how(store.tcpAddresses, port, Date.now()));
     if (claim === 'not-yours') throw new SvcError(ErrorCode.NAME_TAKEN, BindMessages.tcpAddressNotYours(shown));
     if (claim === 'taken') throw new SvcError(ErrorCode.NAME_TAKEN, BindMessages.tcpAddressTaken(shown));
     if (!(await this.listen(port))) {
