@@ -100,6 +100,43 @@ describe('tcp tunnels', () => {
     }
   });
 
+  it('bills none of the bytes a visitor sent to a refused local port', async () => {
+    // An account of its own: its usage is this test's bytes only.
+    const token = await server.createAccount('refused-bytes@example.com');
+    const gone = await startTcpService();
+    await gone.close();
+    const echo = await startTcpService();
+    const refused = await forward({ proto: 'tcp', addr: gone.port, token, serverUrl: server.url });
+    const answered = await forward({ proto: 'tcp', addr: echo.port, token, serverUrl: server.url });
+    try {
+      const socket = await connectTcp(portOf(refused.url));
+      // Cut by the edge mid-write: a reset, not an end (events.once would reject on it).
+      const closed = new Promise((resolve) => socket.on('close', resolve));
+      socket.on('error', () => undefined);
+      // More than the stream window, so bytes cross to the agent before its refusal comes back.
+      socket.write(Buffer.alloc(8 * 1024 * 1024));
+      await closed;
+      const record = await waitForRecord(refused, 502, token);
+      assert.equal(record.bytes, 0);
+      // Usage is flushed in batches: once an answered connection's bytes are in, the refused one's would be too.
+      const other = await connectTcp(portOf(answered.url));
+      const got = readAll(other);
+      other.end('12345');
+      await got;
+      let used = 0;
+      for (let attempt = 0; attempt < 200 && used < 10; attempt++) {
+        const response = await fetch(`${server.url}/v1/usage`, { headers: { authorization: `Bearer ${token}` } });
+        used = ((await response.json()) as { used: { bandwidthBytes: number } }).used.bandwidthBytes;
+        if (used < 10) await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      assert.equal(used, 10);
+    } finally {
+      await refused.close();
+      await answered.close();
+      await echo.close();
+    }
+  });
+
   it('records a closed connection with both directions counted', async () => {
     const echo = await startTcpService();
     const tunnel = await tunnelTo(echo.port);
@@ -137,13 +174,14 @@ describe('tcp tunnels', () => {
     }
   });
 
-  /** The tunnel's inspector record with `status`, once the edge has written it. */
+  /** The tunnel's inspector record with `status`, once the edge has written it (`token`: of the tunnel's account). */
   async function waitForRecord(
     tunnel: Tunnel,
     status: number,
+    token = server.token!,
   ): Promise<{ method: string; path: string; proto: string; bytes: number; host: string; ip: string }> {
     for (let attempt = 0; attempt < 200; attempt++) {
-      const response = await fetch(`${server.url}/v1/requests`, { headers: { authorization: `Bearer ${server.token!}` } });
+      const response = await fetch(`${server.url}/v1/requests`, { headers: { authorization: `Bearer ${token}` } });
       const body = (await response.json()) as {
         requests: Array<{
           method: string;

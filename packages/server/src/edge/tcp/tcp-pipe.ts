@@ -73,6 +73,10 @@ export function pipeTcpVisitor(
     return;
   }
   let cut = false;
+  // Bytes of the visitor's that crossed before the agent's CONNECTED head: a refused local
+  // connection never delivers them, so they are metered and recorded only once it connects.
+  let connected = false;
+  let early = 0;
   const { meter } = deps;
   const metered = (bytes: number): boolean => {
     if (cut) return false;
@@ -86,6 +90,10 @@ export function pipeTcpVisitor(
   };
   const pipe = new SocketPipe(socket, stream, {
     fromSocket(chunk) {
+      if (!connected) {
+        early += chunk.length;
+        return true;
+      }
       record.bytesIn += chunk.length;
       return metered(chunk.length);
     },
@@ -94,15 +102,22 @@ export function pipeTcpVisitor(
       return metered(chunk.length);
     },
     onHeaders(meta) {
-      if (record.status === 0 && (meta as { s?: unknown } | null)?.s === TCP_CONNECTED) record.status = TcpStatus.CLOSED;
+      if ((meta as { s?: unknown } | null)?.s !== TCP_CONNECTED) return;
+      if (record.status === 0) record.status = TcpStatus.CLOSED;
+      connected = true;
+      if (early === 0) return;
+      record.bytesIn += early;
+      // Over the quota: cut now, as a chunk would be (the bytes are with the agent already).
+      metered(early);
+      early = 0;
     },
     onReset(error) {
       if (record.status === 0 || record.status === TcpStatus.CLOSED) record.status = statusOfReset(error.code, record.status === 0);
     },
   });
   if (tls !== undefined && tls.head.length > 0) {
-    record.bytesIn += tls.head.length;
-    if (metered(tls.head.length)) stream.write(tls.head);
+    early += tls.head.length;
+    stream.write(tls.head);
   }
   pipe.start();
   socket.on('error', () => {
