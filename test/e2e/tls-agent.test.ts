@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { AGENT_BIN, runAgent, spawnNode, startServer, tempDir, type TestServer } from './harness/index.js';
+import { AGENT_BIN, runAgent, spawnNode, splitFailure, startServer, tempDir, type TestServer } from './harness/index.js';
 import { nginxInstalled, startNginx, type TestNginx } from './harness/nginx.js';
 import { startTcpService } from './harness/tcp-support.js';
 import {
@@ -94,6 +94,30 @@ describe('svc tls', () => {
       assert.match(check.stderr, /cidrAllow.*access rules cannot apply to proto: tls/);
       assert.match(check.stderr, /tlsCert.*needs tlsKey/);
     } finally {
+      await dir.remove();
+    }
+  });
+
+  it('--tls-cert/--tls-key that are empty or not a pair: refused at start, saying which', async () => {
+    const dir = await tempDir('svc-tls-pair-');
+    const [one, two] = [await selfSignedCertificate('one.localhost'), await selfSignedCertificate('two.localhost')];
+    try {
+      const empty = path.join(dir.dir, 'e.pem');
+      await writeFile(empty, '');
+      const run = (cert: string, key: string) =>
+        runAgent(['tls', '9443', '--tls-cert', cert, '--tls-key', key], { SVC_SERVER: server.url, SVC_TOKEN: server.token });
+      const blank = await run(empty, empty);
+      assert.equal(blank.code, 1, blank.stderr);
+      assert.equal(splitFailure(blank.stderr).sentence, 'the TLS certificate (tlsCert, --tls-cert) is empty');
+      const mismatched = await run(one.certPath, two.keyPath);
+      assert.equal(mismatched.code, 1, mismatched.stderr);
+      assert.match(
+        splitFailure(mismatched.stderr).sentence,
+        /^the TLS key \(tlsKey, --tls-key\) is not the key of the TLS certificate .*CN=one\.localhost$/,
+      );
+    } finally {
+      await one.close();
+      await two.close();
       await dir.remove();
     }
   });

@@ -1,3 +1,4 @@
+import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { createSecureContext, type SecureContext } from 'node:tls';
 import { BindMessages, ErrorCode, SvcError } from '@svcrouter/protocol';
 import type { AccessOptions } from './access.js';
@@ -44,15 +45,47 @@ export function tlsBind(options: {
   return name;
 }
 
-/** The agent's own TLS context from `tlsCert`/`tlsKey`; NAME_INVALID when only one is given or they do not load. */
+/**
+ * The agent's own TLS context from `tlsCert`/`tlsKey`; NAME_INVALID when only one is given, either
+ * does not parse, or the key is not the certificate's. createSecureContext alone takes an empty
+ * or mismatched pair and leaves every visitor's handshake to fail, so both are parsed and matched
+ * here, where the start can still say which is wrong.
+ */
 function terminatingContext(cert: string | Buffer | undefined, key: string | Buffer | undefined): SecureContext | undefined {
   if (cert === undefined && key === undefined) return undefined;
   if (cert === undefined || key === undefined) {
     throw new SvcError(ErrorCode.NAME_INVALID, 'a TLS certificate needs its key: give both tlsCert and tlsKey (--tls-cert and --tls-key)');
   }
+  const certName = 'the TLS certificate (tlsCert, --tls-cert)';
+  const keyName = 'the TLS key (tlsKey, --tls-key)';
+  if (cert.toString().trim() === '') throw new SvcError(ErrorCode.NAME_INVALID, `${certName} is empty`);
+  if (key.toString().trim() === '') throw new SvcError(ErrorCode.NAME_INVALID, `${keyName} is empty`);
+  let leaf: X509Certificate;
+  try {
+    // The first certificate of a chain is the one the key must match.
+    leaf = new X509Certificate(cert);
+  } catch (error) {
+    throw new SvcError(ErrorCode.NAME_INVALID, `${certName} is not a PEM certificate (${reason(error)})`);
+  }
+  let privateKey: KeyObject;
+  try {
+    privateKey = createPrivateKey(key);
+  } catch (error) {
+    throw new SvcError(ErrorCode.NAME_INVALID, `${keyName} is not an unencrypted PEM private key (${reason(error)})`);
+  }
+  if (!leaf.checkPrivateKey(privateKey)) {
+    throw new SvcError(
+      ErrorCode.NAME_INVALID,
+      `${keyName} is not the key of ${certName}, whose subject is ${leaf.subject.replace(/\n/g, ', ')}`,
+    );
+  }
   try {
     return createSecureContext({ cert, key });
   } catch (error) {
-    throw new SvcError(ErrorCode.NAME_INVALID, `cannot use the TLS certificate and key: ${(error as Error).message}`);
+    throw new SvcError(ErrorCode.NAME_INVALID, `cannot use the TLS certificate and key: ${reason(error)}`);
   }
+}
+
+function reason(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
