@@ -89,6 +89,17 @@ test('svc tcp takes one address and its flags; --idle-timeout reads durations', 
   assert.equal(parseDuration('1d'), undefined);
 });
 
+test('--idle-timeout refuses what no Node timer can wait: a bare number is seconds', () => {
+  const tooLong = (given: string) =>
+    `--idle-timeout ${given} is too long: at most 2147483647ms (about 24 days), the longest timer Node keeps; 0 never closes an idle connection`;
+  assert.equal(parseCommand(['tcp', '22', '--idle-timeout', '999999999h']), tooLong('999999999h'));
+  assert.equal(parseCommand(['tcp', '22', '--idle-timeout', '2147484']), tooLong('2147484'));
+  assert.deepEqual((parseCommand(['tcp', '22', '--idle-timeout', '596h']) as { tcp: unknown }).tcp, {
+    idleTimeoutMs: 2_145_600_000,
+  });
+  assert.deepEqual((parseCommand(['tcp', '22', '--idle-timeout', '2147483']) as { tcp: unknown }).tcp, { idleTimeoutMs: 2_147_483_000 });
+});
+
 test('svc tls takes one address, a name, its own certificate and PROXY protocol; access rules are refused', () => {
   assert.deepEqual(
     parseCommand(['tls', '9443', '--subdomain', 'db', '--tls-cert', 'c.pem', '--tls-key', 'k.pem', '--proxy-protocol', 'v1', '--pool']),

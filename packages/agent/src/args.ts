@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { accessProblem, hostHeaderProblem, type RouteOptions, type TrafficOptions } from '@svcrouter/sdk';
+import { MAX_TCP_IDLE_TIMEOUT_MS, idleTimeoutTooLong } from '@svcrouter/sdk';
 import { parseRouteFlags } from './route-flags.js';
 import { DEFAULT_TRANSFER_BYTES } from './doctor/index.js';
 import { misplacedFlag, type FlagCommand } from './command-flags.js';
@@ -233,6 +234,7 @@ export function parseCommand(argv: string[]): Command | string {
       if (values['idle-timeout'] !== undefined) {
         const ms = parseDuration(values['idle-timeout']);
         if (ms === undefined) return `--idle-timeout takes a duration such as 30s, 5m, 1h or 0, not "${values['idle-timeout']}"`;
+        if (ms > MAX_TCP_IDLE_TIMEOUT_MS) return `--idle-timeout ${idleTimeoutTooLong(values['idle-timeout'])}`;
         tcp.idleTimeoutMs = ms;
       }
       if (values['proxy-protocol'] !== undefined) {

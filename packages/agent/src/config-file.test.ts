@@ -79,6 +79,20 @@ test('a bad value is reported at the value, with the reason; a missing one at it
   );
 });
 
+test('an idleTimeoutMs longer than a Node timer can wait is reported at its value', () => {
+  assert.deepEqual(
+    problems('tunnels:\n  ssh:\n    addr: 22\n    proto: tcp\n    idleTimeoutMs: 1e12\n').map((p) => [p.line, p.key, p.message]),
+    [
+      [
+        5,
+        'tunnels.ssh.idleTimeoutMs',
+        'too long: at most 2147483647ms (about 24 days), the longest timer Node keeps; 0 never closes an idle connection',
+      ],
+    ],
+  );
+  assert.equal(parseConfig('tunnels:\n  ssh:\n    addr: 22\n    proto: tcp\n    idleTimeoutMs: 2147483647\n').ok, true);
+});
+
 test('a YAML syntax error has its line; an empty file says tunnels are required', () => {
   const [syntax] = problems('tunnels:\n  web: [3000\n');
   assert.equal(syntax!.key, '');

@@ -8,7 +8,7 @@ import {
   oidcNameProblem,
   parseBasicAuthPair,
 } from '@svcrouter/protocol';
-import { hostHeaderProblem, parseLocalTarget, parseTcpTarget } from '@svcrouter/sdk';
+import { MAX_TCP_IDLE_TIMEOUT_MS, hostHeaderProblem, idleTimeoutTooLong, parseLocalTarget, parseTcpTarget } from '@svcrouter/sdk';
 import { z } from 'zod';
 import { checkPolicy, POLICY_BLOCK_KEYS, TRAFFIC_FIELDS } from './config-policy.js';
 import { checkRoutes, RoutesSchema } from './config-routes.js';
@@ -77,7 +77,7 @@ const TunnelBaseSchema = z.strictObject({
   /** `proto: tcp`: a reserved TCP address of the account (`host:port`); default a random port. */
   remoteAddr: z.string().min(1).optional(),
   /** `proto: tcp`: ms without a byte either way before a connection closes (default 3600000; 0 never). */
-  idleTimeoutMs: z.number().int().min(0).optional(),
+  idleTimeoutMs: z.number().int().min(0).max(MAX_TCP_IDLE_TIMEOUT_MS, idleTimeoutTooLong()).optional(),
   /** `proto: tcp`: send the visitor's address first as a PROXY protocol `v1` or `v2` header (default none). */
   proxyProtocol: z.enum(['v1', 'v2']).optional(),
   /** `proto: tls`: the agent terminates TLS with this certificate (PEM file, relative to the config file), with tlsKey. */

@@ -17,7 +17,14 @@ import { OriginProxy, type RequestLog } from './origin-proxy.js';
 import { Tunnel } from './tunnel.js';
 import { checkedRoutes, type CheckedRoute, type RouteOptions } from './routes.js';
 import { routedProxy } from './routed-proxy.js';
-import { parseTcpTarget, TcpProxy, type TcpConnectionLog, type TcpTarget } from './tcp-proxy.js';
+import {
+  idleTimeoutTooLong,
+  MAX_TCP_IDLE_TIMEOUT_MS,
+  parseTcpTarget,
+  TcpProxy,
+  type TcpConnectionLog,
+  type TcpTarget,
+} from './tcp-proxy.js';
 import { isProxyProtocolVersion, type ProxyProtocolVersion } from './proxy-protocol.js';
 import { checkedTlsOptions, tlsBind, type TlsForwardOptions } from './forward-tls.js';
 
@@ -261,6 +268,8 @@ function checkedTcpTarget(options: Pick<ForwardOptions, 'addr' | 'proxyProtocol'
   if (idle !== undefined && (!Number.isInteger(idle) || idle < 0)) {
     throw new SvcError(ErrorCode.NAME_INVALID, `invalid idle timeout ${String(idle)}: expected a whole number of ms, 0 for none`);
   }
+  if (idle !== undefined && idle > MAX_TCP_IDLE_TIMEOUT_MS)
+    throw new SvcError(ErrorCode.NAME_INVALID, `idle timeout ${idleTimeoutTooLong(`${idle}ms`)}`);
   return target;
 }
 

@@ -25,7 +25,15 @@ export {
 export { TRAFFIC_OPTION_KEYS, trafficPolicy, trafficProblem, type TrafficOptions } from './traffic-options.js';
 export { reconnectDelay, RECONNECT_BASE_MS, RECONNECT_CAP_MS } from './backoff.js';
 export type { RequestLog } from './origin-proxy.js';
-export { DEFAULT_TCP_IDLE_TIMEOUT_MS, parseTcpTarget, type TcpConnectionLog, type TcpProxyOptions, type TcpTarget } from './tcp-proxy.js';
+export {
+  DEFAULT_TCP_IDLE_TIMEOUT_MS,
+  MAX_TCP_IDLE_TIMEOUT_MS,
+  idleTimeoutTooLong,
+  parseTcpTarget,
+  type TcpConnectionLog,
+  type TcpProxyOptions,
+  type TcpTarget,
+} from './tcp-proxy.js';
 export { isProxyProtocolVersion, proxyProtocolHeader, type ProxyProtocolVersion } from './proxy-protocol.js';
 export { ApiClient, ApiError, ClientErrorCode, type ApiClientOptions } from './api-client.js';
 export { parseSse, type SseEvent } from './sse.js';

@@ -15,6 +15,16 @@ import { TargetLookup } from './target-lookup.js';
 
 /** Default `--idle-timeout`: a TCP connection with no byte either way for this long is closed. */
 export const DEFAULT_TCP_IDLE_TIMEOUT_MS = 3_600_000;
+/**
+ * The longest idle timeout: the longest delay a Node timer keeps. A longer one fires at once
+ * (with a TimeoutOverflowWarning), which would close every connection as it opens.
+ */
+export const MAX_TCP_IDLE_TIMEOUT_MS = 2_147_483_647;
+/** Why an idle timeout longer than MAX_TCP_IDLE_TIMEOUT_MS is refused; `given`: the value as the user wrote it, when the sentence names it. */
+export function idleTimeoutTooLong(given?: string): string {
+  const what = given === undefined ? 'too long' : `${given} is too long`;
+  return `${what}: at most ${MAX_TCP_IDLE_TIMEOUT_MS}ms (about 24 days), the longest timer Node keeps; 0 never closes an idle connection`;
+}
 /** A local service that closes within this long after a PROXY header likely does not speak PROXY protocol. */
 const PROXY_HINT_MS = 1000;
 /** Keepalive probes on local connections start after this much silence, so a dead service host is noticed. */
