@@ -181,7 +181,7 @@ export class AgentTunnels implements TunnelControl {
     this.output.added(view);
     const target = spec.target;
     void probeLocal('origin' in target ? target : { host: target.host, port: target.port }).then((code) => {
-      if (code !== undefined) this.output.warning(notListeningWarning(localOf(target), code));
+      if (code !== undefined) this.output.warning(notListeningWarning(localOf(target), code, !('origin' in target)));
     });
     return apiTunnel(this.entries.get(body.name)!);
   }

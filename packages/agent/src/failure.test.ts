@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { BindMessages, ErrorCode, SvcError } from '@svcrouter/protocol';
-import { explainFailure } from './failure.js';
+import { explainFailure, notListeningWarning } from './failure.js';
 
 const RETRY = /run svc again; if it keeps failing/;
 
@@ -45,4 +45,15 @@ test('a name held by another account still suggests another name, and a transien
   );
   assert.match(explainFailure(new SvcError(ErrorCode.INTERNAL, BindMessages.noFreeName)).hint, RETRY);
   assert.match(explainFailure(new Error('socket hang up')).hint, RETRY);
+});
+
+test('warns of a local target where nothing listens with what visitors get meanwhile: a page, or a closed connection', () => {
+  assert.equal(
+    notListeningWarning('http://localhost:3000', 'ECONNREFUSED').sentence,
+    'warning: nothing answers at http://localhost:3000 yet (ECONNREFUSED); visitors get a 502 page until it does',
+  );
+  assert.equal(
+    notListeningWarning('localhost:5432', 'ECONNREFUSED', true).sentence,
+    "warning: nothing answers at localhost:5432 yet (ECONNREFUSED); each visitor's connection is closed at once until it does",
+  );
 });

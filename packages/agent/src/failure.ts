@@ -64,10 +64,14 @@ export function caFileFailure(path: string, error: NodeJS.ErrnoException | undef
   };
 }
 
-/** The sentence and hint for a local target where nothing listens (a warning: the tunnel still starts). */
-export function notListeningWarning(local: string, code: string): Failure {
+/**
+ * The sentence and hint for a local target where nothing listens (a warning: the tunnel still
+ * starts). `raw`: a TCP or TLS tunnel, whose visitors get no page: the edge closes their connection.
+ */
+export function notListeningWarning(local: string, code: string, raw = false): Failure {
+  const meanwhile = raw ? "each visitor's connection is closed at once" : 'visitors get a 502 page';
   return {
-    sentence: `warning: nothing answers at ${local} yet (${code}); visitors get a 502 page until it does`,
+    sentence: `warning: nothing answers at ${local} yet (${code}); ${meanwhile} until it does`,
     hint: 'start the local service, or check the port given to svc',
   };
 }

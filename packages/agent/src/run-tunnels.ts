@@ -100,6 +100,6 @@ async function warnIfNotListening(specs: TunnelSpec[], output: Output): Promise<
   for (const spec of specs) {
     const target = spec.target;
     const code = await probeLocal('origin' in target ? target : { host: target.host, port: target.port });
-    if (code !== undefined) output.warning(notListeningWarning(localOf(target), code));
+    if (code !== undefined) output.warning(notListeningWarning(localOf(target), code, !('origin' in target)));
   }
 }
