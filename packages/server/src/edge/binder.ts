@@ -1,15 +1,6 @@
 import { randomInt } from 'node:crypto';
 import type { Logger } from 'pino';
-import {
-  BindMessages,
-  ErrorCode,
-  Messages,
-  SvcError,
-  hasAccessRules,
-  hasRules,
-  policyProblem,
-  type AgentMessage,
-} from '@svcrouter/protocol';
+import { BindMessages, ErrorCode, Messages, SvcError, hasRules, policyProblem, type AgentMessage } from '@svcrouter/protocol';
 import { routeListOf, routeTableOf } from './route-labels.js';
 import {
   PolicyConflictError,
@@ -22,6 +13,7 @@ import {
   type Tunnel,
 } from '../store/index.js';
 import { compilePolicy, compileTraffic, type RateLimiter, type SignIn } from '../policy/index.js';
+import { checkHolder, nameTaken } from './holder-checks.js';
 import { policySignature } from './policy-signature.js';
 import { storedPolicy } from './stored-policy.js';
 import { NameGraces, type NameGrace } from './name-graces.js';
@@ -261,37 +253,15 @@ export class Binder {
   ): Promise<Binding> {
     const { store, router } = this.deps;
     const holder = router.resolve(hostname);
-    if (holder && holder.accountId !== account.id) throw nameTaken(hostname);
     const pooled = request.pool === true;
-    if (holder && (holder.pool !== undefined) !== pooled) {
-      throw new SvcError(ErrorCode.NAME_TAKEN, BindMessages.poolMismatch(hostname, !pooled));
-    }
+    const group = typeof request.group === 'string' && request.group !== '' ? request.group.slice(0, MAX_GROUP_LENGTH) : undefined;
+    const policy = hasRules(request.policy) ? request.policy : undefined;
+    const signature = pooled ? policySignature(policy) : '';
+    if (holder) checkHolder(holder, hostname, { accountId: account.id, session, pooled, group, policy, signature });
     const grace = this.graces.get(hostname);
     if (grace && grace.until > Date.now() && grace.accountId !== account.id) throw nameTaken(hostname);
     // The same account back within the grace period (or replacing its own binding) is no news.
     const returning = (grace !== undefined && grace.until > Date.now()) || (holder !== undefined && !pooled);
-
-    // Two tunnels of one agent on one name: the second would replace the first, which still says it forwards.
-    if (holder && !pooled && holder.session === session) throw new SvcError(ErrorCode.NAME_TAKEN, BindMessages.sameAgent(hostname));
-    const group = typeof request.group === 'string' && request.group !== '' ? request.group.slice(0, MAX_GROUP_LENGTH) : undefined;
-    // One agent's two sessions on one node would replace each other: the second is refused.
-    if (holder && !pooled && group !== undefined && holder.group === group && holder.session !== session) {
-      throw new SvcError(ErrorCode.NAME_TAKEN, BindMessages.sameNode(hostname));
-    }
-
-    const policy = hasRules(request.policy) ? request.policy : undefined;
-    // A tunnel with rules is never replaced by a bind without them (on other nodes, the store
-    // says so), nor a tunnel with access rules by a bind that brings only traffic rules.
-    if (holder && (holder.access !== undefined || holder.traffic !== undefined) && policy === undefined) {
-      throw new SvcError(ErrorCode.POLICY_INVALID, BindMessages.policyRequired(hostname));
-    }
-    if (holder && !pooled && holder.access !== undefined && !hasAccessRules(policy)) {
-      throw new SvcError(ErrorCode.POLICY_INVALID, BindMessages.policyRequired(hostname));
-    }
-    const signature = pooled ? policySignature(policy) : '';
-    if (holder?.pool !== undefined && holder.pool.members.length > 0 && holder.pool.signature !== signature) {
-      throw new SvcError(ErrorCode.POLICY_INVALID, BindMessages.poolPolicyMismatch(hostname));
-    }
 
     // The same account taking its name back (a reconnect, or a second `svc` with the same
     // SVC_SUBDOMAIN) evicts the stale binding, so it does not count against the limit.
@@ -483,10 +453,6 @@ function validateLabel(label: string): void {
   if (!isDnsLabel(label)) {
     throw new SvcError(ErrorCode.NAME_INVALID, BindMessages.subdomainInvalid(label));
   }
-}
-
-function nameTaken(hostname: string): SvcError {
-  return new SvcError(ErrorCode.NAME_TAKEN, BindMessages.nameTaken(hostname));
 }
 
 /**
