@@ -16,8 +16,11 @@ const run = promisify(execFile);
 const PACKAGES = ['protocol', 'sdk', 'agent'] as const;
 // The compiler the build uses; `typescript` itself is the 6.0 API that typescript-eslint loads.
 const TSC = path.join(REPO_ROOT, 'node_modules/@typescript/native/bin/tsc');
-/** What the SDK and protocol may depend on: each other only. */
-const SDK_DEPENDENCIES = ['@svcrouter/protocol', '@svcrouter/sdk'];
+/**
+ * What the SDK and protocol may depend on: each other, and re2js, the pure-JS RE2 engine that
+ * checks and runs traffic rules' regexes (the agent checks a rule with the engine the edge runs).
+ */
+const SDK_DEPENDENCIES = ['@svcrouter/protocol', '@svcrouter/sdk', 're2js'];
 /** The agent adds its live screen (log-update, ansi-escapes, picocolors) and config file (yaml, zod) libraries. */
 // ws: svc doctor's WebSocket echo through the public URL (Node 20 has no WebSocket client without a flag).
 const AGENT_DEPENDENCIES = [...SDK_DEPENDENCIES, 'ansi-escapes', 'log-update', 'picocolors', 'ws', 'yaml', 'zod'];
@@ -99,7 +102,7 @@ describe('packed agent-side packages installed from their tarballs', () => {
     await work?.remove();
   });
 
-  it('installs the three packages; the SDK and protocol depend on nothing else, the agent on its terminal and config libraries; no native module or test file', async () => {
+  it('installs the three packages; the SDK and protocol depend on nothing but re2js, the agent on its terminal and config libraries; no native module or test file', async () => {
     assert.deepEqual((await readdir(path.join(app, 'node_modules/@svcrouter'))).sort(), ['agent', 'protocol', 'sdk']);
     for (const name of PACKAGES) {
       const folder = path.join(app, 'node_modules/@svcrouter', name);
