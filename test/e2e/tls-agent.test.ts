@@ -74,6 +74,8 @@ describe('svc tls', () => {
       const result = await curlHttps(agent.host, agent.port, cert.certPath);
       assert.ok(result.ok, result.stderr);
       assert.equal(result.stdout, 'plain service behind the agent');
+      // The visitor and the service both closed cleanly: a closed connection, not a reset one.
+      await agent.proc.waitForLine(/^\d\d:\d\d:\d\d\.\d{3} TLS 127\.0\.0\.1:\d+ \d+ms in \d+B out \d+B closed$/);
     } finally {
       await agent.proc.kill('SIGINT');
       await plain.close();
