@@ -4,6 +4,7 @@ import net, { type Server } from 'node:net';
 import { Writable } from 'node:stream';
 import { after, describe, it } from 'node:test';
 import { pino } from 'pino';
+import { freePort } from '@svcrouter/testkit';
 import { RemotePorts } from './tcp-remote-ports.js';
 
 // RemotePorts against real listening sockets on loopback: the node's side (listen, release) is
@@ -46,14 +47,6 @@ function harness(range: { from: number; to: number }) {
   // RemotePorts' own handler of a listen was attached first, so it has run once these settle.
   const settled = () => Promise.all(pending);
   return { ports, servers, lines, settled, close: () => [...servers.keys()].forEach(release) };
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 describe('RemotePorts', () => {

@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
+import { freePort } from '@svcrouter/testkit';
 import type { AgentMessage } from '@svcrouter/protocol';
 import { openStore, type Account, type Store } from '../../store/index.js';
 import { Router } from '../router.js';
@@ -15,15 +14,6 @@ import { TcpTunnels } from './tcp-tunnels.js';
 // and nothing left behind by a bind refused after its port was claimed (the tunnel limit).
 
 type BindRequest = Extract<AgentMessage, { type: 'bind' }>;
-
-/** A port free on loopback right now, for a one-port range. */
-async function freePort(): Promise<number> {
-  const server = net.createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 describe('TCP tunnels: ports of binds that fail', () => {
   let dir: string;
