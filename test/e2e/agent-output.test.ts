@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { h2Request, h2Session } from './harness/h2-visitor.js';
 import { serverSuite, startAgent, startOrigin, visit, withRestartableServer } from './harness/index.js';
 
 // Off a terminal the agent prints plain lines, or JSON lines with --log-format json.
@@ -37,6 +38,21 @@ describe('agent output modes', () => {
     await visit(server, agent.hostname, '/plain');
     await agent.proc.waitForLine(/^\d\d:\d\d:\d\d\.\d{3} GET \/plain 200 \d+ms$/);
     assert.equal(agent.proc.lines[0], `Forwarding ${agent.url} -> http://localhost:${origin.port}`);
+    assert.equal((await agent.close()).code, 0);
+  });
+
+  it("a visitor's HTTP/2 path bytes 0x80–0x9f (C1 controls: CSI, OSC…) reach the plain line as %XX", async () => {
+    const { server, origin } = system;
+    const agent = await startAgent(server, { token: server.token, target: origin.port, args: ['--log', 'stdout'] });
+    const session = h2Session(server, agent.hostname);
+    try {
+      // The :path's bytes arrive at the agent one character each: 0x9d is OSC, 0x9c its end (ST).
+      await h2Request(session, { ':method': 'GET', ':path': '/c1\u009d52;c;aGk=\u009c\u009b2J' });
+    } finally {
+      session.close();
+    }
+    const [line] = await agent.proc.waitForLine(/ GET \/c1\S* \d{3} \d+ms$/);
+    assert.match(line, / GET \/c1%9D52;c;aGk=%9C%9B2J \d{3} \d+ms$/);
     assert.equal((await agent.close()).code, 0);
   });
 

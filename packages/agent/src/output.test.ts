@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
 import { test } from 'node:test';
 import { requestEvent } from './output-json.js';
-import { terminalOutput } from './output.js';
+import { printable, terminalOutput } from './output.js';
 
 /** A stdout that records each write(2) the agent would make. */
 function recordingStream(): { stream: PassThrough; writes: string[] } {
@@ -79,4 +79,15 @@ test('a JSON request event is what JSON.stringify writes for the same fields', (
     });
     assert.equal(requestEvent(view, log, nowMs), `${expected}\n`);
   }
+});
+
+test("a request line shows a visitor's control characters as %XX, so they cannot drive the terminal", () => {
+  const out = recordingStream();
+  const output = terminalOutput(out.stream, new PassThrough());
+  // U+009D (OSC) … U+009C (ST) would set the clipboard on xterm; CR would hide the line's start.
+  output.request(VIEW, { method: 'GET', path: '/x\u009d52;c;aGk=\u009c\ry\u001b[2J', status: 400, durationMs: 1 });
+  output.flush();
+  const line = out.writes.join('');
+  assert.match(line, /^\d\d:\d\d:\d\d\.\d{3} GET \/x%9D52;c;aGk=%9C%0Dy%1B\[2J 400 1ms\n$/);
+  assert.equal(printable('/plain/päth?q=1'), '/plain/päth?q=1', 'printable characters pass as they are');
 });

@@ -160,7 +160,24 @@ export function terminalOutput(stdout: NodeJS.WritableStream, stderr: NodeJS.Wri
 /** One plain request line: time, [tunnel name], method, path, status, duration. */
 export function requestLine(tunnel: TunnelView, log: RequestLog): string {
   const prefix = tunnel.name === '' ? '' : `[${tunnel.name}] `;
-  return `${clock()} ${prefix}${log.method} ${log.path} ${log.status} ${Math.round(log.durationMs)}ms\n`;
+  return `${clock()} ${prefix}${printable(log.method)} ${printable(log.path)} ${log.status} ${Math.round(log.durationMs)}ms\n`;
+}
+
+/** C0 controls, DEL and C1 controls (U+0080–U+009F, which terminals such as xterm obey as controls). */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;
+
+/**
+ * What a visitor sent (method, path), safe to write on a terminal: every control character
+ * becomes its %XX escape. An HTTP/2 :path may carry bytes 0x80–0xff, which arrive as the C1
+ * controls U+0080–U+009F (CSI, OSC…): written as they are, a visitor could move the cursor,
+ * retitle the window or set the clipboard on the developer's terminal. Percent escapes keep
+ * the line one line and show which byte came.
+ */
+export function printable(text: string): string {
+  // The test first: a request line is the hot path and almost never holds a control.
+  if (!CONTROL.test(text)) return text;
+  return text.replace(CONTROLS, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
 }
 
 /** One closed TCP connection: time, [tunnel name], visitor, duration, bytes each way, how it ended. */

@@ -54,3 +54,13 @@ test('the rate counts the last minute only', () => {
   assert.equal(screen.rate(65_000), 1 / 60);
   assert.equal(fit('abcdef', 4), 'abc…');
 });
+
+test("a visitor's control characters in the method or path reach the screen as %XX, never as controls", () => {
+  const screen = new ScreenModel();
+  screen.state = 'online';
+  // An HTTP/2 :path's bytes 0x80–0xff arrive as U+0080–U+00FF: U+009B is CSI, U+009D is OSC.
+  screen.addRequest(view, { method: 'G\u001bT', path: '/a\u009b2J\u009d52;c;aGk=\u009c\u0085b\u0007', status: 400, durationMs: 1 });
+  const text = renderScreen(screen, { columns: 120, rows: 24 }, false);
+  assert.doesNotMatch(text, /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+  assert.match(text, /G%1BT\s+\/a%9B2J%9D52;c;aGk=%9C%85b%07\s+400/);
+});

@@ -3,7 +3,7 @@ import pc from 'picocolors';
 /** picocolors' palette, with colours on or off. */
 type Colors = ReturnType<typeof pc.createColors>;
 import { SVC_VERSION } from '@svcrouter/protocol';
-import { clock } from './output.js';
+import { clock, printable } from './output.js';
 import type { ScreenModel } from './screen-model.js';
 
 /** Width of the label column. */
@@ -48,11 +48,11 @@ export function renderScreen(model: ScreenModel, size: ScreenSize, color = pc.is
   const room = Math.max(0, size.rows - lines.length - 1);
   for (const { at, tunnel, log } of model.recent.slice(0, room)) {
     const status = String(log.status);
-    const before = `${clock(at.getTime())} ${tunnel ? `[${tunnel}] ` : ''}${log.method.padEnd(7)}`;
+    const before = `${clock(at.getTime())} ${tunnel ? `[${tunnel}] ` : ''}${printable(log.method).padEnd(7)}`;
     const after = `${Math.round(log.durationMs)}ms`;
     // The path gives way first: time, method, status and duration always show.
     const pathRoom = Math.max(1, width - before.length - status.length - after.length - 3);
-    const path = fit(log.path, pathRoom).padEnd(Math.min(pathRoom, 32));
+    const path = fit(printable(log.path), pathRoom).padEnd(Math.min(pathRoom, 32));
     lines.push(fit(`${before}${path} `, width - status.length - after.length - 2) + statusTint(paint, log.status)(status) + `  ${after}`);
   }
   return lines.join('\n');
