@@ -75,5 +75,19 @@ export function requestEvent(tunnel: TunnelView, log: RequestLog, nowMs = Date.n
   const ms = nowMs - second * 1000;
   const time = isoPrefix + (ms < 10 ? `00${ms}` : ms < 100 ? `0${ms}` : String(ms));
   const durationMs = Math.round(log.durationMs * 10) / 10;
-  return `{"event":"request","time":"${time}Z","tunnel":${quotedUrlJson},"method":${JSON.stringify(log.method)},"path":${JSON.stringify(log.path)},"status":${log.status},"durationMs":${durationMs}}\n`;
+  return `{"event":"request","time":"${time}Z","tunnel":${quotedUrlJson},"method":${jsonText(log.method)},"path":${jsonText(log.path)},"status":${log.status},"durationMs":${durationMs}}\n`;
+}
+
+/** DEL and the C1 controls, which JSON.stringify leaves as they are. */
+const RAW_CONTROL = /[\u007f-\u009f]/;
+const RAW_CONTROLS = /[\u007f-\u009f]/g;
+
+/**
+ * JSON.stringify of a visitor's text with DEL and C1 controls as \u escapes too: the same value
+ * once parsed, but a JSON line followed on a terminal (`tail -f`, no --log-file) cannot carry a
+ * CSI or OSC (an HTTP/2 :path's bytes 0x80–0x9f) that the terminal would obey.
+ */
+function jsonText(text: string): string {
+  const json = JSON.stringify(text);
+  return RAW_CONTROL.test(json) ? json.replace(RAW_CONTROLS, (c) => `\\u00${c.charCodeAt(0).toString(16)}`) : json;
 }

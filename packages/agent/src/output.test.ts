@@ -91,3 +91,11 @@ test("a request line shows a visitor's control characters as %XX, so they cannot
   assert.match(line, /^\d\d:\d\d:\d\d\.\d{3} GET \/x%9D52;c;aGk=%9C%0Dy%1B\[2J 400 1ms\n$/);
   assert.equal(printable('/plain/päth?q=1'), '/plain/päth?q=1', 'printable characters pass as they are');
 });
+
+test('a JSON request event writes DEL and C1 controls as \\u escapes: the same path once parsed, nothing a terminal obeys', () => {
+  const path = '/j\u009b2J\u009d0;t\u009c\u007f"\\\u0085';
+  const line = requestEvent(VIEW, { method: 'GET', path, status: 400, durationMs: 1 });
+  assert.doesNotMatch(line.trimEnd(), /[\u0000-\u001f\u007f-\u009f]/);
+  assert.ok(line.includes('"path":"/j\\u009b2J\\u009d0;t\\u009c\\u007f\\"\\\\\\u0085"'), line);
+  assert.equal((JSON.parse(line) as { path: string }).path, path);
+});
