@@ -169,3 +169,16 @@ test('two tunnels asking for one name are reported at the second, unless both ar
 `);
   assert.ok(pooled.ok);
 });
+
+test('aliases that multiply (a "billion laughs" file) are one problem, not a crash', () => {
+  const levels = ['a: &a ["x","x","x","x","x","x","x","x","x"]'];
+  for (let i = 1; i < 7; i++) {
+    const previous = String.fromCharCode(96 + i);
+    const name = String.fromCharCode(97 + i);
+    levels.push(`${name}: &${name} [${Array(9).fill(`*${previous}`).join(',')}]`);
+  }
+  const found = problems([...levels, 'tunnels:', '  web: {addr: 3000}'].join('\n'));
+  assert.deepEqual(found, [
+    { line: 1, column: 1, key: '', message: 'too many alias expansions: anchors and aliases that multiply are refused' },
+  ]);
+});

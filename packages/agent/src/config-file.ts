@@ -44,7 +44,16 @@ export function parseConfig(text: string): ConfigResult {
       }),
     };
   }
-  const parsed = ConfigFileSchema.safeParse(doc.toJS() ?? {});
+  let content: unknown;
+  try {
+    content = doc.toJS();
+  } catch (error) {
+    // toJS() refuses aliases that expand past its limit (a "billion laughs" file) by throwing.
+    const message =
+      error instanceof ReferenceError ? 'too many alias expansions: anchors and aliases that multiply are refused' : String(error);
+    return { ok: false, problems: [{ line: 1, column: 1, key: '', message }] };
+  }
+  const parsed = ConfigFileSchema.safeParse(content ?? {});
   if (parsed.success) return { ok: true, config: parsed.data };
   const problems = parsed.error.issues.flatMap((issue) => locate(issue, doc, lines));
   problems.sort((a, b) => a.line - b.line || a.column - b.column);
