@@ -20,15 +20,19 @@ export function isLoopbackHost(host: string): boolean {
 
 /**
  * Why a request to the inspector is refused, or undefined to serve it.
- * - Host must name the inspector itself (`127.0.0.1:<port>`, `localhost:<port>`, `[::1]:<port>`):
+ * - Host must name the inspector itself (`127.0.0.1:<port>`, `localhost:<port>`, `[::1]:<port>`, or
+ *   the loopback address it is bound on):
  *   a page on another site that points its own name at 127.0.0.1 (DNS rebinding) sends its own
  *   name as Host, and gets nothing.
  * - A state-changing call (replay, starting or stopping a tunnel) needs an Origin of the inspector,
  *   or none (curl, scripts): a page elsewhere cannot make the browser replay requests or open
  *   tunnels.
  */
-export function refusal(request: IncomingMessage, port: number): string | undefined {
+export function refusal(request: IncomingMessage, port: number, boundHost = '127.0.0.1'): string | undefined {
+  // The loopback address it listens on (127.0.0.2 with --inspect-addr, say) is the name its URL prints.
+  const bound = `${boundHost.includes(':') ? `[${boundHost}]` : boundHost.toLowerCase()}:${port}`;
   const allowed = [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`];
+  if (!allowed.includes(bound)) allowed.push(bound);
   const host = (request.headers.host ?? '').toLowerCase();
   if (!allowed.includes(host)) return 'Host is not this inspector (DNS rebinding is refused)';
   if (SAFE_METHODS.has(request.method ?? 'GET')) return undefined;

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import net from 'node:net';
 import { test } from 'node:test';
 import { Inspector } from '@svcrouter/sdk';
@@ -70,4 +71,35 @@ test('addresses: host:port and [v6]:port parse; anything else, or a network addr
   assert.equal(parseInspectAddr('127.0.0.1:70000'), undefined);
   await assert.rejects(startInspectorServer(new Inspector(), '192.168.1.2:4040'), /must be a loopback address/);
   await assert.rejects(startInspectorServer(new Inspector(), 'nonsense'), /expected host:port/);
+});
+
+test('an inspector on another loopback address (127.0.0.2) answers at the URL it prints, and still refuses a foreign Host', async () => {
+  const inspector = await startInspectorServer(new Inspector(), '127.0.0.2:0');
+  try {
+    assert.equal(inspector.url, `http://127.0.0.2:${inspector.port}`);
+    const response = await fetch(`${inspector.url}/api/requests`);
+    assert.equal(response.status, 200);
+    assert.deepEqual(await response.json(), { requests: [] });
+    const replay = await fetch(`${inspector.url}/api/requests/req_1/replay`, {
+      method: 'POST',
+      headers: { origin: inspector.url },
+    });
+    assert.equal(replay.status, 404, 'the UI at this address may replay: only the unknown id is refused');
+    const rebound = await new Promise<number>((resolve, reject) => {
+      const request = http.get({
+        host: '127.0.0.2',
+        port: inspector.port,
+        path: '/api/requests',
+        headers: { host: `attacker.example:${inspector.port}` },
+      });
+      request.on('response', (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      request.on('error', reject);
+    });
+    assert.equal(rebound, 403);
+  } finally {
+    await inspector.close();
+  }
 });

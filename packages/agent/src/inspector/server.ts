@@ -45,7 +45,7 @@ export async function startInspectorServer(inspector: Inspector, addr: string, t
     throw new Error(`--inspect-addr must be a loopback address (127.0.0.1, localhost or ::1), not ${parsed.host}`);
   let port = 0;
   const server = http.createServer((request, response) => {
-    void serve(inspector, port, request, response, tunnels).catch(() => {
+    void serve(inspector, parsed.host, port, request, response, tunnels).catch(() => {
       if (!response.headersSent) send(response, 500, apiError('internal', 'the inspector failed on this request'));
       else response.destroy();
     });
@@ -65,12 +65,13 @@ export async function startInspectorServer(inspector: Inspector, addr: string, t
 
 async function serve(
   inspector: Inspector,
+  host: string,
   port: number,
   request: http.IncomingMessage,
   response: http.ServerResponse,
   tunnels: TunnelControlSlot | undefined,
 ): Promise<void> {
-  const refused = refusal(request, port);
+  const refused = refusal(request, port, host);
   if (refused) return send(response, 403, apiError('forbidden', refused));
   const path = new URL(request.url ?? '/', 'http://inspector').pathname;
   if (path.startsWith('/api/')) return handleApi(inspector, request, response, send, tunnels);
