@@ -182,3 +182,14 @@ test('aliases that multiply (a "billion laughs" file) are one problem, not a cra
     { line: 1, column: 1, key: '', message: 'too many alias expansions: anchors and aliases that multiply are refused' },
   ]);
 });
+
+test('inspector.addr is checked as the inspector checks it: loopback only, a port up to 65535', () => {
+  const tunnels = ['tunnels:', '  web: {addr: 3000}'];
+  assert.deepEqual(problems(['inspector:', '  addr: 0.0.0.0:4040', ...tunnels].join('\n')), [
+    { line: 2, column: 9, key: 'inspector.addr', message: 'must be a loopback address (127.0.0.1, localhost or ::1), not 0.0.0.0' },
+  ]);
+  assert.deepEqual(problems(['inspector:', '  addr: 127.0.0.1:99999', ...tunnels].join('\n')), [
+    { line: 2, column: 9, key: 'inspector.addr', message: 'expected host:port (port 0-65535)' },
+  ]);
+  assert.ok(parseConfig(['inspector:', '  addr: "[::1]:4040"', ...tunnels].join('\n')).ok);
+});

@@ -12,6 +12,7 @@ import { MAX_TCP_IDLE_TIMEOUT_MS, hostHeaderProblem, idleTimeoutTooLong, parseLo
 import { z } from 'zod';
 import { checkPolicy, POLICY_BLOCK_KEYS, TRAFFIC_FIELDS } from './config-policy.js';
 import { checkRoutes, RoutesSchema } from './config-routes.js';
+import { isLoopbackHost, parseInspectAddr } from './inspector/guard.js';
 
 /** Only this shape is a token; anything else (quotes, spaces, other prefixes) is refused as-is. */
 export const TOKEN_SHAPE = /^svc_[A-Za-z0-9_-]{43}$/;
@@ -51,7 +52,13 @@ export const InspectorSchema = z.strictObject({
   /** `host:port` on loopback (default DEFAULT_INSPECT_ADDR). */
   addr: z
     .string()
-    .regex(/^[^\s:]+:\d{1,5}$|^\[[0-9a-fA-F:]+\]:\d{1,5}$/, 'expected host:port')
+    .superRefine((addr, context) => {
+      const parsed = parseInspectAddr(addr);
+      // The same checks the inspector makes when it starts, so `svc config check` catches them.
+      if (!parsed) context.addIssue({ code: 'custom', message: 'expected host:port (port 0-65535)' });
+      else if (!isLoopbackHost(parsed.host))
+        context.addIssue({ code: 'custom', message: `must be a loopback address (127.0.0.1, localhost or ::1), not ${parsed.host}` });
+    })
     .optional(),
   /** Bytes kept of each request and response body (default the SDK's DEFAULT_MAX_BODY_BYTES). */
   maxBodyBytes: z

@@ -18,6 +18,14 @@ export function isLoopbackHost(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
 }
 
+/** Splits `host:port` (IPv6 in brackets); undefined when malformed. */
+export function parseInspectAddr(addr: string): { host: string; port: number } | undefined {
+  const match = /^(?:\[([0-9a-fA-F:]+)\]|([^\s:[\]]+)):(\d{1,5})$/.exec(addr);
+  const port = Number(match?.[3]);
+  if (!match || port > 65535) return undefined;
+  return { host: match[1] ?? match[2]!, port };
+}
+
 /**
  * Why a request to the inspector is refused, or undefined to serve it.
  * - Host must name the inspector itself (`127.0.0.1:<port>`, `localhost:<port>`, `[::1]:<port>`, or

@@ -3,9 +3,11 @@ import type { AddressInfo } from 'node:net';
 import type { Inspector } from '@svcrouter/sdk';
 import { handleApi } from './api.js';
 import { apiError, type Send } from './http-json.js';
-import { isLoopbackHost, refusal, SECURITY_HEADERS } from './guard.js';
+import { isLoopbackHost, parseInspectAddr, refusal, SECURITY_HEADERS } from './guard.js';
 import { readUiFile } from './ui-files.js';
 import type { TunnelControlSlot } from './tunnels-api.js';
+
+export { parseInspectAddr };
 
 /** Ports tried from the asked one on, one after the other, before any free port. */
 const PORT_ATTEMPTS = 20;
@@ -23,14 +25,6 @@ export interface InspectorServer {
   url: string;
   port: number;
   close(): Promise<void>;
-}
-
-/** Splits `host:port` (IPv6 in brackets); undefined when malformed. */
-export function parseInspectAddr(addr: string): { host: string; port: number } | undefined {
-  const match = /^(?:\[([0-9a-fA-F:]+)\]|([^\s:[\]]+)):(\d{1,5})$/.exec(addr);
-  const port = Number(match?.[3]);
-  if (!match || port > 65535) return undefined;
-  return { host: match[1] ?? match[2]!, port };
 }
 
 /**
