@@ -30,3 +30,8 @@ test('isOriginProto knows http1 and h2 only', () => {
   assert.ok(!isOriginProto('h3'));
   assert.ok(!isOriginProto(undefined));
 });
+
+test('a negative port is refused as a port, not taken for a host named "-1"', () => {
+  assert.equal(parseLocalTarget(-1), 'invalid local port "-1": expected 1-65535');
+  assert.equal(parseLocalTarget('-3000'), 'invalid local port "-3000": expected 1-65535');
+});

@@ -29,6 +29,8 @@ export function isOriginProto(value: unknown): value is OriginProto {
 export function parseLocalTarget(input: string | number, proto: OriginProto = 'http1'): LocalTarget | string {
   const text = String(input).trim();
   let candidate = text;
+  // A negative number is a port typed wrong (URL would read "-1" as a host name), never a host.
+  if (/^-\d+$/.test(text)) return `invalid local port "${text}": expected 1-65535`;
   if (/^\d+$/.test(text)) candidate = `http://localhost:${text}`;
   else if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) candidate = `http://${text}`;
   else if (/^h2c:\/\//i.test(text)) {
