@@ -71,7 +71,9 @@ export async function handleTunnelsApi(
   if (method === 'GET') return send(response, 200, { tunnels: control.list() });
   try {
     if (method === 'DELETE') {
-      const name = decodeURIComponent(parts[2]!);
+      const name = decodedName(parts[2]!);
+      if (name === undefined)
+        return send(response, 400, apiError('invalid_request', 'the tunnel name in the path is not valid percent-encoding'));
       const removed = await control.remove(name);
       if (!removed) return send(response, 404, apiError('not_found', `no tunnel named "${name}" in this agent`));
       response.writeHead(204, { 'cache-control': 'no-store' }).end();
@@ -82,6 +84,15 @@ export async function handleTunnelsApi(
   } catch (error) {
     if (!(error instanceof TunnelControlError)) throw error;
     send(response, error.status, apiError(error.code, error.message));
+  }
+}
+
+/** A path segment decoded, or undefined when its percent-encoding is broken (`%E0`). */
+function decodedName(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
   }
 }
 
