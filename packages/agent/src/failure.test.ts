@@ -57,3 +57,17 @@ test('warns of a local target where nothing listens with what visitors get meanw
     "warning: nothing answers at localhost:5432 yet (ECONNREFUSED); each visitor's connection is closed at once until it does",
   );
 });
+
+test('an invalid option other than the subdomain is not answered with the subdomain rule', () => {
+  for (const message of [
+    BindMessages.tcpAddressInvalid('nonsense'),
+    'the TLS certificate (tlsCert, --tls-cert) is not a PEM certificate (no start line)',
+    'at most 32 routes per tunnel, not 33',
+  ]) {
+    const { hint } = explainFailure(new SvcError(ErrorCode.NAME_INVALID, message));
+    assert.doesNotMatch(hint, /subdomain/, message);
+    assert.match(hint, /running svc again unchanged gets the same answer$/, message);
+  }
+  const subdomain = explainFailure(new SvcError(ErrorCode.NAME_INVALID, BindMessages.subdomainInvalid('-x')));
+  assert.match(subdomain.hint, /^give --subdomain or SVC_SUBDOMAIN one DNS label/);
+});

@@ -17,7 +17,9 @@ const HINTS: Partial<Record<ErrorCodeValue, string>> = {
   [ErrorCode.BANDWIDTH_LIMIT]:
     "this month's transfer of the plan is used up (GET /v1/usage shows it); it resets on the first of the month, or move the account to a larger plan",
   [ErrorCode.NAME_TAKEN]: 'pick another name with --subdomain or SVC_SUBDOMAIN, or leave it out for a random one',
-  [ErrorCode.NAME_INVALID]: 'a subdomain is one DNS label: 1-63 letters, digits or inner hyphens',
+  // NAME_INVALID covers every option refused before or at the bind (address, routes, TLS files, …), not only names.
+  [ErrorCode.NAME_INVALID]:
+    'correct what the line above names (a flag, an SVC_* variable or a key of svc.yml); running svc again unchanged gets the same answer',
   [ErrorCode.NAME_RESERVED]: 'pick another name with --subdomain or SVC_SUBDOMAIN, or leave it out for a random one',
   [ErrorCode.DOMAIN_NOT_VERIFIED]:
     "the dashboard's Domains page (or GET /v1/domains) shows the TXT record to publish; leave SVC_DOMAIN unset to use the shared domain meanwhile",
@@ -43,12 +45,22 @@ const SENTENCE_HINTS: ReadonlyArray<readonly [ending: string, hint: string]> = [
   [BindMessages.poolUnsupported, 'upgrade svc-server to pool tunnels, or run svc without --pool'],
 ];
 
+/** Hints by the start of the sentence, for a refusal whose varying part comes last. */
+const PREFIX_HINTS: ReadonlyArray<readonly [start: string, hint: string]> = [
+  [
+    BindMessages.subdomainInvalid('').split('"')[0]!,
+    'give --subdomain or SVC_SUBDOMAIN one DNS label (1-63 letters, digits or inner hyphens), or leave it out for a random name',
+  ],
+];
+
 const GENERIC_HINT = 'run svc again; if it keeps failing, the server log says more';
 
 /** The sentence and hint for a failure to start or keep a tunnel. */
 export function explainFailure(error: unknown): Failure {
   if (error instanceof SvcError) {
-    const bySentence = SENTENCE_HINTS.find(([ending]) => error.message.endsWith(ending))?.[1];
+    const bySentence =
+      SENTENCE_HINTS.find(([ending]) => error.message.endsWith(ending))?.[1] ??
+      PREFIX_HINTS.find(([start]) => error.message.startsWith(start))?.[1];
     return { sentence: error.message, hint: bySentence ?? HINTS[error.code] ?? GENERIC_HINT };
   }
   const detail = error instanceof Error ? error.message : String(error);
