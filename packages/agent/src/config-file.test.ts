@@ -193,3 +193,11 @@ test('inspector.addr is checked as the inspector checks it: loopback only, a por
   ]);
   assert.ok(parseConfig(['inspector:', '  addr: "[::1]:4040"', ...tunnels].join('\n')).ok);
 });
+
+test('a bad tunnel name is pointed at, at its key, with what a name may be', () => {
+  const rule = 'a tunnel name is 1-63 letters, digits, - and _, starting with a letter or digit';
+  assert.deepEqual(problems(['tunnels:', '  my.web:', '    addr: 3000'].join('\n')), [
+    { line: 2, column: 3, key: 'tunnels.my.web', message: rule },
+  ]);
+  assert.deepEqual(problems(['tunnels:', '  "":', '    addr: 3000'].join('\n')), [{ line: 2, column: 3, key: 'tunnels.', message: rule }]);
+});

@@ -74,6 +74,12 @@ function locate(issue: z.core.$ZodIssue, doc: Document, lines: LineCounter): Con
       return { line, column, key: [...path, key].join('.'), message: `unknown key (expected one of: ${expectedKeys(path)})` };
     });
   }
+  if (issue.code === 'invalid_key') {
+    // A bad name (a tunnel's): point at the key, and say what a name is rather than zod's "Invalid key in record".
+    const key = String(path.at(-1));
+    const { line, column } = keyPosition(doc, path.slice(0, -1), key, lines);
+    return [{ line, column, key: path.join('.'), message: issue.issues[0]?.message ?? issue.message }];
+  }
   const node = nodeAt(doc, path);
   const offset = node?.range?.[0] ?? keyPosition(doc, path.slice(0, -1), String(path.at(-1)), lines).offset;
   const at = lines.linePos(offset);

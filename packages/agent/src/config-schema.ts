@@ -205,7 +205,9 @@ function checkTlsTunnel(tunnel: z.infer<typeof TunnelFieldsSchema>, context: z.R
 export const TunnelConfigSchema = TunnelFieldsSchema.superRefine(checkTunnel);
 
 /** A tunnel's name: the key in a config file, and how the agent API names it. */
-export const TunnelNameSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/, 'a tunnel name is letters, digits, - and _');
+export const TunnelNameSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/, 'a tunnel name is 1-63 letters, digits, - and _, starting with a letter or digit');
 
 /** A config file (`svc start --config svc.yml`). Every field is optional but tunnels. */
 export const ConfigFileSchema = z.strictObject({
