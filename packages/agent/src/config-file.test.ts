@@ -66,7 +66,7 @@ test('a proto other than http1 or h2 is reported at its value', () => {
 test('a bad value is reported at the value, with the reason; a missing one at its map', () => {
   assert.deepEqual(
     problems('tunnels:\n  web:\n    addr: [1]\n').map((p) => [p.line, p.key, p.message]),
-    [[3, 'tunnels.web.addr', 'Invalid input']],
+    [[3, 'tunnels.web.addr', 'expected a port, host:port or URL']],
   );
   const found = problems(`token: "svc_short"\ntunnels:\n  web:\n    addr: 99999\n  api:\n    subdomain: x\n`);
   assert.deepEqual(

@@ -20,7 +20,7 @@ export const TOKEN_SHAPE = /^svc_[A-Za-z0-9_-]{43}$/;
 /** Where the inspector listens by default; the next free port is taken when this one is in use. */
 export const DEFAULT_INSPECT_ADDR = '127.0.0.1:4040';
 
-const localTarget = z.union([z.string(), z.number()]);
+const localTarget = z.union([z.string(), z.number()], { error: 'expected a port, host:port or URL' });
 
 /** A `user:password` pair; the message names the user at most, never the password. */
 const basicAuthPair = z.string().superRefine((value, context) => {
