@@ -228,6 +228,12 @@ async function loadTunnels() {
   $('tunnels').textContent = tunnels.map((t) => `${t.url} → ${t.local}`).join('   ');
 }
 
+/** Adds the captured requests not shown yet (add() skips known ids), oldest first so the newest end on top. */
+async function loadRequests() {
+  const { requests } = await (await fetch('/api/requests')).json();
+  for (const record of requests.reverse()) add(record);
+}
+
 async function start() {
   $('replay').addEventListener('click', () => void replay({}));
   $('edit').addEventListener('click', openEditor);
@@ -240,10 +246,15 @@ async function start() {
   let held = [];
   const events = new EventSource('/api/events');
   events.addEventListener('request', (event) => (held ? held.push(JSON.parse(event.data)) : add(JSON.parse(event.data))));
-  events.addEventListener('open', () => ($('live').textContent = 'live'));
+  let opened = false;
+  events.addEventListener('open', () => {
+    $('live').textContent = 'live';
+    // After a reconnect (the agent drops a stream that fell behind), load what passed meanwhile.
+    if (opened && held === undefined) void loadRequests();
+    opened = true;
+  });
   events.addEventListener('error', () => ($('live').textContent = 'reconnecting…'));
-  const { requests } = await (await fetch('/api/requests')).json();
-  for (const record of requests.reverse()) add(record);
+  await loadRequests();
   for (const record of held) add(record);
   held = undefined;
   await loadTunnels();

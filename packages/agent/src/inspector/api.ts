@@ -8,6 +8,12 @@ import { handleTunnelsApi, type TunnelControlSlot } from './tunnels-api.js';
 const MAX_REPLAY_REQUEST_BYTES = 4 * 1024 * 1024;
 /** Heartbeat comment on the live stream, so proxies and browsers keep it open. */
 const EVENTS_KEEPALIVE_MS = 15_000;
+/**
+ * Bytes of events a client may leave unread before its stream is dropped: a reader that stopped
+ * reading (a stalled script, a frozen tab) would otherwise hold every record written to it in the
+ * agent's memory, without end. The web UI reconnects and reloads the list.
+ */
+const EVENTS_MAX_UNREAD_BYTES = 8 * 1024 * 1024;
 
 const ReplayEditsSchema = z.strictObject({
   method: z
@@ -91,7 +97,10 @@ async function replay(inspector: Inspector, id: string, request: IncomingMessage
 function followEvents(inspector: Inspector, request: IncomingMessage, response: ServerResponse): void {
   response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive' });
   response.write(': live\n\n');
-  const onRequest = (record: InspectedRequest): void => void response.write(`event: request\ndata: ${JSON.stringify(record)}\n\n`);
+  const onRequest = (record: InspectedRequest): void => {
+    if (response.writableLength > EVENTS_MAX_UNREAD_BYTES) return void response.destroy();
+    response.write(`event: request\ndata: ${JSON.stringify(record)}\n\n`);
+  };
   inspector.on('request', onRequest);
   const keepalive = setInterval(() => response.write(': keepalive\n\n'), EVENTS_KEEPALIVE_MS);
   keepalive.unref();
