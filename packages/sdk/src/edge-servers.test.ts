@@ -36,6 +36,32 @@ describe('parseServerUrls', () => {
     refused('ftp://a.example.com', '"ftp://a.example.com"');
     refused('', 'an empty entry');
   });
+
+  it('refuses a user name or password in an edge URL, and never echoes them', () => {
+    for (const value of ['https://alice:s3cret@edge.example.com', 'http://a:1, http://alice@b.example.com:8080']) {
+      assert.throws(
+        () => parseServerUrls(value),
+        (error: unknown) => {
+          assert.ok(error instanceof SvcError);
+          assert.equal(error.code, ErrorCode.EDGE_UNREACHABLE);
+          assert.match(error.message, /an edge URL carries no user name or password \(the agent signs in with SVC_TOKEN alone\)$/);
+          assert.doesNotMatch(error.message, /alice|s3cret/);
+          return true;
+        },
+      );
+    }
+    // A bad entry beside one with a password: the message names the list without the password.
+    assert.throws(
+      () => parseServerUrls('b.example.com,https://alice:s3cret@a.example.com'),
+      (error: Error) => {
+        assert.equal(
+          error.message,
+          'invalid SVC_SERVER "b.example.com,https://…@a.example.com": "b.example.com" is not an http:// or https:// URL (give one edge URL, or several separated by commas)',
+        );
+        return true;
+      },
+    );
+  });
 });
 
 describe('EdgePair', () => {

@@ -17,16 +17,29 @@ export function parseServerUrls(value: string): string[] {
       url = undefined;
     }
     if (entry === '' || !url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') {
-      const what = entry === '' ? 'an empty entry' : `"${entry}"`;
+      const what = entry === '' ? 'an empty entry' : `"${withoutCredentials(entry)}"`;
       throw new SvcError(
         ErrorCode.EDGE_UNREACHABLE,
-        `invalid SVC_SERVER "${value}": ${what} is not an http:// or https:// URL (give one edge URL, or several separated by commas)`,
+        `invalid SVC_SERVER "${withoutCredentials(value)}": ${what} is not an http:// or https:// URL (give one edge URL, or several separated by commas)`,
+      );
+    }
+    // The agent signs in with its token alone; a password in the URL would only be echoed in
+    // messages and logs that name the edge.
+    if (url.username !== '' || url.password !== '') {
+      throw new SvcError(
+        ErrorCode.EDGE_UNREACHABLE,
+        `invalid SVC_SERVER "${withoutCredentials(value)}": an edge URL carries no user name or password (the agent signs in with SVC_TOKEN alone)`,
       );
     }
     // The same node named twice would only be dialled twice.
     if (!urls.includes(entry)) urls.push(entry);
   }
   return urls;
+}
+
+/** `value` with the user name and password of each URL in it shown as `…`, never echoed. */
+function withoutCredentials(value: string): string {
+  return value.replace(/\/\/[^/?#,\s]*@/g, '//…@');
 }
 
 /**
