@@ -85,4 +85,16 @@ describe('agent failures', () => {
       assert.equal((await agent.close()).code, 0);
     }
   });
+
+  it("a route's local port where nothing listens is warned about too, naming the route's service", async () => {
+    const routePort = await freePort();
+    const agent = await startAgent(server, { token: server.token, target: origin.port, args: ['--route', `/api=${routePort}`] });
+    try {
+      const warning = await agent.proc.waitForLine(/^warning: nothing answers at (\S+) yet \((ECONNREFUSED)\)/);
+      assert.equal(warning[1], `http://localhost:${routePort}`, 'the route, not the main target, which listens');
+      await agent.proc.waitForLine(/^hint: start the local service/);
+    } finally {
+      assert.equal((await agent.close()).code, 0);
+    }
+  });
 });

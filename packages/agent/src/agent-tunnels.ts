@@ -11,9 +11,8 @@ import {
   type Tunnel,
   type TunnelGroup,
 } from '@svcrouter/sdk';
-import { notListeningWarning } from './failure.js';
 import { routeOptionsOf } from './config-routes.js';
-import { probeLocal } from './local-probe.js';
+import { warnWhereNothingListens } from './local-probe.js';
 import type { Output, TunnelView } from './output.js';
 import type { TcpFlags } from './args.js';
 import { readTlsPair, type TlsFlags } from './tls-flags.js';
@@ -179,10 +178,11 @@ export class AgentTunnels implements TunnelControl {
     if (tunnel.routes.length > 0) view.routes = routeViews(tunnel);
     this.track(body.name, spec, tunnel, view);
     this.output.added(view);
-    const target = spec.target;
-    void probeLocal('origin' in target ? target : { host: target.host, port: target.port }).then((code) => {
-      if (code !== undefined) this.output.warning(notListeningWarning(localOf(target), code, !('origin' in target)));
-    });
+    void warnWhereNothingListens(
+      spec.target,
+      tunnel.routes.map((route) => route.target),
+      this.output,
+    );
     return apiTunnel(this.entries.get(body.name)!);
   }
 

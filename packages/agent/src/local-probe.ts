@@ -1,5 +1,7 @@
 import net from 'node:net';
-import type { LocalTarget } from '@svcrouter/sdk';
+import type { LocalTarget, TcpTarget } from '@svcrouter/sdk';
+import { notListeningWarning } from './failure.js';
+import type { Output } from './output.js';
 
 /** How long the start-up probe waits for the local service to accept a connection. */
 const PROBE_TIMEOUT_MS = 1000;
@@ -32,4 +34,24 @@ export function probeLocal(target: LocalTarget | { host: string; port: number })
     });
     socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
   });
+}
+
+/**
+ * Warns once about each local service of a tunnel where nothing listens yet: its target and each
+ * route's (`--route /api=4000`), each service named once. Never throws; the tunnel is live anyway.
+ */
+export async function warnWhereNothingListens(
+  target: LocalTarget | TcpTarget,
+  routeTargets: readonly LocalTarget[],
+  output: Pick<Output, 'warning'>,
+): Promise<void> {
+  const raw = !('origin' in target);
+  const seen = new Set<string>();
+  for (const each of [target, ...routeTargets]) {
+    const local = 'origin' in each ? each.origin : each.hostPort;
+    if (seen.has(local)) continue;
+    seen.add(local);
+    const code = await probeLocal('origin' in each ? each : { host: each.host, port: each.port });
+    if (code !== undefined) output.warning(notListeningWarning(local, code, raw));
+  }
 }

@@ -1,8 +1,8 @@
 import { ErrorCode } from '@svcrouter/protocol';
 import { parseServerUrls, TunnelGroup, type Inspector } from '@svcrouter/sdk';
 import { AgentTunnels, COMMAND_LINE_TUNNEL, groupTunnelOptions, localOf, routeViews, type TunnelSpec } from './agent-tunnels.js';
-import { explainFailure, notListeningWarning } from './failure.js';
-import { probeLocal } from './local-probe.js';
+import { explainFailure } from './failure.js';
+import { warnWhereNothingListens } from './local-probe.js';
 import type { Output, ScreenStatus, TunnelView } from './output.js';
 import { accountStatus } from './account-status.js';
 
@@ -70,7 +70,18 @@ export async function runTunnels(specs: TunnelSpec[], session: SessionSpec, outp
   });
   output.started(views);
   await hooks.onStarted?.(agent);
-  void warnIfNotListening(specs, output);
+  // One tunnel after another, so the warnings come in the order of the Forwarding lines.
+  void started.tunnels.reduce(
+    (previous, tunnel, index) =>
+      previous.then(() =>
+        warnWhereNothingListens(
+          specs[index]!.target,
+          tunnel.routes.map((route) => route.target),
+          output,
+        ),
+      ),
+    Promise.resolve(),
+  );
   const stopStatus = output.status ? followStatus(agent, session, output.status.bind(output)) : () => undefined;
 
   void stopRequested.then(() => agent.stop());
@@ -93,13 +104,4 @@ function followStatus(agent: AgentTunnels, session: SessionSpec, status: (update
   }, STATUS_INTERVAL_MS);
   timer.unref();
   return () => clearInterval(timer);
-}
-
-/** Warns (once, at start) about each local target where nothing listens yet. */
-async function warnIfNotListening(specs: TunnelSpec[], output: Output): Promise<void> {
-  for (const spec of specs) {
-    const target = spec.target;
-    const code = await probeLocal('origin' in target ? target : { host: target.host, port: target.port });
-    if (code !== undefined) output.warning(notListeningWarning(localOf(target), code, !('origin' in target)));
-  }
 }
