@@ -61,6 +61,7 @@ test("hands everything outside the lean shape to Node's parser", () => {
     'a body by Content-Length': 'POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello',
     'a chunked body': 'POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
     'a Content-Length that is not a plain zero': 'GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 00\r\n\r\n',
+    'two Content-Length: 0 headers (Node answers 400)': 'GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\nContent-Length: 0\r\n\r\n',
     'an upgrade': 'GET / HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n',
     'Connection: upgrade without Upgrade': 'GET / HTTP/1.1\r\nHost: a\r\nConnection: upgrade\r\n\r\n',
     Expect: 'PUT / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\n\r\n',

@@ -107,6 +107,7 @@ function readHead(buffer: Buffer, start: number, end: number, headBytes: number)
   let host: string | undefined;
   let userAgent = '';
   let close = false;
+  let contentLength = false;
   for (let i = 1; i < lines.length; i++) {
     const header = HEADER_LINE.exec(lines[i]!);
     if (!header) return HAND_OVER;
@@ -138,8 +139,13 @@ function readHead(buffer: Buffer, start: number, end: number, headBytes: number)
         break;
       }
       case 14:
-        // A body, however announced, is Node's to frame: only an explicit zero stays here.
-        if (name.toLowerCase() === 'content-length' && value !== '0') return HAND_OVER;
+        // A body, however announced, is Node's to frame: only one explicit zero stays here. A
+        // repeated one (even `0` twice) is Node's to refuse (400), as it would on its own path,
+        // rather than forwarded to the local service as two lengths.
+        if (name.toLowerCase() === 'content-length') {
+          if (value !== '0' || contentLength) return HAND_OVER;
+          contentLength = true;
+        }
         break;
       case 17:
         if (name.toLowerCase() === 'transfer-encoding') return HAND_OVER;
