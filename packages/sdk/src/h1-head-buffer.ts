@@ -4,6 +4,9 @@ import { ResponseParseError } from './h1-response-head.js';
 export const MAX_HEAD_BYTES = 64 * 1024;
 
 const CRLF_CRLF = Buffer.from('\r\n\r\n', 'latin1');
+const LF = 0x0a;
+/** A line ended by a bare LF, then a CRLF blank line (a head cannot start with LF either). */
+const BARE_LF_BEFORE_BLANK_LINE = /(?:^|[^\r])\n\r\n/;
 
 /**
  * Finds the end of a response head (the blank line) in bytes that may arrive split anywhere,
@@ -32,6 +35,7 @@ export class HeadBuffer {
   scan(chunk: Buffer, offset: number): number {
     const end = this.findEnd(chunk, offset);
     if (end < 0) {
+      if (this.endsBareLfHead(chunk, offset)) throw new ResponseParseError('response head ended by a bare LF instead of CRLF');
       this.pendingBytes += chunk.length - offset;
       if (this.pendingBytes > MAX_HEAD_BYTES) throw new ResponseParseError('response head too large');
       this.pending.push(offset === 0 ? chunk : chunk.subarray(offset));
@@ -68,6 +72,29 @@ export class HeadBuffer {
     }
     const at = chunk.indexOf(CRLF_CRLF, offset);
     return at < 0 ? -1 : at + 4;
+  }
+
+  /**
+   * Whether chunk[offset..], after the held bytes, has a blank line written with a bare LF
+   * (`\n\n`, `\r\n\n`, `x\n\r\n`): the origin has ended its head, with line endings that are
+   * not HTTP's, and the CRLFCRLF waited for will never come. Refused now, as Node's parser does,
+   * rather than holding the request until the origin closes, if it ever does. Only heads still
+   * incomplete are checked; a complete one with a bare LF fails readHead.
+   */
+  private endsBareLfHead(chunk: Buffer, offset: number): boolean {
+    if (chunk.indexOf(LF, offset) < 0) return false;
+    const text = this.heldTail(3) + chunk.toString('latin1', offset);
+    return text.includes('\n\n') || BARE_LF_BEFORE_BLANK_LINE.test(text);
+  }
+
+  /** The last `n` held bytes (fewer when fewer are held), as latin1. */
+  private heldTail(n: number): string {
+    let tail = '';
+    for (let index = this.pending.length - 1; index >= 0 && tail.length < n; index--) {
+      const piece = this.pending[index]!;
+      tail = piece.toString('latin1', Math.max(0, piece.length - (n - tail.length))) + tail;
+    }
+    return tail;
   }
 
   /** Whether the held bytes end with the first `k` bytes of CRLFCRLF. */

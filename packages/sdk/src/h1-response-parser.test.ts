@@ -306,6 +306,14 @@ describe('ResponseParser rejections', () => {
   it('rejects whitespace before the colon', () => rejects('HTTP/1.1 200 OK\r\nContent-Length : 0\r\n\r\n', /header name/));
   it('rejects a header line without a colon', () => rejects('HTTP/1.1 200 OK\r\nNoColon\r\n\r\n', /header line/));
   it('rejects bare LF line endings', () => rejects('HTTP/1.1 200 OK\nContent-Length: 0\r\n\r\n', /status line/));
+  // An origin writing LF-only heads and keeping the connection open: the CRLFCRLF never comes.
+  for (const [name, raw] of [
+    ['all LF', 'HTTP/1.1 200 OK\nContent-Length: 2\n\nok'],
+    ['CRLF lines, LF blank line', 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\nok'],
+    ['LF lines, CRLF blank line', 'HTTP/1.1 200 OK\nContent-Length: 2\n\r\nok'],
+  ]) {
+    it(`rejects a head ended by a bare LF (${name}) without waiting for more`, () => rejects(raw!, /bare LF/));
+  }
   it('rejects a bare CR inside a header value', () => rejects('HTTP/1.1 200 OK\r\nX-A: a\rb\r\nContent-Length: 0\r\n\r\n', /header value/));
   it('rejects conflicting Content-Length headers', () =>
     rejects('HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd', /conflicting/));
