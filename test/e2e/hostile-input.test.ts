@@ -132,4 +132,13 @@ describe('hostile input at the edge', () => {
     assert.deepEqual(result.statuses, [400]);
     await assertStillServing();
   });
+
+  it('answers 405 to CONNECT, never opening a connection to the host it names, and keeps serving', HANG, async () => {
+    const result = await rawExchange(server.httpPort, `CONNECT example.com:443 HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+    assert.deepEqual(result.statuses, [405]);
+    assert.match(result.text, /CONNECT is not supported/);
+    assert.match(result.text, /\r\nconnection: close\r\n/);
+    assert.ok(!origin.seen.some((request) => request.method === 'CONNECT'), 'the CONNECT reached the origin');
+    await assertStillServing();
+  });
 });

@@ -8,6 +8,7 @@ import { VisitorConnection } from './lean/visitor-connection.js';
 import { EndedSocketReaper } from './ended-socket-reaper.js';
 import { IpRules } from '../policy/index.js';
 import { inheritRemoteAddress, readProxyHeader } from './proxy-protocol.js';
+import { connectRefusedPage, rawResponse } from './pages.js';
 import {
   DEFAULT_LISTENER_TIMEOUTS,
   H2_CONNECTION_WINDOW,
@@ -185,6 +186,11 @@ function createHttp1(edge: Edge, secure: boolean, timeouts: ListenerTimeouts): h
   server.on('request', (req, res) => edge.handleRequest(req, res, secure));
   server.on('checkContinue', (req, res) => edge.handleRequest(req, res, secure));
   server.on('upgrade', (req, socket, head) => edge.handleUpgrade(req, socket, head, secure));
+  // Without a listener Node destroys a CONNECT's socket, and the visitor gets no answer at all.
+  server.on('connect', (_req, socket: Socket) => {
+    socket.on('error', () => socket.destroy());
+    socket.end(rawResponse(connectRefusedPage()));
+  });
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
     if (!socket.writable || error.code === 'ECONNRESET') return socket.destroy();
     const status =

@@ -61,6 +61,18 @@ export function badRequestPage(reason: string): EdgePage {
   return page(400, 'Bad Request', reason);
 }
 
+/**
+ * 405: a CONNECT request. The edge is a reverse proxy: a tunnel carries requests to its local
+ * service and never opens a connection to a host the visitor names.
+ */
+export function connectRefusedPage(): EdgePage {
+  return page(
+    405,
+    'Method Not Allowed',
+    'CONNECT is not supported: a tunnel forwards requests to its service, it does not open connections to other hosts.',
+  );
+}
+
 /** 431: an HTTP/2 request head over the edge's limit (HTTP/1.1's is answered by Node's parser). */
 export function headTooLargePage(limitBytes: number): EdgePage {
   return page(431, 'Request Header Fields Too Large', `The request head is larger than ${limitBytes / 1024} KiB.`);
