@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import { loopbackLookup } from './harness/index.js';
 import type { RequestHead } from '@svcrouter/protocol';
 import { startHostileAgent } from './harness/hostile-agent.js';
+import { rawExchange } from './harness/raw-exchange.js';
 import { h2VisitorSuite, LINK_HINT, semanticsSuite } from './harness/semantics-origin.js';
 
 const BODY = Buffer.alloc(1024 * 1024, 0x62);
@@ -125,6 +126,13 @@ describe('interim responses and expectations, as the origin meant them', () => {
       );
       assert.equal(answer.status, 200);
       assert.equal(answer.text, 'hinted\n');
+    });
+
+    it('sends no 1xx to an HTTP/1.0 visitor, which would read it as the final answer', HANG, async () => {
+      const host = `${system.agent.hostname}:${port()}`;
+      const result = await rawExchange(port(), `GET /hints HTTP/1.0\r\nHost: ${host}\r\n\r\n`);
+      assert.deepEqual(result.statuses, [200]);
+      assert.match(result.text, /\r\n\r\nhinted\n$/);
     });
   });
 

@@ -28,11 +28,16 @@ export function expectsContinue(req: Pick<VisitorRequest, 'headers'>): boolean {
 
 /**
  * Writes an informational head (already filtered, 1xx but 101) to a visitor of Node's server:
- * 100 Continue, 102 Processing and 103 Early Hints over HTTP/1.1, any 1xx over HTTP/2. One
+ * 100 Continue, 102 Processing and 103 Early Hints over HTTP/1.1, any 1xx over HTTP/2, none
+ * over HTTP/1.0. One
  * whose fields could split it, or that Node refuses, is dropped: the response is not affected.
  */
 export function writeInterim(req: VisitorRequest, res: VisitorResponse, status: number, fields: readonly string[]): void {
   if (res.headersSent || res.writableEnded) return;
+  // An HTTP/1.0 client knows no 1xx: it would take the first one for the final answer and the
+  // real response for its body. A server must not send it one (RFC 9110 §15.2), nor a 100 for
+  // an expectation it must ignore (§10.1.1).
+  if (req.httpVersionMajor === 1 && req.httpVersionMinor === 0) return;
   // Node writes 1xx heads as given (103's fields unchecked over HTTP/1.1): nothing may split them.
   if (!hasValidFields(fields)) return;
   try {
