@@ -276,3 +276,36 @@ test('a slow answer is not idleness: the keep-alive timer firing mid-request lea
   // Idle again, the connection now closes after keepAliveMs.
   if (!client.socket.destroyed) await once(client.socket, 'close');
 });
+
+test('bytes that queued while the visitor was paused are read after those held before them, never before', async () => {
+  let held!: (served: Served) => void;
+  const holding = new Promise<Served>((resolve) => (held = resolve));
+  const served: string[] = [];
+  const { port, sockets } = await leanServer(
+    (request) => {
+      served.push(request.request.target);
+      if (request.request.target === '/hold') held(request);
+      else answer(request, 'lean');
+      return true;
+    },
+    { maxHeadBytes: 1024 },
+  );
+  const client = rawClient(port);
+  client.socket.write('GET /hold HTTP/1.1\r\nHost: a\r\n\r\n');
+  const first = await holding;
+  // A body larger than a head waits behind the held request: the visitor is paused.
+  const smuggled = 'GET /smuggled HTTP/1.1\r\nHost: a\r\n\r\n';
+  const body = 'a'.repeat(2000) + smuggled + 'b'.repeat(100);
+  const paused = once(sockets[0]!, 'pause');
+  client.socket.write(`POST /upload HTTP/1.1\r\nHost: a\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 2000)}`);
+  await paused;
+  // The rest of the body, which reads like a request, arrives while paused and waits in the socket.
+  client.socket.write(body.slice(2000));
+  // No event says bytes were buffered while paused: look once per loop turn until they are.
+  while (sockets[0]!.readableLength < body.length - 2000) await new Promise((resolve) => setImmediate(resolve));
+  answer(first, 'held');
+  // Whatever comes first: Node's answer to the upload, a lean answer, or Node refusing a request.
+  const received = await client.until((got) => /node |lean| 400 /.test(got));
+  assert.deepEqual(served, ['/hold']);
+  assert.ok(received.includes(`node POST /upload ${body}`), received.slice(0, 300));
+});

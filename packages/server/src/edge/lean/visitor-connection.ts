@@ -203,17 +203,16 @@ export class VisitorConnection {
       return;
     }
     if (this.pending !== undefined) {
-      const next = this.pending;
-      this.pending = undefined;
+      // The held bytes stay in `pending` until served: what the resumed socket delivers
+      // meanwhile (it may have queued while paused) is appended behind them by `receive`, never
+      // read first, so bytes of a held request's body are not taken for a request.
       this.socket.resume();
       // Not inline: a burst of pipelined requests answered with pages would otherwise recurse.
       setImmediate(() => {
-        if (this.socket.destroyed || this.detached) return;
-        if (this.owner !== undefined || this.pending !== undefined) {
-          this.pending = this.pending ? Buffer.concat([next, this.pending]) : next;
-          return;
-        }
-        this.serveFrom(next);
+        if (this.socket.destroyed || this.detached || this.owner !== undefined) return;
+        const next = this.pending;
+        this.pending = undefined;
+        if (next !== undefined) this.serveFrom(next);
       });
     }
   }
