@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
+import type { Http2ServerResponse } from 'node:http2';
 import { test } from 'node:test';
 import { responseHeaders } from './forwarding.js';
-import { chunkedForVisitor } from './trailers.js';
+import { chunkedForVisitor, setH2Head } from './trailers.js';
 
 const visitor = (version: string, method = 'GET'): IncomingMessage =>
   ({ httpVersionMajor: Number(version[0]), httpVersionMinor: Number(version[2]), method }) as IncomingMessage;
@@ -46,4 +47,15 @@ test('a repeated response head is filtered as the first one was, into an array o
   const other = [...raw.slice(0, 2), 'Connection', 'keep-alive', ...raw.slice(4)];
   assert.deepEqual(responseHeaders(other), ['Content-Type', 'text/plain', 'X-Private', '1', 'Trailer', 'x-sum']);
   assert.deepEqual(responseHeaders([]), []);
+});
+
+test("an HTTP/2 204 goes out without the origin's Content-Length, which clients would reset the stream for", () => {
+  const set: Record<string, unknown> = {};
+  const res = { statusCode: 0, setHeader: (name: string, value: unknown) => (set[name] = value) } as unknown as Http2ServerResponse;
+  setH2Head(res, 204, ['Content-Length', '5', 'X-A', '1']);
+  assert.deepEqual(set, { 'x-a': '1' } as Record<string, unknown>);
+  assert.equal(res.statusCode, 204);
+  // Other statuses keep it: a 304's describes the representation, a 200's its body.
+  setH2Head(res, 304, ['Content-Length', '5']);
+  assert.equal(set['content-length'], '5');
 });

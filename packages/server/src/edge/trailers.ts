@@ -40,6 +40,9 @@ export function setH2Head(res: Http2ServerResponse, status: number, pairs: reado
   const headers: Record<string, string | string[]> = {};
   for (let i = 0; i < pairs.length; i += 2) {
     const name = pairs[i]!.toLowerCase();
+    // A 204 has no content and must not say otherwise (RFC 9110 §8.6); over HTTP/2 a non-zero
+    // length with no DATA is malformed, and clients (nghttp2: curl, Node) reset the stream.
+    if (status === 204 && name === 'content-length') continue;
     const existing = headers[name];
     const value = pairs[i + 1]!;
     headers[name] = existing === undefined ? value : Array.isArray(existing) ? [...existing, value] : [existing, value];
