@@ -29,8 +29,8 @@ export function expectsContinue(req: Pick<VisitorRequest, 'headers'>): boolean {
 /**
  * Writes an informational head (already filtered, 1xx but 101) to a visitor of Node's server:
  * 100 Continue, 102 Processing and 103 Early Hints over HTTP/1.1, any 1xx over HTTP/2, none
- * over HTTP/1.0. One
- * whose fields could split it, or that Node refuses, is dropped: the response is not affected.
+ * over HTTP/1.0. One whose fields could split it, or that Node refuses, is dropped: the response
+ * is not affected.
  */
 export function writeInterim(req: VisitorRequest, res: VisitorResponse, status: number, fields: readonly string[]): void {
   if (res.headersSent || res.writableEnded) return;
