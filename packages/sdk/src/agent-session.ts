@@ -19,6 +19,7 @@ import {
 import { dialEdge, type DialOptions } from './dial.js';
 import type { BindRequest, Bound, SessionTunnel } from './session-tunnel.js';
 import { PLANNED_RECONNECT_CAP_MS, reconnectDelay } from './backoff.js';
+import { peerHasRead } from './peer-read.js';
 
 /** How long a clean close waits for the edge to acknowledge (close its side) before giving up. */
 export const CLOSE_ACK_TIMEOUT_MS = 3000;
@@ -159,7 +160,14 @@ export class AgentSession extends EventEmitter {
   async release(tunnel: SessionTunnel): Promise<void> {
     if (!this.tunnels.delete(tunnel)) return;
     const id = this.unregister(tunnel);
-    if (id !== undefined && this.mux && !this.mux.isClosed) this.mux.sendControl({ type: 'unbind', tunnelId: id } satisfies AgentMessage);
+    const mux = this.mux;
+    if (id !== undefined && mux && !mux.isClosed) {
+      mux.sendControl({ type: 'unbind', tunnelId: id } satisfies AgentMessage);
+      // The edge takes a binding off its router as it reads the unbind; until then a visitor
+      // may still be routed here, to a tunnel this side has forgotten (a 502, not the offline
+      // page). The last tunnel's release waits for the close below instead.
+      if (this.tunnels.size > 0) await peerHasRead(mux, CLOSE_ACK_TIMEOUT_MS);
+    }
     if (this.tunnels.size === 0) await this.close();
   }
 
