@@ -197,9 +197,12 @@ export class TcpProxy {
    */
   private decryptedSide(callbacks: CallbackStream, socket: Socket, log: TcpConnectionLog, onCut: () => void): VisitorSide {
     const stream = streamDuplex(callbacks);
+    // The visitor's end was read: either the stream's end, or the TLS layer's own (a close_notify
+    // or the end under it), after which TLSSocket destroys the stream without reading further.
+    let visitorEnded = false;
     stream.on('error', () => undefined);
     stream.on('close', () => {
-      if (!stream.readableEnded || !stream.writableFinished) {
+      if (!(stream.readableEnded || visitorEnded) || !stream.writableFinished) {
         onCut();
         socket.destroy();
       }
@@ -209,6 +212,7 @@ export class TcpProxy {
         stream.on('data', (chunk: Buffer) => (log.bytesIn += chunk.length));
         socket.on('data', (chunk: Buffer) => (log.bytesOut += chunk.length));
         const secure = new TLSSocket(stream, { isServer: true, secureContext: this.options.terminate! });
+        secure.once('end', () => (visitorEnded = true));
         secure.on('error', (error: NodeJS.ErrnoException) => {
           // A failed handshake (a visitor that does not trust the certificate, a scanner): both sides close.
           if (log.outcome === 'closed') log.outcome = 'reset';
