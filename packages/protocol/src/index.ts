@@ -22,3 +22,4 @@ export * from './liveness.js';
 export * from './tcp.js';
 export * from './routes.js';
 export * from './same-text.js';
+export * from './peer-read.js';

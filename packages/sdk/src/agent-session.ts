@@ -14,12 +14,12 @@ import {
   type CallbackStream,
   type EdgeMessage,
   isErrorCode,
+  peerHasRead,
   type RequestHead,
 } from '@svcrouter/protocol';
 import { dialEdge, type DialOptions } from './dial.js';
 import type { BindRequest, Bound, SessionTunnel } from './session-tunnel.js';
 import { PLANNED_RECONNECT_CAP_MS, reconnectDelay } from './backoff.js';
-import { peerHasRead } from './peer-read.js';
 
 /** How long a clean close waits for the edge to acknowledge (close its side) before giving up. */
 export const CLOSE_ACK_TIMEOUT_MS = 3000;

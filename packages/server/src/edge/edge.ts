@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { ErrorCode, SESSION_PATH, type ErrorCodeValue } from '@svcrouter/protocol';
+import { ErrorCode, peerHasRead, SESSION_PATH, type ErrorCodeValue } from '@svcrouter/protocol';
 import { ACME_CHALLENGE_PATH } from '../certs/index.js';
 import { answerAcmeChallenge } from './acme-answer.js';
 import { endAwayTunnel, endRefusedReturn, type AwayParts } from './away-tunnels.js';
@@ -396,20 +396,11 @@ export class Edge implements LeanHandler, Fleet {
    */
   private deliverHeld(binding: Binding): void {
     if (this.holds.count(binding.hostname) === 0) return;
-    const mux = binding.session.mux;
-    const stop = (): void => {
-      mux.off('pong', onPong);
-      mux.off('close', stop);
-    };
-    const onPong = (_rttMs: number, stamp: number): void => {
-      if (stamp < sent) return; // the answer to an earlier ping
-      stop();
+    void peerHasRead(binding.session.mux).then((read) => {
+      if (!read) return;
       const delivered = this.holds.release(binding);
       if (delivered > 0) this.deps.log.info({ hostname: binding.hostname, delivered }, 'held requests delivered');
-    };
-    mux.on('pong', onPong);
-    mux.once('close', stop);
-    const sent = mux.ping();
+    });
   }
 
   /** The page for a request `tunnelFor` refused: offline (no live agent), or over the transfer quota. */
