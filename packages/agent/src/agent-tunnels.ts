@@ -12,7 +12,7 @@ import {
   type TunnelGroup,
 } from '@svcrouter/sdk';
 import { routeOptionsOf } from './config-routes.js';
-import { warnWhereNothingListens } from './local-probe.js';
+import { localOf, warnWhereNothingListens } from './local-probe.js';
 import type { Output, TunnelView } from './output.js';
 import type { TcpFlags } from './args.js';
 import { readTlsPair, type TlsFlags } from './tls-flags.js';
@@ -237,11 +237,6 @@ export function groupTunnelOptions(spec: TunnelSpec): GroupTunnelOptions {
 /** What the output shows of a tunnel's routes: each path and its local target URL. */
 export function routeViews(tunnel: Tunnel): Array<{ path: string; local: string }> {
   return tunnel.routes.map((route) => ({ path: route.path, local: route.target.origin }));
-}
-
-/** What the output shows as a tunnel's local side: the URL, or a TCP tunnel's `host:port`. */
-export function localOf(target: LocalTarget | TcpTarget): string {
-  return 'origin' in target ? target.origin : target.hostPort;
 }
 
 /** A TCP tunnel's options from the agent API's body (the config file's keys). */

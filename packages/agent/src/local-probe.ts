@@ -36,6 +36,11 @@ export function probeLocal(target: LocalTarget | { host: string; port: number })
   });
 }
 
+/** What the output shows as a tunnel's local side: the URL, or a TCP tunnel's `host:port`. */
+export function localOf(target: LocalTarget | TcpTarget): string {
+  return 'origin' in target ? target.origin : target.hostPort;
+}
+
 /**
  * Warns once about each local service of a tunnel where nothing listens yet: its target and each
  * route's (`--route /api=4000`), each service named once. Never throws; the tunnel is live anyway.
@@ -48,7 +53,7 @@ export async function warnWhereNothingListens(
   const raw = !('origin' in target);
   const seen = new Set<string>();
   for (const each of [target, ...routeTargets]) {
-    const local = 'origin' in each ? each.origin : each.hostPort;
+    const local = localOf(each);
     if (seen.has(local)) continue;
     seen.add(local);
     const code = await probeLocal('origin' in each ? each : { host: each.host, port: each.port });

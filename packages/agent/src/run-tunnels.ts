@@ -1,8 +1,8 @@
 import { ErrorCode } from '@svcrouter/protocol';
-import { parseServerUrls, TunnelGroup, type Inspector } from '@svcrouter/sdk';
-import { AgentTunnels, COMMAND_LINE_TUNNEL, groupTunnelOptions, localOf, routeViews, type TunnelSpec } from './agent-tunnels.js';
+import { parseServerUrls, TunnelGroup, type Inspector, type Tunnel } from '@svcrouter/sdk';
+import { AgentTunnels, COMMAND_LINE_TUNNEL, groupTunnelOptions, routeViews, type TunnelSpec } from './agent-tunnels.js';
 import { explainFailure } from './failure.js';
-import { warnWhereNothingListens } from './local-probe.js';
+import { localOf, warnWhereNothingListens } from './local-probe.js';
 import type { Output, ScreenStatus, TunnelView } from './output.js';
 import { accountStatus } from './account-status.js';
 
@@ -70,18 +70,7 @@ export async function runTunnels(specs: TunnelSpec[], session: SessionSpec, outp
   });
   output.started(views);
   await hooks.onStarted?.(agent);
-  // One tunnel after another, so the warnings come in the order of the Forwarding lines.
-  void started.tunnels.reduce(
-    (previous, tunnel, index) =>
-      previous.then(() =>
-        warnWhereNothingListens(
-          specs[index]!.target,
-          tunnel.routes.map((route) => route.target),
-          output,
-        ),
-      ),
-    Promise.resolve(),
-  );
+  void warnInOrder(specs, started.tunnels, output);
   const stopStatus = output.status ? followStatus(agent, session, output.status.bind(output)) : () => undefined;
 
   void stopRequested.then(() => agent.stop());
@@ -104,4 +93,15 @@ function followStatus(agent: AgentTunnels, session: SessionSpec, status: (update
   }, STATUS_INTERVAL_MS);
   timer.unref();
   return () => clearInterval(timer);
+}
+
+/** One tunnel after another, so the warnings come in the order of the Forwarding lines. */
+async function warnInOrder(specs: readonly TunnelSpec[], tunnels: readonly Tunnel[], output: Output): Promise<void> {
+  for (const [index, tunnel] of tunnels.entries()) {
+    await warnWhereNothingListens(
+      specs[index]!.target,
+      tunnel.routes.map((route) => route.target),
+      output,
+    );
+  }
 }
