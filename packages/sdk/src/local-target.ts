@@ -46,6 +46,8 @@ export function parseLocalTarget(input: string | number, proto: OriginProto = 'h
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     return `invalid local address "${text}": only http, https and h2c are supported`;
   }
+  const hostFault = typedHostFault(candidate, url.hostname);
+  if (hostFault) return `invalid local address "${text}": ${hostFault}`;
   const port = url.port || (url.protocol === 'https:' ? '443' : '80');
   const portNumber = Number(port);
   if (!Number.isInteger(portNumber) || portNumber < 1 || portNumber > 65535) {
@@ -55,4 +57,20 @@ export function parseLocalTarget(input: string | number, proto: OriginProto = 'h
     return `invalid local address "${text}": give only scheme, host and port`;
   }
   return { origin: url.origin, hostPort: `${url.hostname}:${port}`, protocol: url.protocol, proto };
+}
+
+/**
+ * Why the host as typed is not one, or undefined. The URL parser reads a number as an IPv4
+ * address (`0x50` is 0.0.0.80, `80.0` is 80.0.0.0), where the user almost surely meant a port,
+ * and lets through characters no host name has (`+80`).
+ */
+function typedHostFault(candidate: string, parsed: string): string | undefined {
+  const authority = candidate.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '').split(/[/?#]/, 1)[0]!;
+  if (authority.startsWith('[')) return undefined; // an IPv6 literal, which URL checked
+  const typed = authority.replace(/:[^:]*$/, '').toLowerCase();
+  if (/^\d{1,3}(\.\d{1,3}){3}$/.test(parsed) && typed !== parsed) {
+    return `"${typed}" is not a port (a decimal number, 1-65535) and not a full IPv4 address`;
+  }
+  if (!/^[a-z0-9_.-]+$/.test(parsed)) return `"${typed}" is not a host name`;
+  return undefined;
 }
