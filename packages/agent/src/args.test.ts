@@ -140,6 +140,11 @@ test('a flag given to a command it does not belong to is a usage error, never ig
   assert.equal(parseCommand(['http', '3000', '--config', 'svc.yml']), '--config is for svc start and svc config check');
   assert.equal(parseCommand(['doctor', '--pool']), '--pool is for svc http, svc tcp and svc tls');
   assert.equal(parseCommand(['start', '--config', 'svc.yml', '--json']), '--json is for svc doctor');
+  assert.equal(parseCommand(['version', '--json']), '--json is for svc doctor');
+  assert.equal(parseCommand(['version', 'now']), 'svc version takes no arguments');
+  assert.deepEqual(parseCommand(['version']), { kind: 'version' });
+  // --version wins over everything else, as in most tools.
+  assert.deepEqual(parseCommand(['http', '3000', '--version']), { kind: 'version' });
   // Flags of every command stay accepted everywhere.
   assert.equal(typeof parseCommand(['tcp', '22', '--log', 'stdout', '--log-format', 'json', '--inspect=false']), 'object');
 });

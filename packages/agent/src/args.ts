@@ -178,7 +178,12 @@ export function parseCommand(argv: string[]): Command | string {
   }
   const { values, positionals } = parsed;
   const [command, ...rest] = positionals;
-  if (values.version || command === 'version') return { kind: 'version' };
+  if (command === 'version') {
+    // `svc version --json` must not look like it did what doctor's --json does.
+    if (rest.length > 0) return 'svc version takes no arguments';
+    return misplacedFlag(values, 'version') ?? { kind: 'version' };
+  }
+  if (values.version) return { kind: 'version' };
   if (values.help || command === 'help' || command === undefined) return { kind: 'help' };
   const display = displayFlags(values.log, values['log-format']);
   if (typeof display === 'string') return display;

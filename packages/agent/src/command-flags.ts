@@ -1,7 +1,7 @@
 import { TRAFFIC_FLAG_OPTIONS } from './traffic-flags.js';
 
 /** The commands whose flags differ; `config` is `svc config check`. */
-export type FlagCommand = 'http' | 'tcp' | 'tls' | 'start' | 'config' | 'doctor';
+export type FlagCommand = 'http' | 'tcp' | 'tls' | 'start' | 'config' | 'doctor' | 'version';
 
 /** Flags that put rules on visitors before their requests reach the local service. */
 const ACCESS_FLAGS = ['basic-auth', 'cidr-allow', 'cidr-deny', 'oidc', 'allow-email', 'allow-domain'];
