@@ -112,6 +112,25 @@ describe('hostile input at the edge', () => {
     });
   }
 
+  it('answers 400 to an HTTP/2 path with bytes outside printable ASCII, as HTTP/1.1 does, and keeps serving', HANG, async () => {
+    const raw = await rawExchange(server.httpPort, `GET /caf\u00e9 HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+    assert.deepEqual(raw.statuses, [400]);
+    const session = h2Session(server, agent.hostname);
+    try {
+      for (const path of ['/caf\u00e9', '/\u0085x', '/a?q=\u00ff']) {
+        const result = await h2Request(session, { ':path': path, ':authority': host });
+        assert.equal(result.status, 400, path);
+        assert.equal(result.headers['x-svc-error'], 'Bad Request');
+      }
+      assert.ok(!origin.seen.some((request) => /[^\x21-\x7e]/.test(request.url)), 'a raw byte reached the origin');
+      // Percent-encoded, as browsers send it, the same path passes.
+      assert.equal((await h2Request(session, { ':path': '/echo?q=caf%C3%A9', ':authority': host })).status, 200);
+    } finally {
+      session.close();
+    }
+    await assertStillServing();
+  });
+
   it('answers 400 to an HTTP/1.1 request without Host', HANG, async () => {
     const result = await rawExchange(server.httpPort, 'GET /echo HTTP/1.1\r\nConnection: close\r\n\r\n');
     assert.deepEqual(result.statuses, [400]);

@@ -23,6 +23,7 @@ import { Router, type Binding } from './router.js';
 import {
   AuthorityRefusal,
   BAD_TARGET_REASON,
+  isPrintableTarget,
   isOriginForm,
   parseAbsoluteTarget,
   routingAuthority,
@@ -109,6 +110,12 @@ export class Edge implements LeanHandler, Fleet {
       return;
     }
     const url = req.url ?? '';
+    // HTTP/1.1's parser refuses a target with a byte outside printable ASCII; nghttp2 lets 0x80-0xff
+    // through in :path, and the same request must not fare differently by protocol.
+    if (req.httpVersionMajor === 2 && !isPrintableTarget(url)) {
+      sendPage(res, badRequestPage(BAD_TARGET_REASON));
+      return;
+    }
     let absolute: AbsoluteTarget | undefined;
     if (!isOriginForm(url)) {
       // HTTP/2's :path is origin-form (or `*`); only HTTP/1.x has an absolute form to accept.

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { AuthorityRefusal, isOriginForm, parseAbsoluteTarget, routingAuthority } from './request-target.js';
+import { AuthorityRefusal, isOriginForm, isPrintableTarget, parseAbsoluteTarget, routingAuthority } from './request-target.js';
 
 test('an absolute-form target gives its authority and its path as sent', () => {
   assert.deepEqual(parseAbsoluteTarget('http://b.example:8080/x/../y?q=1'), { authority: 'b.example:8080', path: '/x/../y?q=1' });
@@ -38,4 +38,9 @@ test('two Host headers, a Host that disagrees with :authority, or no host at all
     routingAuthority(['Host', 'a', 'Host', 'b'], { authority: 'c', path: '/' }) instanceof AuthorityRefusal,
     'duplicates even with an absolute target',
   );
+});
+
+test('a printable target is printable ASCII only: no space, control, DEL or byte above 0x7e', () => {
+  assert.ok(isPrintableTarget('/a/b?c=%C3%A9&d=~!$&\'()*+,;=:@'));
+  for (const target of ['/caf\u00e9', '/\u0085', '/a b', '/\t', '/\u007f', '/\u0100']) assert.ok(!isPrintableTarget(target), target);
 });

@@ -18,6 +18,13 @@ export function isOriginForm(target: string): boolean {
   return target.charCodeAt(0) === 47; /* '/' */
 }
 
+const NOT_PRINTABLE = /[^\x21-\x7e]/;
+
+/** Whether every character of a target is printable ASCII, as an HTTP/1.1 request line's must be. */
+export function isPrintableTarget(target: string): boolean {
+  return !NOT_PRINTABLE.test(target);
+}
+
 const ABSOLUTE = /^https?:\/\/([^/?#@\s]+)([/?][^#\s]*)?$/i;
 
 /**
