@@ -37,6 +37,26 @@ describe('parseServerUrls', () => {
     refused('', 'an empty entry');
   });
 
+  it('refuses a path, query or fragment, which dialling would drop, and keeps a bare trailing slash', () => {
+    assert.deepEqual(parseServerUrls('https://edge.example/'), ['https://edge.example/']);
+    for (const [value, rest] of [
+      ['https://edge.example/svc', '/svc'],
+      ['http://a:1,https://edge.example:8443/tunnels/', '/tunnels/'],
+      ['https://edge.example/?region=eu', '/?region=eu'],
+      ['https://edge.example#x', '/#x'],
+    ] as const) {
+      assert.throws(
+        () => parseServerUrls(value),
+        (error: unknown) =>
+          error instanceof SvcError &&
+          error.code === ErrorCode.EDGE_UNREACHABLE &&
+          error.message ===
+            `invalid SVC_SERVER "${value}": an edge URL is a scheme, host and port only, with no path or query ("${rest}"); the edge serves agents at its root`,
+        value,
+      );
+    }
+  });
+
   it('refuses a user name or password in an edge URL, and never echoes them', () => {
     for (const value of ['https://alice:s3cret@edge.example.com', 'http://a:1, http://alice@b.example.com:8080']) {
       assert.throws(

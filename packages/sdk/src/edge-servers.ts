@@ -31,6 +31,14 @@ export function parseServerUrls(value: string): string[] {
         `invalid SVC_SERVER "${withoutCredentials(value)}": an edge URL carries no user name or password (the agent signs in with SVC_TOKEN alone)`,
       );
     }
+    // The agent dials the session path at the edge's root; a path, query or fragment given here
+    // would be dropped without a word, and a proxy that mounts the edge under one would not work.
+    if (url.pathname !== '/' || url.search !== '' || url.hash !== '') {
+      throw new SvcError(
+        ErrorCode.EDGE_UNREACHABLE,
+        `invalid SVC_SERVER "${withoutCredentials(value)}": an edge URL is a scheme, host and port only, with no path or query ("${url.pathname}${url.search}${url.hash}"); the edge serves agents at its root`,
+      );
+    }
     // The same node named twice would only be dialled twice.
     if (!urls.includes(entry)) urls.push(entry);
   }
