@@ -14,6 +14,11 @@ import { setTimeout as delay } from 'node:timers/promises';
 const STOP_GRACE_MS = 10_000;
 /** How long startProcess waits for the ready output; a bound for hangs, not a timing assertion. */
 const READY_TIMEOUT_MS = 20_000;
+/**
+ * How long waitForLine waits by default: a bound for hangs, under the e2e files' own timeout, so
+ * a line that never comes fails with what the process did print instead of a bare file timeout.
+ */
+const LINE_TIMEOUT_MS = 120_000;
 
 /** The process's exit. */
 export interface Exit {
@@ -73,9 +78,9 @@ export class Proc {
 
   /**
    * Resolves with the first kept or future line (stdout or stderr) matching `pattern`; rejects
-   * if the process exits first. The caller's timeout bounds the wait.
+   * if the process exits first, or after `timeoutMs` with the output so far.
    */
-  waitForLine(pattern: RegExp): Promise<RegExpMatchArray> {
+  waitForLine(pattern: RegExp, timeoutMs = LINE_TIMEOUT_MS): Promise<RegExpMatchArray> {
     for (const line of [...this.lines, ...this.stderrLines]) {
       const match = line.match(pattern);
       if (match) return Promise.resolve(match);
@@ -83,7 +88,25 @@ export class Proc {
     if (this.child.exitCode !== null || this.child.signalCode !== null) {
       return Promise.reject(new Error(`${this.label} exited before printing ${pattern}:\n${this.output}`));
     }
-    return new Promise((resolve, reject) => this.waiters.push({ pattern, resolve, reject }));
+    return new Promise((resolve, reject) => {
+      const waiter = {
+        pattern,
+        resolve: (match: RegExpMatchArray) => {
+          clearTimeout(timer);
+          resolve(match);
+        },
+        reject: (error: Error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      };
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((each) => each !== waiter);
+        reject(new Error(`${this.label} printed no line matching ${pattern} in ${timeoutMs} ms:\n${this.output}`));
+      }, timeoutMs);
+      timer.unref();
+      this.waiters.push(waiter);
+    });
   }
 
   /** Sends a signal and waits for the exit, however long it takes. */
