@@ -62,3 +62,10 @@ test('an SVC_BASIC_AUTH password with a comma in it is a usage error that does n
   assert.match(result.errors.join('\n'), /^SVC_BASIC_AUTH: the text after a comma following the password of "alice" has no colon/);
   assert.doesNotMatch(result.errors.join('\n'), /correct|horse/);
 });
+
+test('a usage error prints its sentence and a pointer to svc help, not the whole usage', async () => {
+  const typo = await run(['http', '3000', '--subdomian', 'shop'], {});
+  assert.equal(typo.code, 2);
+  assert.equal(typo.errors.length, 1);
+  assert.match(typo.errors[0]!, /^Unknown option '--subdomian'\. .*\nhint: svc help lists the commands and their flags$/);
+});

@@ -64,7 +64,8 @@ export async function runCli(
   const command = parseCommand(argv);
   if (typeof command === 'string') {
     const output = makeOutput({ kind: 'help' });
-    output.error(`${command}\n\n${USAGE}`);
+    // One line and a pointer, not the whole usage: the mistake stays on the screen.
+    output.error(`${command}\nhint: svc help lists the commands and their flags`);
     return { code: 2, output };
   }
   const output = makeOutput(command);
