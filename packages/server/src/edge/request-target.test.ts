@@ -41,6 +41,6 @@ test('two Host headers, a Host that disagrees with :authority, or no host at all
 });
 
 test('a printable target is printable ASCII only: no space, control, DEL or byte above 0x7e', () => {
-  assert.ok(isPrintableTarget('/a/b?c=%C3%A9&d=~!$&\'()*+,;=:@'));
+  assert.ok(isPrintableTarget("/a/b?c=%C3%A9&d=~!$&'()*+,;=:@"));
   for (const target of ['/caf\u00e9', '/\u0085', '/a b', '/\t', '/\u007f', '/\u0100']) assert.ok(!isPrintableTarget(target), target);
 });
