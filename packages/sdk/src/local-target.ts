@@ -1,3 +1,5 @@
+import { isIPv4 } from 'node:net';
+
 /** The HTTP version the agent speaks to the local service. */
 export type OriginProto = 'http1' | 'h2';
 
@@ -68,7 +70,7 @@ function typedHostFault(candidate: string, parsed: string): string | undefined {
   const authority = candidate.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '').split(/[/?#]/, 1)[0]!;
   if (authority.startsWith('[')) return undefined; // an IPv6 literal, which URL checked
   const typed = authority.replace(/:[^:]*$/, '').toLowerCase();
-  if (/^\d{1,3}(\.\d{1,3}){3}$/.test(parsed) && typed !== parsed) {
+  if (isIPv4(parsed) && typed !== parsed) {
     return `"${typed}" is not a port (a decimal number, 1-65535) and not a full IPv4 address`;
   }
   if (!/^[a-z0-9_.-]+$/.test(parsed)) return `"${typed}" is not a host name`;
