@@ -69,8 +69,10 @@ export class SessionCookies {
     const dot = value.indexOf('.');
     if (dot < 0) return undefined;
     const payload = value.slice(0, dot);
-    const mac = Buffer.from(value.slice(dot + 1), 'base64url');
-    const expected = Buffer.from(this.mac(payload), 'base64url');
+    // The MAC's text is compared, not its decoded bytes: base64url decoding ignores a last
+    // character's spare bits, so several spellings would decode to the one right MAC.
+    const mac = Buffer.from(value.slice(dot + 1), 'utf8');
+    const expected = Buffer.from(this.mac(payload), 'utf8');
     if (mac.length !== expected.length || !timingSafeEqual(mac, expected)) return undefined;
     try {
       const { i, h, p, o, s, e, x } = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>;
