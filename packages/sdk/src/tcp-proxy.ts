@@ -209,9 +209,10 @@ export class TcpProxy {
     });
     return {
       start: () => {
-        stream.on('data', (chunk: Buffer) => (log.bytesIn += chunk.length));
-        socket.on('data', (chunk: Buffer) => (log.bytesOut += chunk.length));
         const secure = new TLSSocket(stream, { isServer: true, secureContext: this.options.terminate! });
+        // Both counts are of plain bytes, what the local service took and gave, as on a plain tunnel.
+        secure.on('data', (chunk: Buffer) => (log.bytesIn += chunk.length));
+        socket.on('data', (chunk: Buffer) => (log.bytesOut += chunk.length));
         secure.once('end', () => (visitorEnded = true));
         secure.on('error', (error: NodeJS.ErrnoException) => {
           // A failed handshake (a visitor that does not trust the certificate, a scanner): both sides close.
