@@ -41,7 +41,8 @@ export interface Sizes {
   /**
    * TCP rows: bytes of each transfer (each way, per side), rounds of direct / svc tcp / ssh -L,
    * unrecorded warm-up bytes each way per side, short connections per run and how many at once
-   * (after tcpConnectionWarmup unrecorded ones per side), and 1-byte echo round trips per run
+   * (after tcpConnectionWarmup unrecorded ones per side: enough for V8 to finish optimizing the
+   * connection path, see docs/performance.md#tcp-tunnels), and 1-byte echo round trips per run
    * (after a tenth as many unrecorded).
    */
   tcpBytes: number;
@@ -80,7 +81,7 @@ export const PRESETS: Record<Mode, Sizes> = {
     tcpRounds: 3,
     tcpWarmupBytes: 128 * 1024 * 1024,
     tcpConnectionCount: 3000,
-    tcpConnectionWarmup: 1000,
+    tcpConnectionWarmup: 5000,
     tcpConcurrency: 32,
     tcpEchoTrips: 5000,
   },
@@ -107,7 +108,7 @@ export const PRESETS: Record<Mode, Sizes> = {
     tcpRounds: 1,
     tcpWarmupBytes: 64 * 1024 * 1024,
     tcpConnectionCount: 1000,
-    tcpConnectionWarmup: 500,
+    tcpConnectionWarmup: 5000,
     tcpConcurrency: 32,
     tcpEchoTrips: 2000,
   },
