@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { verifyWebhook, WebhookVerificationError } from './verify-webhook.js';
@@ -32,5 +32,45 @@ describe('verifyWebhook', () => {
     assert.throws(() => verifyWebhook(`whsec_${randomBytes(32).toString('base64')}`, body, headers), WebhookVerificationError);
     assert.throws(() => verifyWebhook(secret, body, signed(new Date(Date.now() - 600_000))), /too far from now/);
     assert.throws(() => verifyWebhook(secret, body, { 'webhook-id': 'evt_1' }), /missing/);
+  });
+
+  it('refuses every other spelling of the signature: a last character changed within its spare bits, no padding, another version', () => {
+    const headers = signed(new Date());
+    const [version, value] = headers['webhook-signature']!.split(',') as [string, string];
+    assert.equal(version, 'v1');
+    // 32 bytes in base64: 43 characters and one '='; the 43rd carries 4 bits and 2 spare ones.
+    assert.match(value, /^[A-Za-z0-9+/]{43}=$/);
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+    const last = alphabet.indexOf(value[42]!);
+    const spelling = (spare: number) => `${value.slice(0, 42)}${alphabet[(last & ~3) | spare]}=`;
+    for (const spare of [0, 1, 2, 3].filter((bits) => bits !== (last & 3))) {
+      assert.deepEqual(Buffer.from(spelling(spare), 'base64'), Buffer.from(value, 'base64'), 'the same bytes');
+      assert.throws(() => verifyWebhook(secret, body, { ...headers, 'webhook-signature': `v1,${spelling(spare)}` }), /does not match/);
+    }
+    for (const other of [`v1,${value.slice(0, -1)}`, `v2,${value}`, `v1${value}`, value, 'v1,']) {
+      assert.throws(() => verifyWebhook(secret, body, { ...headers, 'webhook-signature': other }), /does not match/, other);
+    }
+    assert.equal(
+      verifyWebhook(secret, body, { ...headers, 'webhook-signature': `v1,bad v1,${value}` }).id,
+      'evt_1',
+      'one match of several',
+    );
+  });
+
+  it("signs the body's bytes: a Buffer that is not UTF-8 verifies only as sent, and a signed body that is not JSON is refused", () => {
+    const at = new Date();
+    const raw = Buffer.concat([Buffer.from('{"id":"evt_1","x":"'), Buffer.from([0xff]), Buffer.from('"}')]);
+    const headersFor = (payload: Buffer) => {
+      const seconds = Math.floor(at.getTime() / 1000);
+      const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
+      const mac = createHmac('sha256', key).update(`evt_1.${seconds}.`).update(payload).digest('base64');
+      return { 'webhook-id': 'evt_1', 'webhook-timestamp': String(seconds), 'webhook-signature': `v1,${mac}` };
+    };
+    assert.equal(verifyWebhook(secret, raw, headersFor(raw)).id, 'evt_1');
+    const other = Buffer.from(raw);
+    other[other.indexOf(0xff)] = 0xfe;
+    assert.throws(() => verifyWebhook(secret, other, headersFor(raw)), /does not match/);
+    const notJson = Buffer.from('not json');
+    assert.throws(() => verifyWebhook(secret, notJson, headersFor(notJson)), /signed but is not JSON/);
   });
 });

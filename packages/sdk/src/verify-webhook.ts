@@ -1,4 +1,5 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { sameText } from '@svcrouter/protocol';
 import type { WebhookEventType } from './api-types.js';
 
 // Receivers check a delivery with verifyWebhook(): the Standard Webhooks scheme
@@ -49,16 +50,18 @@ export function verifyWebhook<Data = Record<string, unknown>>(
   if (!/^\d+$/.test(timestamp) || Math.abs(nowSeconds - seconds) > (options.toleranceSeconds ?? WEBHOOK_TOLERANCE_SECONDS)) {
     throw new WebhookVerificationError('webhook-timestamp is too far from now');
   }
-  const text = typeof body === 'string' ? body : body.toString('utf8');
   const key = Buffer.from(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret, 'base64');
-  const expected = createHmac('sha256', key).update(`${id}.${timestamp}.${text}`).digest();
+  // The MAC covers the body's bytes as they came: a Buffer is not decoded first, where bytes
+  // that are not UTF-8 would all become U+FFFD and several bodies would share one signature.
+  const expected = createHmac('sha256', key).update(`${id}.${timestamp}.`).update(body).digest('base64');
   // Several space-separated signatures may be sent while a secret is rotated; one match is enough.
-  const matches = signatures.split(' ').some((entry) => {
-    const [version, value] = entry.split(',', 2);
-    if (version !== 'v1' || value === undefined) return false;
-    const given = Buffer.from(value, 'base64');
-    return given.length === expected.length && timingSafeEqual(given, expected);
-  });
+  // Each is compared as text, as the edge's own checks do: decoding base64 first would take
+  // other spellings of the one right MAC (a last character's spare bits).
+  const matches = signatures.split(' ').some((entry) => entry.startsWith('v1,') && sameText(entry.slice('v1,'.length), expected));
   if (!matches) throw new WebhookVerificationError('webhook-signature does not match');
-  return JSON.parse(text) as WebhookEvent<Data>;
+  try {
+    return JSON.parse(typeof body === 'string' ? body : body.toString('utf8')) as WebhookEvent<Data>;
+  } catch {
+    throw new WebhookVerificationError('the body is signed but is not JSON');
+  }
 }
