@@ -90,7 +90,7 @@ postgresSuite('single sign-on on a cluster', (baseUrl) => {
         assert.equal(echo.identity?.email, 'grace@example.com');
         assert.doesNotMatch(String(echo.headers.cookie ?? ''), /__svc_/);
         // The same cookie is good on node A too.
-        const cookie = (await context.cookies()).find((c) => c.name === '__svc_session')!;
+        const cookie = (await context.cookies()).find((c) => c.name === '__Host-svc_session')!;
         const viaA = await visitFrom(a, agent.hostname, '/echo', {
           headers: { accept: 'application/json', cookie: `__svc_session=${cookie.value}` },
         });
@@ -112,7 +112,7 @@ postgresSuite('single sign-on on a cluster', (baseUrl) => {
         const page = await context.newPage();
         await page.goto(`https://${host}:${b.httpsPort}/echo`);
         await signInAtIdp(page, idp.issuer, 'ken@example.com', host);
-        cookie = (await context.cookies()).find((c) => c.name === '__svc_session')!.value;
+        cookie = (await context.cookies()).find((c) => c.name === '__Host-svc_session')!.value;
       } finally {
         await context.close();
       }

@@ -89,7 +89,7 @@ if (requireChromium('session cookie key sealing in Chromium')) {
               const page = await context.newPage();
               await page.goto(`https://${bound.hostname}:${first.httpsPort}/echo`);
               await signInAtIdp(page, idp.issuer, 'sealed@example.com', bound.hostname);
-              cookie = (await context.cookies()).find((c) => c.name === '__svc_session')!.value;
+              cookie = (await context.cookies()).find((c) => c.name === '__Host-svc_session')!.value;
             } finally {
               await context.close();
             }

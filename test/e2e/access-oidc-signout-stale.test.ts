@@ -66,7 +66,7 @@ if (requireChromium('sign-out list unreadable in Chromium')) {
         const page = await context.newPage();
         await page.goto(`https://${agent.hostname}:${server.httpsPort}/echo`);
         await signInAtIdp(page, idp.issuer, 'stale@example.com', agent.hostname);
-        cookie = (await context.cookies()).find((c) => c.name === '__svc_session')!.value;
+        cookie = (await context.cookies()).find((c) => c.name === '__Host-svc_session')!.value;
       } finally {
         await context.close();
       }

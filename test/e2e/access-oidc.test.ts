@@ -56,7 +56,7 @@ if (requireChromium('single sign-on in Chromium')) {
       const page = await context.newPage();
       await page.goto(url(agent, path));
       await signInAtIdp(page, idp.issuer, email, agent.hostname);
-      const cookie = (await context.cookies(url(agent, '/'))).find((c) => c.name === '__svc_session');
+      const cookie = (await context.cookies(url(agent, '/'))).find((c) => c.name === '__Host-svc_session');
       assert.ok(cookie, 'the session cookie is set on the tunnel host');
       return { context, cookie: cookie.value };
     }
@@ -75,9 +75,9 @@ if (requireChromium('single sign-on in Chromium')) {
         assert.equal(echo.identity?.aud, alice.hostname);
         assert.ok(echo.identity!.exp! - Math.floor(Date.now() / 1000) <= 300, 'the token expires within five minutes');
         assert.equal(echo.headers['x-forwarded-email'], 'alice@example.com');
-        assert.doesNotMatch(String(echo.headers.cookie ?? ''), /__svc_/, 'the edge keeps its cookies to itself');
-        const [cookie] = await context.cookies(url(alice, '/'));
-        assert.equal(cookie?.name, '__svc_session');
+        assert.doesNotMatch(String(echo.headers.cookie ?? ''), /__svc_|__Host-svc_/, 'the edge keeps its cookies to itself');
+        const cookie = (await context.cookies(url(alice, '/'))).find((c) => c.name === '__Host-svc_session');
+        assert.equal(cookie?.name, '__Host-svc_session', 'over HTTPS, a name no other host can set');
         assert.equal(cookie?.domain, alice.hostname, 'host-only: no Domain attribute');
         assert.equal(cookie?.httpOnly, true);
         assert.equal(cookie?.secure, true);
@@ -127,10 +127,13 @@ if (requireChromium('single sign-on in Chromium')) {
         const page = await context.newPage();
         await page.goto(url(anyone, '/.svc/logout'));
         assert.match(await page.locator('body').innerText(), /signed out/i);
+        // The session cookie is gone; the used sign-in cookie (Path=/ over HTTPS) lasts out its ten minutes.
+        const left = await context.cookies(url(anyone, '/'));
         assert.deepEqual(
-          (await context.cookies(url(anyone, '/'))).map((c) => c.name),
-          [],
+          left.map((c) => c.name),
+          ['__Host-svc_signin'],
         );
+        assert.ok(left[0]!.expires * 1000 <= Date.now() + 600_000, 'at most ten minutes');
         // The copy kept elsewhere (stolen, another tab's) is refused by the edge, not only forgotten by this browser.
         const refused = await replay();
         assert.equal(refused.status, 401);
@@ -329,7 +332,7 @@ if (requireChromium('single sign-on in Chromium')) {
         const page = await context.newPage();
         await page.goto(`https://${agent.hostname}:${server.httpsPort}/echo`);
         await signInAtIdp(page, idp.issuer, 'frank@example.com', agent.hostname);
-        const cookie = (await context.cookies()).find((c) => c.name === '__svc_session');
+        const cookie = (await context.cookies()).find((c) => c.name === '__Host-svc_session');
         assert.ok(cookie);
         const expiresAt = (JSON.parse(Buffer.from(cookie.value.split('.')[0]!, 'base64url').toString()) as { x: number }).x;
         assert.ok(expiresAt - Date.now() <= 1800, 'the session lasts SVC_OIDC_SESSION_HOURS');

@@ -54,6 +54,8 @@ export const IDENTITY_HEADER = 'x-svc-identity';
 export const EMAIL_HEADER = 'x-forwarded-email';
 /** Prefix of the edge's own cookies (the sign-in's); they never reach the local service. */
 export const EDGE_COOKIE_PREFIX = '__svc_';
+/** The same cookies' prefix over HTTPS, where they carry the `__Host-` prefix (`__Host-svc_session`). */
+export const SECURE_EDGE_COOKIE_PREFIX = '__Host-svc_';
 
 /**
  * Builds the request head sent to the agent: hop-by-hop and internal headers removed,
@@ -136,12 +138,15 @@ export function requestHead(req: HeadSource, forwarding: Forwarding): RequestHea
   return head;
 }
 
-/** A Cookie header's value without the edge's own cookies (EDGE_COOKIE_PREFIX); '' when none is left. */
+/** A Cookie header's value without the edge's own cookies (either prefix); '' when none is left. */
 export function withoutEdgeCookies(value: string): string {
-  if (!value.includes(EDGE_COOKIE_PREFIX)) return value;
+  if (!value.includes(EDGE_COOKIE_PREFIX) && !value.includes(SECURE_EDGE_COOKIE_PREFIX)) return value;
   return value
     .split(';')
-    .filter((pair) => !pair.trimStart().startsWith(EDGE_COOKIE_PREFIX))
+    .filter((pair) => {
+      const name = pair.trimStart();
+      return !name.startsWith(EDGE_COOKIE_PREFIX) && !name.startsWith(SECURE_EDGE_COOKIE_PREFIX);
+    })
     .join(';')
     .trim()
     .replace(/^;\s*/, '');

@@ -8,7 +8,7 @@ import { Gate, LOGOUT_PATH } from './gate.js';
 import { IdentityTokens } from './identity-tokens.js';
 import { Providers } from './providers.js';
 import { REVOCATIONS_STALE_MS, Revocations } from './revocations.js';
-import { SESSION_COOKIE, SessionCookies, type Session } from './session-cookie.js';
+import { SESSION_COOKIE, SessionCookies, edgeCookieName, type Session } from './session-cookie.js';
 import { ownerDigest, Tickets } from './tickets.js';
 
 // The tunnel host's gate with a signed-in cookie: sign-out, a copy replayed, the provider the
@@ -60,13 +60,21 @@ describe('single sign-on gate: sessions and sign-out', () => {
         email: 'a@example.com',
         expiresAt: T + 3_600_000,
       } satisfies Session);
-    const request = (cookie: string, path = '/data'): AccessRequest => ({
+    // Over HTTPS unless said otherwise, with the cookie under the name the edge gives it there.
+    const request = (cookie: string, path = '/data', secure = true, cookieHeader?: string): AccessRequest => ({
       ip: '127.0.0.1',
-      headers: ['host', HOST, 'accept', 'application/json', 'cookie', `${SESSION_COOKIE}=${cookie}`],
+      headers: [
+        'host',
+        HOST,
+        'accept',
+        'application/json',
+        'cookie',
+        cookieHeader ?? `${edgeCookieName(SESSION_COOKIE, secure)}=${cookie}`,
+      ],
       method: 'GET',
       path,
       host: HOST,
-      secure: true,
+      secure,
     });
     return { gate, revocations, state, rows, session, request };
   }
@@ -79,7 +87,7 @@ describe('single sign-on gate: sessions and sign-out', () => {
     assert.equal(statusOf(await gate.admit(request(cookie), rules)), 200);
     const out = (await gate.admit(request(cookie, LOGOUT_PATH), rules)) as Reply;
     assert.equal(out.status, 200);
-    assert.match(out.headers['set-cookie'] ?? '', new RegExp(`^${SESSION_COOKIE}=; Path=/; Max-Age=0`));
+    assert.equal(out.headers['set-cookie'], '__Host-svc_session=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax; Secure');
     assert.equal(rows.length, 1);
     assert.equal(rows[0]?.expiresAt, T + 3_600_000, 'kept until the session would have expired');
     assert.equal(statusOf(await gate.admit(request(cookie), rules)), 401);
@@ -115,5 +123,30 @@ describe('single sign-on gate: sessions and sign-out', () => {
     assert.equal(refused.headers['retry-after'], '5');
     await revocations.poll();
     assert.equal(statusOf(await gate.admit(request(cookie), rules)), 200);
+  });
+
+  it('reads the session cookie under the name of the scheme: __Host- over HTTPS, where no other host can set it', async () => {
+    const { gate, revocations, session, request } = setup();
+    await revocations.poll();
+    const cookie = session();
+    assert.equal(statusOf(await gate.admit(request(cookie), rules)), 200);
+    assert.equal(statusOf(await gate.admit(request(cookie, '/data', false), rules)), 200, 'plain HTTP, its own name');
+    // Over HTTPS a cookie without the prefix may come from any host of the shared domain: not taken.
+    assert.equal(statusOf(await gate.admit(request(cookie, '/data', true, `${SESSION_COOKIE}=${cookie}`), rules)), 401);
+    const out = (await gate.admit(request(cookie, LOGOUT_PATH, false), rules)) as Reply;
+    assert.equal(out.headers['set-cookie'], '__svc_session=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax');
+  });
+
+  it('takes no session cookie sent twice: one of them was set by another host, and which cannot be told', async () => {
+    const { gate, revocations, session, request } = setup();
+    await revocations.poll();
+    const cookie = session();
+    for (const secure of [false, true]) {
+      const name = edgeCookieName(SESSION_COOKIE, secure);
+      for (const header of [`${name}=junk; ${name}=${cookie}`, `${name}=${cookie}; a=1; ${name}=${cookie}`]) {
+        assert.equal(statusOf(await gate.admit(request(cookie, '/data', secure, header), rules)), 401, header);
+      }
+      assert.equal(statusOf(await gate.admit(request(cookie, '/data', secure, `a=1; ${name}=${cookie}; b=2`), rules)), 200);
+    }
   });
 });

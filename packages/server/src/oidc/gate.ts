@@ -6,7 +6,15 @@ import type { AccessRequest, Identity, Reply, SignIn, SignInRules } from '../pol
 import type { IdentityTokens } from './identity-tokens.js';
 import type { Providers } from './providers.js';
 import type { Revocations } from './revocations.js';
-import { SESSION_COOKIE, SIGN_IN_COOKIE, cookieOf, setCookie, type Session, type SessionCookies } from './session-cookie.js';
+import {
+  SESSION_COOKIE,
+  SIGN_IN_COOKIE,
+  cookieOf,
+  edgeCookieName,
+  setCookie,
+  type Session,
+  type SessionCookies,
+} from './session-cookie.js';
 import { SIGN_IN_TTL_MS, digest, ownerDigest, randomToken, type CodeTicket, type SignInTicket, type Tickets } from './tickets.js';
 
 /** Paths on a tunnel host that the edge answers itself when the tunnel has single sign-on. */
@@ -52,7 +60,7 @@ export class Gate implements SignIn {
       if (pathname === LOGOUT_PATH) return this.logout(request);
       if (pathname === RETURN_PATH) return this.guard(this.finish(request, rules));
     }
-    const cookie = cookieOf(request.headers, SESSION_COOKIE);
+    const cookie = cookieOf(request.headers, edgeCookieName(SESSION_COOKIE, request.secure));
     const now = this.now();
     const session = cookie === undefined ? undefined : this.deps.cookies.open(cookie, request.host, now);
     // A session of another provider or account (the host was bound again) or signed out is no session.
@@ -109,7 +117,7 @@ export class Gate implements SignIn {
     if (ticket === undefined || ticket.host !== request.host) {
       return edgePage(400, 'Sign-in link not valid', 'This sign-in link was already used or has expired. Open the page again to sign in.');
     }
-    const browser = cookieOf(request.headers, SIGN_IN_COOKIE);
+    const browser = cookieOf(request.headers, edgeCookieName(SIGN_IN_COOKIE, request.secure));
     if (browser === undefined || !sameText(digest(browser), ticket.browser)) {
       return edgePage(400, 'Sign-in not valid', 'This sign-in was started in another browser. Open the page again to sign in.');
     }
@@ -133,7 +141,7 @@ export class Gate implements SignIn {
    * cookie is kept, so the visitor can try again, and the page says so.
    */
   private logout(request: AccessRequest): Reply | Promise<Reply> {
-    const cookie = cookieOf(request.headers, SESSION_COOKIE);
+    const cookie = cookieOf(request.headers, edgeCookieName(SESSION_COOKIE, request.secure));
     const session = cookie === undefined ? undefined : this.deps.cookies.open(cookie, request.host, this.now());
     if (session === undefined || this.deps.revocations.has(session.id)) return signedOut(request.secure);
     return this.deps.revocations.revoke(session.id, session.expiresAt).then(

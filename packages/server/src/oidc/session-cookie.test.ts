@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { SessionCookies, cookieOf, type Session } from './session-cookie.js';
+import { SESSION_COOKIE, SIGN_IN_COOKIE, SessionCookies, cookieOf, edgeCookieName, setCookie, type Session } from './session-cookie.js';
 
 // The sealed session cookie alone: what opens, and every way a changed value must not.
 describe('session cookies', () => {
@@ -58,8 +58,30 @@ describe('session cookies', () => {
     }
   });
 
-  it('finds the cookie among several Cookie headers', () => {
+  it('finds the cookie among several Cookie headers, and takes none sent twice', () => {
     assert.equal(cookieOf(['cookie', 'a=1', 'cookie', 'b=2; __svc_session=v.m; c=3'], '__svc_session'), 'v.m');
     assert.equal(cookieOf(['cookie', 'a=1'], '__svc_session'), undefined);
+    assert.equal(cookieOf(['cookie', '__svc_session=x', 'Cookie', '__svc_session=v.m'], '__svc_session'), undefined);
+    assert.equal(cookieOf(['cookie', '__svc_session=x; __svc_session=x'], '__svc_session'), undefined);
+    assert.equal(cookieOf(['cookie', '__Host-svc_session=v.m; __svc_session=x'], '__Host-svc_session'), 'v.m');
+  });
+
+  it('names the cookies with the __Host- prefix over HTTPS, for Path=/ and Secure', () => {
+    assert.equal(edgeCookieName(SESSION_COOKIE, false), '__svc_session');
+    assert.equal(edgeCookieName(SESSION_COOKIE, true), '__Host-svc_session');
+    assert.equal(edgeCookieName(SIGN_IN_COOKIE, true), '__Host-svc_signin');
+    assert.equal(
+      setCookie(SIGN_IN_COOKIE, 'b', 600, false, '/.svc/oidc/return'),
+      '__svc_signin=b; Path=/.svc/oidc/return; Max-Age=600; HttpOnly; SameSite=Lax',
+    );
+    // A __Host- cookie with another path would be dropped by the browser: it is always Path=/.
+    assert.equal(
+      setCookie(SIGN_IN_COOKIE, 'b', 600, true, '/.svc/oidc/return'),
+      '__Host-svc_signin=b; Path=/; Max-Age=600; HttpOnly; SameSite=Lax; Secure',
+    );
+    assert.equal(
+      setCookie(SESSION_COOKIE, 'v.m', 3600.7, true),
+      '__Host-svc_session=v.m; Path=/; Max-Age=3600; HttpOnly; SameSite=Lax; Secure',
+    );
   });
 });

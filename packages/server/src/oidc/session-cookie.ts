@@ -1,9 +1,22 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
-/** The session cookie of a tunnel host (host-only, HttpOnly, SameSite=Lax; Secure on HTTPS). */
+/** The session cookie of a tunnel host over plain HTTP (host-only, HttpOnly, SameSite=Lax). */
 export const SESSION_COOKIE = '__svc_session';
 /** Binds a sign-in to the browser that started it, so a code sent to another browser is refused. */
 export const SIGN_IN_COOKIE = '__svc_signin';
+/**
+ * Over HTTPS both carry the `__Host-` prefix instead (`__Host-svc_session`). Tunnel hosts share
+ * a domain, so a page of another tunnel could set a cookie for all of them (`Domain=<shared
+ * domain>`) and shadow this host's (cookie tossing): a sign-in that never takes, or a sign-in
+ * the other tunnel's owner started. A browser takes a `__Host-` cookie only when it is Secure,
+ * host-only and for Path=/, so no other host can set one.
+ */
+export const SECURE_COOKIE_PREFIX = '__Host-';
+
+/** The name of the edge cookie `name` (SESSION_COOKIE, SIGN_IN_COOKIE) on a request that arrived over TLS or not. */
+export function edgeCookieName(name: string, secure: boolean): string {
+  return secure ? `${SECURE_COOKIE_PREFIX}${name.slice(2)}` : name;
+}
 /** Longest cookie value looked at; anything longer is not ours. */
 const MAX_COOKIE_LENGTH = 2048;
 /** Verified cookies remembered; past it the memo starts over. */
@@ -90,23 +103,36 @@ export class SessionCookies {
   }
 }
 
-/** The value of cookie `name` in flat header pairs (every Cookie header, HTTP/2 may split them), or undefined. */
+/**
+ * The value of cookie `name` in flat header pairs (every Cookie header, HTTP/2 may split them):
+ * undefined when absent, and when sent more than once. A second cookie of the name was set by
+ * someone else (over plain HTTP another host of the shared domain can), and which one is this
+ * host's own cannot be told, so neither is taken.
+ */
 export function cookieOf(headers: readonly string[], name: string): string | undefined {
+  let found: string | undefined;
   for (let i = 0; i < headers.length; i += 2) {
     const header = headers[i]!;
     if (header.length !== 6 || header.toLowerCase() !== 'cookie') continue;
     for (const pair of headers[i + 1]!.split(';')) {
       const eq = pair.indexOf('=');
-      if (eq > 0 && pair.slice(0, eq).trim() === name) return pair.slice(eq + 1).trim();
+      if (eq <= 0 || pair.slice(0, eq).trim() !== name) continue;
+      if (found !== undefined) return undefined;
+      found = pair.slice(eq + 1).trim();
     }
   }
-  return undefined;
+  return found;
 }
 
 /**
- * A Set-Cookie value for the tunnel host: host-only (no Domain), HttpOnly, SameSite=Lax, Secure
- * on HTTPS; `path` narrows where the browser sends it (the sign-in cookie goes to its return path alone).
+ * A Set-Cookie value of the edge cookie `name` for the tunnel host: host-only (no Domain),
+ * HttpOnly, SameSite=Lax; on HTTPS Secure and named with the `__Host-` prefix. `path` narrows
+ * where the browser sends it over plain HTTP (the sign-in cookie goes to its return path alone);
+ * a `__Host-` cookie is for Path=/ or the browser drops it.
  */
 export function setCookie(name: string, value: string, maxAgeSeconds: number, secure: boolean, path = '/'): string {
-  return `${name}=${value}; Path=${path}; Max-Age=${Math.max(0, Math.floor(maxAgeSeconds))}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
+  const age = Math.max(0, Math.floor(maxAgeSeconds));
+  return secure
+    ? `${edgeCookieName(name, true)}=${value}; Path=/; Max-Age=${age}; HttpOnly; SameSite=Lax; Secure`
+    : `${name}=${value}; Path=${path}; Max-Age=${age}; HttpOnly; SameSite=Lax`;
 }
