@@ -1,4 +1,5 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { sameText } from '@svcrouter/protocol';
 
 /** The session cookie of a tunnel host over plain HTTP (host-only, HttpOnly, SameSite=Lax). */
 export const SESSION_COOKIE = '__svc_session';
@@ -84,9 +85,7 @@ export class SessionCookies {
     const payload = value.slice(0, dot);
     // The MAC's text is compared, not its decoded bytes: base64url decoding ignores a last
     // character's spare bits, so several spellings would decode to the one right MAC.
-    const mac = Buffer.from(value.slice(dot + 1), 'utf8');
-    const expected = Buffer.from(this.mac(payload), 'utf8');
-    if (mac.length !== expected.length || !timingSafeEqual(mac, expected)) return undefined;
+    if (!sameText(value.slice(dot + 1), this.mac(payload))) return undefined;
     try {
       const { i, h, p, o, s, e, x } = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>;
       // A cookie made before sessions had ids (or a provider) cannot be signed out: it is not taken.
