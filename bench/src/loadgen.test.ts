@@ -1,18 +1,8 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { parseWrk, pickLoadGenerator, runLoad, type LoadGenerator } from './loadgen.js';
-
-function wrkInstalled(): boolean {
-  try {
-    execFileSync('wrk', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== 'ENOENT';
-  }
-}
+import { parseWrk, pickLoadGenerator, runLoad, wrkInstalled, type LoadGenerator } from './loadgen.js';
 
 // Each generator against a real server on loopback: the figures every small-GET row is made of.
 describe('load generators', () => {

@@ -26,18 +26,23 @@ export interface LoadSpec {
 
 export type LoadGenerator = 'wrk' | 'node';
 
-/** wrk when it is on the PATH (Debian package `wrk`), else the built-in Node generator. */
-export function pickLoadGenerator(preferred?: string): LoadGenerator {
-  if (preferred === 'node') return 'node';
+/** Whether wrk is on the PATH (Debian package `wrk`). */
+export function wrkInstalled(): boolean {
   try {
     execFileSync('wrk', ['--version'], { stdio: 'ignore' });
-    return 'wrk';
+    return true;
   } catch (error) {
     // wrk --version exits 1 after printing its banner; only a missing binary means "absent".
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return 'wrk';
-    if (preferred === 'wrk') throw new Error('wrk was asked for but is not installed (apt-get install -y wrk)');
-    return 'node';
+    return (error as NodeJS.ErrnoException).code !== 'ENOENT';
   }
+}
+
+/** wrk when it is on the PATH, else the built-in Node generator. */
+export function pickLoadGenerator(preferred?: string): LoadGenerator {
+  if (preferred === 'node') return 'node';
+  if (wrkInstalled()) return 'wrk';
+  if (preferred === 'wrk') throw new Error('wrk was asked for but is not installed (apt-get install -y wrk)');
+  return 'node';
 }
 
 /** Runs the load with the chosen generator. */

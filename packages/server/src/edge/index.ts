@@ -15,7 +15,14 @@ export { routeTableOfJson } from './route-labels.js';
 export { PlanWatch } from './plan-watch.js';
 export type { Fleet, LiveBinding } from './fleet.js';
 export { actOn, isPending } from './access-verdict.js';
-export { EDGE_COOKIE_PREFIX, EMAIL_HEADER, IDENTITY_HEADER, withIdentity, withoutEdgeCookies } from './forwarding.js';
+export {
+  EDGE_COOKIE_PREFIX,
+  SECURE_EDGE_COOKIE_PREFIX,
+  EMAIL_HEADER,
+  IDENTITY_HEADER,
+  withIdentity,
+  withoutEdgeCookies,
+} from './forwarding.js';
 export { page as edgePage, type EdgePage } from './pages.js';
 export {
   bodyTooLargePage,

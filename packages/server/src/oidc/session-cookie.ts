@@ -1,22 +1,22 @@
 import { createHmac } from 'node:crypto';
 import { sameText } from '@svcrouter/protocol';
+import { EDGE_COOKIE_PREFIX, SECURE_EDGE_COOKIE_PREFIX } from '../edge/index.js';
 
 /** The session cookie of a tunnel host over plain HTTP (host-only, HttpOnly, SameSite=Lax). */
 export const SESSION_COOKIE = '__svc_session';
 /** Binds a sign-in to the browser that started it, so a code sent to another browser is refused. */
 export const SIGN_IN_COOKIE = '__svc_signin';
 /**
- * Over HTTPS both carry the `__Host-` prefix instead (`__Host-svc_session`). Tunnel hosts share
- * a domain, so a page of another tunnel could set a cookie for all of them (`Domain=<shared
- * domain>`) and shadow this host's (cookie tossing): a sign-in that never takes, or a sign-in
- * the other tunnel's owner started. A browser takes a `__Host-` cookie only when it is Secure,
+ * The name of the edge cookie `name` (SESSION_COOKIE, SIGN_IN_COOKIE) on a request that arrived
+ * over TLS or not: over HTTPS both carry the `__Host-` prefix instead (`__Host-svc_session`), the
+ * edge's two cookie prefixes (edge/forwarding.ts, which strips both). Tunnel hosts share a
+ * domain, so a page of another tunnel could set a cookie for all of them (`Domain=<shared
+ * domain>`) and shadow this host's (cookie tossing): a sign-in that never takes, or a sign-in the
+ * other tunnel's owner started. A browser takes a `__Host-` cookie only when it is Secure,
  * host-only and for Path=/, so no other host can set one.
  */
-export const SECURE_COOKIE_PREFIX = '__Host-';
-
-/** The name of the edge cookie `name` (SESSION_COOKIE, SIGN_IN_COOKIE) on a request that arrived over TLS or not. */
 export function edgeCookieName(name: string, secure: boolean): string {
-  return secure ? `${SECURE_COOKIE_PREFIX}${name.slice(2)}` : name;
+  return secure ? `${SECURE_EDGE_COOKIE_PREFIX}${name.slice(EDGE_COOKIE_PREFIX.length)}` : name;
 }
 /** Longest cookie value looked at; anything longer is not ours. */
 const MAX_COOKIE_LENGTH = 2048;
