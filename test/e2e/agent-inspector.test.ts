@@ -146,7 +146,7 @@ describe('local inspector', () => {
       SVC_TOKEN: system.server.token!,
       SVC_SERVER: system.server.url,
     });
-    assert.equal(exposed.code, 1);
+    assert.equal(exposed.code, 2, 'a usage error, before anything connects');
     assert.match(splitFailure(exposed.stderr).sentence, /--inspect-addr must be a loopback address/);
     const off = spawnAgent(system.server, { token: system.server.token, target: system.origin.port, args: ['--inspect=false'] });
     await off.waitForLine(/^Forwarding /);

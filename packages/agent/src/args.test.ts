@@ -148,3 +148,26 @@ test('a flag given to a command it does not belong to is a usage error, never ig
   // Flags of every command stay accepted everywhere.
   assert.equal(typeof parseCommand(['tcp', '22', '--log', 'stdout', '--log-format', 'json', '--inspect=false']), 'object');
 });
+
+test('--inspect-addr: loopback only, refused while parsing', () => {
+  for (const addr of ['127.0.0.1:4040', '127.0.0.2:0', 'localhost:4041', '[::1]:4040']) {
+    const parsed = parseCommand(['http', '3000', '--inspect-addr', addr]);
+    assert.equal(typeof parsed, 'object', addr);
+  }
+  assert.equal(
+    parseCommand(['http', '3000', '--inspect-addr', '0.0.0.0:4040']),
+    '--inspect-addr must be a loopback address (127.0.0.1, localhost or ::1), not 0.0.0.0',
+  );
+  assert.equal(
+    parseCommand(['tcp', '22', '--inspect-addr', '[::]:4040']),
+    '--inspect-addr must be a loopback address (127.0.0.1, localhost or ::1), not ::',
+  );
+  // Even with the inspector off: the address is wrong either way, as in `svc config check`.
+  assert.equal(
+    parseCommand(['http', '3000', '--inspect=false', '--inspect-addr', '192.168.1.5:4040']),
+    '--inspect-addr must be a loopback address (127.0.0.1, localhost or ::1), not 192.168.1.5',
+  );
+  for (const addr of ['4040', 'localhost', 'localhost:99999', ':4040', '127.0.0.1:40 40']) {
+    assert.equal(parseCommand(['http', '3000', '--inspect-addr', addr]), `invalid --inspect-addr "${addr}": expected host:port`, addr);
+  }
+});

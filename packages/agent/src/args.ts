@@ -4,6 +4,7 @@ import { MAX_TCP_IDLE_TIMEOUT_MS, idleTimeoutTooLong } from '@svcrouter/sdk';
 import { parseRouteFlags } from './route-flags.js';
 import { DEFAULT_TRANSFER_BYTES } from './doctor/index.js';
 import { misplacedFlag, type FlagCommand } from './command-flags.js';
+import { inspectAddrProblem } from './inspector/guard.js';
 import { tlsPairProblem, type TlsFlags } from './tls-flags.js';
 import { TRAFFIC_FLAG_OPTIONS, TRAFFIC_FLAG_USAGE, trafficFlags } from './traffic-flags.js';
 
@@ -299,7 +300,13 @@ function inspectFlags(inspect: string | undefined, addr: string | undefined): In
     if (inspect !== 'true' && inspect !== 'false') return `--inspect takes true or false, not "${inspect}"`;
     flags.enabled = inspect === 'true';
   }
-  if (addr !== undefined) flags.addr = addr;
+  if (addr !== undefined) {
+    // Checked here as well as when the inspector starts, so a network address is a usage error
+    // (exit 2) before anything connects, as `inspector.addr` is in `svc config check`.
+    const problem = inspectAddrProblem(addr);
+    if (problem !== undefined) return problem;
+    flags.addr = addr;
+  }
   return flags;
 }
 

@@ -18,6 +18,14 @@ export function isLoopbackHost(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
 }
 
+/** Why `addr` cannot be the inspector's address (`--inspect-addr`), or undefined when it can. */
+export function inspectAddrProblem(addr: string): string | undefined {
+  const parsed = parseInspectAddr(addr);
+  if (!parsed) return `invalid --inspect-addr "${addr}": expected host:port`;
+  if (!isLoopbackHost(parsed.host)) return `--inspect-addr must be a loopback address (127.0.0.1, localhost or ::1), not ${parsed.host}`;
+  return undefined;
+}
+
 /** Splits `host:port` (IPv6 in brackets); undefined when malformed. */
 export function parseInspectAddr(addr: string): { host: string; port: number } | undefined {
   const match = /^(?:\[([0-9a-fA-F:]+)\]|([^\s:[\]]+)):(\d{1,5})$/.exec(addr);

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Inspector } from '@svcrouter/sdk';
 import { handleApi } from './api.js';
 import { apiError, type Send } from './http-json.js';
-import { isLoopbackHost, parseInspectAddr, refusal, SECURITY_HEADERS } from './guard.js';
+import { inspectAddrProblem, parseInspectAddr, refusal, SECURITY_HEADERS } from './guard.js';
 import { readUiFile } from './ui-files.js';
 import type { TunnelControlSlot } from './tunnels-api.js';
 
@@ -33,10 +33,9 @@ export interface InspectorServer {
  * captured traffic holds cookies and tokens, and must never be reachable from the network.
  */
 export async function startInspectorServer(inspector: Inspector, addr: string, tunnels?: TunnelControlSlot): Promise<InspectorServer> {
-  const parsed = parseInspectAddr(addr);
-  if (!parsed) throw new Error(`invalid --inspect-addr "${addr}": expected host:port`);
-  if (!isLoopbackHost(parsed.host))
-    throw new Error(`--inspect-addr must be a loopback address (127.0.0.1, localhost or ::1), not ${parsed.host}`);
+  const problem = inspectAddrProblem(addr);
+  if (problem !== undefined) throw new Error(problem);
+  const parsed = parseInspectAddr(addr)!;
   let port = 0;
   const server = http.createServer((request, response) => {
     void serve(inspector, parsed.host, port, request, response, tunnels).catch(() => {
