@@ -12,9 +12,9 @@ v8.setFlagsFromString('--no-allocation-site-pretenuring');
 v8.setFlagsFromString('--no-parallel-scavenge');
 /**
  * The old generation may grow to three times what the last full collection kept. V8 picks the
- * factor from its own speeds, and after sustained load it picked about twice a small heap: the
- * bytes a transfer holds in flight then started a full collection every few tens of
- * milliseconds, doubling the CPU of every byte moved (docs/performance.md, "Transfers after
- * sustained load"). Read at every collection, so it takes effect when set here.
+ * factor from its own speeds, and after sustained load it picked about twice a small heap: a
+ * transfer then ran a full collection every few tens of milliseconds, doubling the CPU of every
+ * byte moved (docs/performance.md, "Transfers after sustained load"). Read at every collection,
+ * so it takes effect when set here.
  */
 v8.setFlagsFromString('--heap-growing-percent=200');
