@@ -1,6 +1,7 @@
 import net, { type Socket } from 'node:net';
 import { TLSSocket, type SecureContext } from 'node:tls';
 import {
+  IdTable,
   ResetCode,
   SocketPipe,
   TCP_CONNECTED_HEAD,
@@ -98,7 +99,8 @@ export function parseTcpTarget(input: string | number): TcpTarget | string {
  * resets the stream at once, which closes the visitor's connection.
  */
 export class TcpProxy {
-  private readonly sockets = new Set<Socket>();
+  /** Not a Set: a connection each adds and removes one (see IdTable). */
+  private readonly sockets = new IdTable<Socket>();
   /** The local host's addresses, looked up once for the connections that follow (target-lookup.ts). */
   private readonly targetLookup = new TargetLookup();
   /** Keepalive only where it can notice something: a local service on another machine. */
@@ -133,7 +135,7 @@ export class TcpProxy {
       keepAliveInitialDelay: LOCAL_KEEPALIVE_MS,
       lookup: this.targetLookup.lookup,
     });
-    this.sockets.add(socket);
+    const id = this.sockets.add(socket);
     let connected = false;
     // The visitor cut the connection (or the edge did): the local one is cut too.
     const onCut = (): void => {
@@ -184,7 +186,7 @@ export class TcpProxy {
     };
     if (this.options.proxyProtocol) socket.once('end', judgeHeader);
     socket.on('close', () => {
-      this.sockets.delete(socket);
+      this.sockets.delete(id);
       log.durationMs = performance.now() - started;
       if (proxyHeaderAt > 0) judgeHeader();
       this.onLog(log);
@@ -230,7 +232,7 @@ export class TcpProxy {
 
   /** Closes every local connection (the tunnel ends). */
   close(): Promise<void> {
-    for (const socket of this.sockets) socket.destroy();
+    for (const socket of this.sockets.snapshot()) socket.destroy();
     return Promise.resolve();
   }
 }

@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import net, { type Server, type Socket } from 'node:net';
 import type { Logger } from 'pino';
-import { BindMessages, ErrorCode, Messages, SvcError, type AgentMessage } from '@svcrouter/protocol';
+import { BindMessages, ErrorCode, IdTable, Messages, SvcError, type AgentMessage } from '@svcrouter/protocol';
 import type { Store, TcpClaim } from '../../store/index.js';
 import { pickMember } from '../pool.js';
 import type { Binding, Router } from '../router.js';
@@ -36,7 +36,8 @@ interface PortListener {
   server: Server;
   /** The router's name of this port, made once: every visitor connection is routed by it. */
   hostname: string;
-  sockets: Set<Socket>;
+  /** Not a Set: a connection each adds and removes one (see IdTable). */
+  sockets: IdTable<Socket>;
   /** Its accepted sockets inherit no-delay and keepalive from it (visitor-socket-options.ts). */
   inherits: boolean;
 }
@@ -205,7 +206,7 @@ export class TcpTunnels {
 
   private open(port: number): Promise<boolean> {
     const server = net.createServer({ allowHalfOpen: true, pauseOnConnect: false }, (socket) => this.accept(port, listener, socket));
-    const listener: PortListener = { server, hostname: tcpHostname(this.deps.sharedDomain, port), sockets: new Set(), inherits: false };
+    const listener: PortListener = { server, hostname: tcpHostname(this.deps.sharedDomain, port), sockets: new IdTable(), inherits: false };
     // A relay's listen backlog matters under bursts of connections (see TOOLCHAIN.md).
     server.maxConnections = 10_000;
     return new Promise((resolve) => {
@@ -232,12 +233,12 @@ export class TcpTunnels {
       socket.destroy();
       return;
     }
-    sockets.add(socket);
+    const id = sockets.add(socket);
     if (!inherits) setVisitorSocketOptions(socket);
     const member = binding.pool !== undefined ? binding : undefined;
     if (member !== undefined) member.inFlight!++;
     pipeTcpVisitor(socket, binding, port, this.deps, () => {
-      sockets.delete(socket);
+      sockets.delete(id);
       if (member !== undefined) member.inFlight!--;
     });
   }
@@ -252,7 +253,7 @@ export class TcpTunnels {
     const listener = this.listeners.get(port);
     if (!listener) return Promise.resolve();
     this.listeners.delete(port);
-    if (cut) for (const socket of listener.sockets) socket.destroy();
+    if (cut) for (const socket of listener.sockets.snapshot()) socket.destroy();
     return new Promise((resolve) => listener.server.close(() => resolve()));
   }
 

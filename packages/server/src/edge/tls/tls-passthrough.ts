@@ -1,4 +1,5 @@
 import type { Socket } from 'node:net';
+import { IdTable } from '@svcrouter/protocol';
 import { pickMember } from '../pool.js';
 import type { Binding, Router } from '../router.js';
 import { pipeTcpVisitor, type TcpPipeDeps } from '../tcp/tcp-pipe.js';
@@ -24,7 +25,8 @@ export interface TlsPassthroughDeps extends TcpPipeDeps {
  * goes to the edge's own TLS server as before. While no TLS tunnel is bound, nothing is read.
  */
 export class TlsPassthrough {
-  private readonly open = new Set<Socket>();
+  /** Not a Set: a connection each adds and removes one (see IdTable). */
+  private readonly open = new IdTable<Socket>();
 
   constructor(private readonly deps: TlsPassthroughDeps) {}
 
@@ -72,11 +74,11 @@ export class TlsPassthrough {
 
   /** Cuts every passthrough connection (shutdown). */
   close(): void {
-    for (const socket of this.open) socket.destroy();
+    for (const socket of this.open.snapshot()) socket.destroy();
   }
 
   private pipe(socket: Socket, binding: Binding, port: number, serverName: string, head: Buffer): void {
-    this.open.add(socket);
+    const id = this.open.add(socket);
     const member = binding.pool !== undefined ? binding : undefined;
     if (member !== undefined) member.inFlight!++;
     socket.resume();
@@ -88,7 +90,7 @@ export class TlsPassthrough {
       port,
       this.deps,
       () => {
-        this.open.delete(socket);
+        this.open.delete(id);
         if (member !== undefined) member.inFlight!--;
       },
       { serverName, head },
