@@ -156,7 +156,26 @@ describe('hostile input at the edge', () => {
     const result = await rawExchange(server.httpPort, `CONNECT example.com:443 HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
     assert.deepEqual(result.statuses, [405]);
     assert.match(result.text, /CONNECT is not supported/);
+    assert.match(result.text, /\r\nallow: GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS\r\n/);
     assert.match(result.text, /\r\nconnection: close\r\n/);
+    assert.ok(!origin.seen.some((request) => request.method === 'CONNECT'), 'the CONNECT reached the origin');
+    await assertStillServing();
+  });
+
+  it('answers 405 with Allow to an HTTP/2 CONNECT, as on HTTP/1.1, and keeps serving', HANG, async () => {
+    const session = h2Session(server, agent.hostname);
+    try {
+      const result = await h2Request(session, { ':method': 'CONNECT', ':authority': 'example.com:443' });
+      assert.equal(result.status, 405);
+      assert.equal(result.headers['allow'], 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS');
+      assert.equal(result.headers['x-svc-error'], 'Method Not Allowed');
+      assert.match(result.text, /CONNECT is not supported/);
+      // The session serves on: a request on it still reaches the tunnel.
+      const after = await h2Request(session, { ':path': '/echo', ':authority': host });
+      assert.equal(after.status, 200);
+    } finally {
+      session.close();
+    }
     assert.ok(!origin.seen.some((request) => request.method === 'CONNECT'), 'the CONNECT reached the origin');
     await assertStillServing();
   });

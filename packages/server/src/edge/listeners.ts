@@ -102,6 +102,12 @@ export async function startListeners(edge: Edge, options: ListenOptions): Promis
   // get Node's 417, as no origin could meet them through the edge.
   secure2.on('checkContinue', (req, res) => edge.handleRequest(req, res, true));
   secure2.on('sessionError', () => undefined);
+  // Node answers an HTTP/2 CONNECT itself with a bare 405 unless someone listens: the edge's page, with Allow.
+  secure2.on('connect', (_req, res: http2.Http2ServerResponse) => {
+    const refused = connectRefusedPage();
+    res.writeHead(refused.status, refused.headers);
+    res.end(refused.body);
+  });
   // An idle session is closed gracefully: no new streams, those still open (a long poll) finish.
   secure2.setTimeout(timeouts.h2IdleMs);
   secure2.on('timeout', (session: http2.ServerHttp2Session) => session.close());

@@ -62,15 +62,23 @@ export function badRequestPage(reason: string): EdgePage {
 }
 
 /**
+ * What a 405 to CONNECT names in `Allow`, which HTTP requires of every 405. A tunnel passes every
+ * other method to its service, whose resources decide; these are the methods clients send.
+ */
+export const TUNNEL_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS';
+
+/**
  * 405: a CONNECT request. The edge is a reverse proxy: a tunnel carries requests to its local
  * service and never opens a connection to a host the visitor names.
  */
 export function connectRefusedPage(): EdgePage {
-  return page(
+  const refused = page(
     405,
     'Method Not Allowed',
     'CONNECT is not supported: a tunnel forwards requests to its service, it does not open connections to other hosts.',
   );
+  refused.headers['allow'] = TUNNEL_METHODS;
+  return refused;
 }
 
 /** 431: an HTTP/2 request head over the edge's limit (HTTP/1.1's is answered by Node's parser). */
