@@ -30,8 +30,8 @@ describe('TCP tunnels: ports of binds that fail', () => {
     ...fields,
   });
   const held = async (p: number): Promise<boolean> => (await store.tcpAddresses.takenPorts(p, p, Date.now())).has(p);
-  /** Lets the store writes queued by `failed` run. */
-  const settled = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 50));
+  /** Waits for the store writes queued by `failed`. */
+  const settled = (): Promise<void> => tunnels.written();
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'svc-tcp-tunnels-'));

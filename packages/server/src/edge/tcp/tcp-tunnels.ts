@@ -143,6 +143,11 @@ export class TcpTunnels {
     this.remote.close();
     const closing = [...this.listeners.keys()].map((port) => this.stopListening(port));
     await Promise.all(closing);
+    await this.written();
+  }
+
+  /** Resolves once every store write queued so far has run, failed ones included (they are logged). */
+  async written(): Promise<void> {
     await Promise.all([...this.chains.values()].map((p) => p.catch(() => undefined)));
   }
 
