@@ -4,7 +4,7 @@ import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { Mux, tcpHead, type CallbackStream } from '@svcrouter/protocol';
+import { Mux, tcpHead } from '@svcrouter/protocol';
 import { TcpProxy } from './tcp-proxy.js';
 
 const MiB = 1024 * 1024;
@@ -13,8 +13,8 @@ const IN_FLIGHT = 32;
 const CONNECTIONS = 10_000;
 const BATCH = 2_000;
 /**
- * Measured on this code: 1.2 KB per connection, three runs (Node's own socket objects
- * outlive a scavenge now and then). With the open sockets in a Set instead: 4.0 KB.
+ * Promoted per connection above this, the sockets of closed connections are being kept: halfway
+ * between this code and the open sockets in a Set (docs/performance.md, "The open-socket sets").
  */
 const PROMOTED_BYTES_PER_CONNECTION = 2_500;
 
@@ -64,8 +64,7 @@ describe('a TCP tunnel after a full GC', () => {
   const connection = (): Promise<void> =>
     new Promise((resolve, reject) => {
       let echoed = 0;
-      let stream: CallbackStream | undefined = undefined;
-      stream = edge.open(tcpHead('t1', '203.0.113.7:40000', 20000), {
+      const stream = edge.open(tcpHead('t1', '203.0.113.7:40000', 20000), {
         onData: (chunk: Buffer) => (echoed += chunk.length),
         onEnd: () => {
           if (echoed === 1) resolve();
