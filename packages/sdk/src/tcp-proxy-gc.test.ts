@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
-import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { Mux, tcpHead } from '@svcrouter/protocol';
+import { tcpHead, type Mux } from '@svcrouter/protocol';
 import { TcpProxy } from './tcp-proxy.js';
+import { proxySession, startEchoService, type EchoService, type ProxySession } from './tcp-proxy-test-support.js';
 
 const MiB = 1024 * 1024;
 /** Connections open at once: the benchmark's connections row. */
@@ -27,37 +26,19 @@ const PROMOTED_BYTES_PER_CONNECTION = 2_500;
  * a FIN each way, against a real local echo service over a real session on loopback.
  */
 describe('a TCP tunnel after a full GC', () => {
-  let service: net.Server;
-  let listener: net.Server;
+  let service: EchoService;
+  let session: ProxySession;
   let edge: Mux;
-  let sockets: net.Socket[];
-  let proxy: TcpProxy;
 
   before(async () => {
-    service = net.createServer({ allowHalfOpen: true }, (socket) => {
-      socket.on('error', () => undefined);
-      socket.pipe(socket);
-    });
-    service.listen(0, '127.0.0.1');
-    await once(service, 'listening');
-    const { port } = service.address() as net.AddressInfo;
-    proxy = new TcpProxy({ host: '127.0.0.1', port, hostPort: `127.0.0.1:${port}` }, () => undefined);
-    listener = net.createServer();
-    listener.listen(0, '127.0.0.1');
-    await once(listener, 'listening');
-    const accepted = once(listener, 'connection') as Promise<[net.Socket]>;
-    const dialerSocket = net.connect((listener.address() as net.AddressInfo).port, '127.0.0.1');
-    const [[acceptorSocket]] = await Promise.all([accepted, once(dialerSocket, 'connect')]);
-    sockets = [dialerSocket, acceptorSocket];
-    new Mux(dialerSocket, { role: 'dialer', onStream: (stream) => proxy.handle(stream) });
-    edge = new Mux(acceptorSocket, { role: 'acceptor' });
+    service = await startEchoService();
+    session = await proxySession(new TcpProxy(service.target, () => undefined));
+    edge = session.edge;
   });
 
   after(async () => {
-    await proxy.close();
-    edge.destroy();
-    for (const socket of sockets) socket.destroy();
-    await Promise.all([listener, service].map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
+    await session.close();
+    await service.close();
   });
 
   /** One visitor connection as the edge carries it: a TCP head, one byte, the end; done when the echo and its end came back. */

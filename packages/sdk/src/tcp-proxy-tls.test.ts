@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { EventEmitter, once } from 'node:events';
-import net from 'node:net';
 import tls from 'node:tls';
 import { after, before, describe, it } from 'node:test';
-import { Mux, streamDuplex, tcpHead } from '@svcrouter/protocol';
+import { streamDuplex, tcpHead, type Mux } from '@svcrouter/protocol';
 import { selfSignedCertificate } from './origin-test-support.js';
 import { TcpProxy, type TcpConnectionLog } from './tcp-proxy.js';
+import { proxySession, startEchoService, type EchoService, type ProxySession } from './tcp-proxy-test-support.js';
 
 // A TLS tunnel whose agent terminates TLS (`--tls-cert`): the edge's end of a real session over
 // loopback opens a TCP stream, a TLS client speaks through it, and the agent's TcpProxy decrypts
@@ -13,51 +13,33 @@ import { TcpProxy, type TcpConnectionLog } from './tcp-proxy.js';
 describe('TcpProxy terminating TLS', () => {
   const ROUNDS = 30;
   let credentials: { key: Buffer; cert: Buffer } | undefined;
-  let service: net.Server;
-  let listener: net.Server;
+  let service: EchoService;
+  let session: ProxySession;
   let edge: Mux;
-  let sockets: net.Socket[];
-  let proxy: TcpProxy;
   const logs: TcpConnectionLog[] = [];
   const logged = new EventEmitter();
 
   before(async () => {
     credentials = await selfSignedCertificate();
     if (!credentials) return;
-    // Echoes, and ends its side once the client ended its own.
-    service = net.createServer({ allowHalfOpen: true }, (socket) => {
-      socket.on('error', () => undefined);
-      socket.pipe(socket);
-    });
-    service.listen(0, '127.0.0.1');
-    await once(service, 'listening');
-    const { port } = service.address() as net.AddressInfo;
+    service = await startEchoService();
     const secureContext = tls.createSecureContext(credentials);
-    proxy = new TcpProxy(
-      { host: '127.0.0.1', port, hostPort: `127.0.0.1:${port}` },
+    const proxy = new TcpProxy(
+      service.target,
       (log) => {
         logs.push(log);
         logged.emit('log');
       },
       { terminate: secureContext },
     );
-    listener = net.createServer();
-    listener.listen(0, '127.0.0.1');
-    await once(listener, 'listening');
-    const accepted = once(listener, 'connection') as Promise<[net.Socket]>;
-    const dialerSocket = net.connect((listener.address() as net.AddressInfo).port, '127.0.0.1');
-    const [[acceptorSocket]] = await Promise.all([accepted, once(dialerSocket, 'connect')]);
-    sockets = [dialerSocket, acceptorSocket];
-    new Mux(dialerSocket, { role: 'dialer', onStream: (stream) => proxy.handle(stream) });
-    edge = new Mux(acceptorSocket, { role: 'acceptor' });
+    session = await proxySession(proxy);
+    edge = session.edge;
   });
 
   after(async () => {
     if (!credentials) return;
-    await proxy.close();
-    edge.destroy();
-    for (const socket of sockets) socket.destroy();
-    await Promise.all([listener, service].map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
+    await session.close();
+    await service.close();
   });
 
   const nextLog = async (taken: number): Promise<TcpConnectionLog> => {
