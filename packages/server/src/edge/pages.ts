@@ -65,7 +65,7 @@ export function badRequestPage(reason: string): EdgePage {
  * What a 405 to CONNECT names in `Allow`, which HTTP requires of every 405. A tunnel passes every
  * other method to its service, whose resources decide; these are the methods clients send.
  */
-export const TUNNEL_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS';
+const TUNNEL_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS';
 
 /**
  * 405: a CONNECT request. The edge is a reverse proxy: a tunnel carries requests to its local

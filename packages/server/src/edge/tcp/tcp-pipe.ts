@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net';
-import { ResetCode, SocketPipe, TCP_CONNECTED, tcpHead, type CallbackStream } from '@svcrouter/protocol';
+import { ResetCode, SocketPipe, TCP_CONNECTED, tcpHead, type CallbackStream, type IdTable } from '@svcrouter/protocol';
 import type { ByteMeter, Exchange, ExchangeObserver } from '../exchange.js';
 import type { Binding } from '../router.js';
 
@@ -38,15 +38,21 @@ export interface TlsVisitor {
  * then raw bytes both ways. Backpressure is the pipes': a slow side stops reading the other, so
  * nothing grows beyond the stream windows. A FIN travels on its own (half-close); the record is
  * written once the visitor's socket has closed. This is the whole edge-side byte pipe.
+ *
+ * Until it closes, the socket is in `open` (its listener's, cut when the tunnel goes) and, when
+ * `binding` is a pool member, counts among the member's connections in flight.
  */
 export function pipeTcpVisitor(
   socket: Socket,
   binding: Binding,
   port: number,
   deps: TcpPipeDeps,
-  onClose: () => void,
+  open: IdTable<Socket>,
   tls?: TlsVisitor,
 ): void {
+  const id = open.add(socket);
+  const member = binding.pool !== undefined ? binding : undefined;
+  if (member !== undefined) member.inFlight!++;
   const ip = stripMapped(socket.remoteAddress ?? '');
   const record: Exchange = {
     binding,
@@ -134,7 +140,8 @@ export function pipeTcpVisitor(
   function finish(): void {
     record.durationMs = performance.now() - record.startedAt;
     deps.observe(record);
-    onClose();
+    open.delete(id);
+    if (member !== undefined) member.inFlight!--;
   }
 }
 

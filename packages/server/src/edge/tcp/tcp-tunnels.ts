@@ -238,14 +238,8 @@ export class TcpTunnels {
       socket.destroy();
       return;
     }
-    const id = sockets.add(socket);
     if (!inherits) setVisitorSocketOptions(socket);
-    const member = binding.pool !== undefined ? binding : undefined;
-    if (member !== undefined) member.inFlight!++;
-    pipeTcpVisitor(socket, binding, port, this.deps, () => {
-      sockets.delete(id);
-      if (member !== undefined) member.inFlight!--;
-    });
+    pipeTcpVisitor(socket, binding, port, this.deps, sockets);
   }
 
   /** Stops listening on `port` unless a bind here or a tunnel elsewhere still wants it; `cut`: its connections close too. */

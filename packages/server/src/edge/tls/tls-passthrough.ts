@@ -78,22 +78,9 @@ export class TlsPassthrough {
   }
 
   private pipe(socket: Socket, binding: Binding, port: number, serverName: string, head: Buffer): void {
-    const id = this.open.add(socket);
-    const member = binding.pool !== undefined ? binding : undefined;
-    if (member !== undefined) member.inFlight!++;
     socket.resume();
     // The HTTPS port's listener serves every other host too: its sockets get the options one by one.
     setVisitorSocketOptions(socket);
-    pipeTcpVisitor(
-      socket,
-      binding,
-      port,
-      this.deps,
-      () => {
-        this.open.delete(id);
-        if (member !== undefined) member.inFlight!--;
-      },
-      { serverName, head },
-    );
+    pipeTcpVisitor(socket, binding, port, this.deps, this.open, { serverName, head });
   }
 }
