@@ -52,6 +52,7 @@ describe('tcp binds that fail', () => {
     try {
       const failure = await failing(['--remote-addr', `localhost:${port}`]);
       assert.equal(failure.sentence, BindMessages.tcpAddressNotYours(`localhost:${port}`));
+      assert.match(failure.hint, /^GET \/v1\/tcp-addresses lists/);
     } finally {
       await http.close();
     }

@@ -48,7 +48,10 @@ describe('tcp tunnel lifecycle', () => {
       const proc = spawnNode(AGENT_BIN, ['tcp', String(echo.port)], { SVC_SERVER: server.url, SVC_TOKEN: server.token }, 'agent');
       const { code } = await proc.exited;
       assert.equal(code, 1);
-      assert.match(proc.stderrLines.join('\n'), new RegExp(`^${Messages.TCP_PORT_UNAVAILABLE}`, 'm'));
+      assert.match(
+        proc.stderrLines.join('\n'),
+        new RegExp(`^${Messages.TCP_PORT_UNAVAILABLE}\nhint: every port of the edge's TCP range is in use`, 'm'),
+      );
     } finally {
       await holder.close();
       await echo.close();

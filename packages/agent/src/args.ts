@@ -239,7 +239,8 @@ export function parseCommand(argv: string[]): Command | string {
       if (values.pool === true) tcp.pool = true;
       if (values['idle-timeout'] !== undefined) {
         const ms = parseDuration(values['idle-timeout']);
-        if (ms === undefined) return `--idle-timeout takes a duration such as 30s, 5m, 1h or 0, not "${values['idle-timeout']}"`;
+        if (ms === undefined)
+          return `--idle-timeout takes a duration such as 30s, 5m, 1h, a number of seconds, or 0 (never), not "${values['idle-timeout']}"`;
         if (ms > MAX_TCP_IDLE_TIMEOUT_MS) return `--idle-timeout ${idleTimeoutTooLong(values['idle-timeout'])}`;
         tcp.idleTimeoutMs = ms;
       }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { BindMessages, ErrorCode, SvcError } from '@svcrouter/protocol';
+import { BindMessages, ErrorCode, Messages, SvcError } from '@svcrouter/protocol';
 import { explainFailure, notListeningWarning } from './failure.js';
 
 const RETRY = /run svc again; if it keeps failing/;
@@ -70,4 +70,20 @@ test('an invalid option other than the subdomain is not answered with the subdom
   }
   const subdomain = explainFailure(new SvcError(ErrorCode.NAME_INVALID, BindMessages.subdomainInvalid('-x')));
   assert.match(subdomain.hint, /^give --subdomain or SVC_SUBDOMAIN one DNS label/);
+});
+
+test('a TCP address refused at the bind is not answered with a hint about names', () => {
+  for (const message of [BindMessages.tcpAddressNotYours('svc.example.com:20001'), BindMessages.tcpAddressTaken('svc.example.com:20001')]) {
+    const { hint } = explainFailure(new SvcError(ErrorCode.NAME_TAKEN, message));
+    assert.doesNotMatch(hint, /--subdomain/, message);
+    assert.match(hint, /leave --remote-addr out for a port at random$/, message);
+  }
+  const exhausted = explainFailure(new SvcError(ErrorCode.TCP_PORT_UNAVAILABLE, Messages.TCP_PORT_UNAVAILABLE)).hint;
+  assert.match(exhausted, /^every port of the edge's TCP range is in use: stop another TCP tunnel/);
+  const outside = explainFailure(new SvcError(ErrorCode.TCP_PORT_UNAVAILABLE, BindMessages.tcpPortOutsideRange(22, 20000, 20999))).hint;
+  assert.match(outside, /^name a port inside the range with --remote-addr/);
+  for (const hint of [exhausted, outside]) {
+    assert.match(hint, /SVC_TCP_PORTS/);
+    assert.doesNotMatch(hint, RETRY);
+  }
 });

@@ -1,4 +1,4 @@
-import { BindMessages, ErrorCode, SvcError, type ErrorCodeValue } from '@svcrouter/protocol';
+import { BindMessages, ErrorCode, Messages, SvcError, type ErrorCodeValue } from '@svcrouter/protocol';
 
 /** A failure as the agent prints it: one sentence, then one hint saying what to do about it. */
 export interface Failure {
@@ -27,6 +27,9 @@ const HINTS: Partial<Record<ErrorCodeValue, string>> = {
     'check SVC_SERVER and that svc-server is running and reachable from here (an https edge with a dev certificate also needs SVC_CA_FILE)',
   [ErrorCode.SESSION_CLOSED]: 'the edge went away; run svc again once it is back',
   // Every POLICY_INVALID refusal is decided by what the bind carries, so a retry as it is gets it again.
+  // The other sentence of this code, every port in use, has its own hint (SENTENCE_HINTS).
+  [ErrorCode.TCP_PORT_UNAVAILABLE]:
+    'name a port inside the range with --remote-addr, or leave it out for a port at random; the operator of svc-server sets the range with SVC_TCP_PORTS',
   [ErrorCode.POLICY_INVALID]:
     'change what the line above names (the access rules given with --basic-auth, --cidr-allow, --cidr-deny, --oidc or svc.yml, or the svc-server version); running svc again unchanged gets the same answer',
 };
@@ -43,6 +46,19 @@ const SENTENCE_HINTS: ReadonlyArray<readonly [ending: string, hint: string]> = [
   [BindMessages.poolMismatch('', true), 'add --pool to serve the name beside its other agents, or stop them first'],
   [BindMessages.poolMismatch('', false), 'stop the agent serving the name, or run svc without --pool to take the name over'],
   [BindMessages.poolUnsupported, 'upgrade svc-server to pool tunnels, or run svc without --pool'],
+  [
+    Messages.TCP_PORT_UNAVAILABLE,
+    "every port of the edge's TCP range is in use: stop another TCP tunnel (GET /v1/tunnels lists the account's), or ask the operator of svc-server to widen SVC_TCP_PORTS",
+  ],
+  // TCP addresses are ports, not names: --subdomain does not apply to them.
+  [
+    BindMessages.tcpAddressNotYours(''),
+    "GET /v1/tcp-addresses lists the account's reserved addresses; or leave --remote-addr out for a port at random",
+  ],
+  [
+    BindMessages.tcpAddressTaken(''),
+    "wait for the tunnel that holds the port to end (GET /v1/tunnels lists the account's own), or leave --remote-addr out for a port at random",
+  ],
 ];
 
 /** Hints by the start of the sentence, for a refusal whose varying part comes last. */
