@@ -57,6 +57,16 @@ test('an unknown key is reported at its own line and column, with the keys allow
   });
 });
 
+test("a TCP tunnel's remoteAddr may be the port alone, as YAML reads it: a number", () => {
+  const result = parseConfig('tunnels:\n  ssh:\n    addr: 22\n    proto: tcp\n    remoteAddr: 20417\n');
+  assert.ok(result.ok);
+  assert.equal(result.config.tunnels.ssh!.remoteAddr, '20417');
+  assert.deepEqual(
+    problems('tunnels:\n  ssh:\n    addr: 22\n    proto: tcp\n    remoteAddr: 70000\n').map((p) => [p.line, p.key, p.message]),
+    [[5, 'tunnels.ssh.remoteAddr', 'a port is a whole number from 1 to 65535']],
+  );
+});
+
 test('a proto other than http1 or h2 is reported at its value', () => {
   const [problem] = problems('tunnels:\n  grpc:\n    addr: 50051\n    proto: h3\n');
   assert.equal(problem!.line, 4);

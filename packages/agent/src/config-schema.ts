@@ -22,6 +22,14 @@ export const DEFAULT_INSPECT_ADDR = '127.0.0.1:4040';
 
 const localTarget = z.union([z.string(), z.number()], { error: 'expected a port, host:port or URL' });
 
+const NOT_A_PORT = 'a port is a whole number from 1 to 65535';
+/** A TCP tunnel's public address, `host:port` or the port alone (YAML reads a bare port as a number), as a string. */
+const remoteAddress = z
+  .union([z.string().min(1), z.number().int(NOT_A_PORT).min(1, NOT_A_PORT).max(65535, NOT_A_PORT)], {
+    error: 'expected host:port or a port',
+  })
+  .transform(String);
+
 /** A `user:password` pair; the message names the user at most, never the password. */
 const basicAuthPair = z.string().superRefine((value, context) => {
   const parsed = parseBasicAuthPair(value);
@@ -81,8 +89,8 @@ const TunnelBaseSchema = z.strictObject({
    * on a hostname (`addr` as for tcp; the local service terminates TLS unless tlsCert is given).
    */
   proto: z.enum(['http1', 'h2', 'tcp', 'tls']).optional(),
-  /** `proto: tcp`: a reserved TCP address of the account (`host:port`); default a random port. */
-  remoteAddr: z.string().min(1).optional(),
+  /** `proto: tcp`: a reserved TCP address of the account (`host:port` or the port); default a random port. */
+  remoteAddr: remoteAddress.optional(),
   /** `proto: tcp`: ms without a byte either way before a connection closes (default 3600000; 0 never). */
   idleTimeoutMs: z.number().int().min(0).max(MAX_TCP_IDLE_TIMEOUT_MS, idleTimeoutTooLong()).optional(),
   /** `proto: tcp`: send the visitor's address first as a PROXY protocol `v1` or `v2` header (default none). */
@@ -232,7 +240,8 @@ function checkSharedNames(tunnels: Record<string, TunnelConfig>, context: z.Refi
     for (const key of ['subdomain', 'domain', 'remoteAddr'] as const) {
       const value = tunnel[key];
       if (value === undefined || tunnel.pool === true) continue;
-      const id = `${key}:${value.toLowerCase()}`;
+      // String(): the refinement also runs over a file with other problems, where a value may not be one yet.
+      const id = `${key}:${String(value).toLowerCase()}`;
       const first = claimed.get(id);
       if (first === undefined) claimed.set(id, name);
       else
