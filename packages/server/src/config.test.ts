@@ -187,6 +187,29 @@ describe('SVC_TCP_PORTS', () => {
     assert.deepEqual(loadConfig({ SVC_TCP_PORTS: '30000' }, CWD).tcpPorts, { from: 30000, to: 30000 });
     assert.equal(loadConfig({ SVC_TCP_PORTS: 'off' }, CWD).tcpPorts, undefined);
   });
+
+  it("refuses a range that includes one of the edge's own ports", () => {
+    assert.throws(
+      () => loadConfig({ SVC_TCP_PORTS: '8000-8999' }, CWD),
+      new Error(
+        "invalid SVC_TCP_PORTS: 8000-8999 includes SVC_HTTP_PORT's port 8080; TCP tunnels need ports the edge does not listen on itself",
+      ),
+    );
+    assert.throws(
+      () => loadConfig({ SVC_TCP_PORTS: '443', SVC_HTTPS_PORT: '443' }, CWD),
+      /^Error: invalid SVC_TCP_PORTS: 443 includes SVC_HTTPS_PORT's port 443;/,
+    );
+    const cluster = { SVC_DATABASE_URL: 'postgres://db/svc', SVC_CLUSTER_SECRET: 'x'.repeat(16) };
+    assert.throws(
+      () => loadConfig({ ...cluster, SVC_NODE_URL: 'http://10.0.0.5:20500', SVC_TCP_PORTS: '20000-20999' }, CWD),
+      /includes SVC_NODE_URL's port 20500/,
+    );
+    // Port 0 (a free port, picked at start) never clashes.
+    assert.ok(
+      loadConfig({ ...cluster, SVC_NODE_URL: 'http://10.0.0.5:0', SVC_HTTP_PORT: '0', SVC_HTTPS_PORT: '0', SVC_TCP_PORTS: '1-65535' }, CWD)
+        .tcpPorts,
+    );
+  });
 });
 
 describe('loadConfig errors name the variable', () => {

@@ -330,6 +330,12 @@ export function loadConfig(env: Record<string, string | undefined>, cwd: string 
   if (e.SVC_NODE_URL !== undefined && e.SVC_DATABASE_URL === undefined) {
     throw new Error('invalid SVC_NODE_URL: several nodes share one PostgreSQL store; set SVC_DATABASE_URL to it');
   }
+  const clash = tcpPortsClash(e.SVC_TCP_PORTS, {
+    SVC_HTTP_PORT: e.SVC_HTTP_PORT,
+    SVC_HTTPS_PORT: e.SVC_HTTPS_PORT,
+    SVC_NODE_URL: nodeUrlPort(e.SVC_NODE_URL),
+  });
+  if (clash !== undefined) throw new Error(clash);
   const cluster =
     e.SVC_NODE_URL !== undefined && e.SVC_CLUSTER_SECRET !== undefined
       ? Object.freeze({ nodeUrl: e.SVC_NODE_URL, secret: e.SVC_CLUSTER_SECRET })
@@ -375,6 +381,25 @@ export function loadConfig(env: Record<string, string | undefined>, cwd: string 
     webhookRetryMs: e.SVC_WEBHOOK_RETRY_MS,
     webhookKey: e.SVC_WEBHOOK_KEY,
   });
+}
+
+/**
+ * Why SVC_TCP_PORTS cannot include a port the edge listens on itself: a tunnel given that port
+ * could never listen there, and a reservation of it would never bind.
+ */
+function tcpPortsClash(range: TcpPortRange | undefined, own: Record<string, number | undefined>): string | undefined {
+  if (range === undefined) return undefined;
+  for (const [name, port] of Object.entries(own)) {
+    if (port === undefined || port === 0 || port < range.from || port > range.to) continue;
+    const shown = range.from === range.to ? String(range.from) : `${range.from}-${range.to}`;
+    return `invalid SVC_TCP_PORTS: ${shown} includes ${name}'s port ${port}; TCP tunnels need ports the edge does not listen on itself`;
+  }
+  return undefined;
+}
+
+/** The port this node listens on for its peers, from SVC_NODE_URL (as the cluster reads it). */
+function nodeUrlPort(nodeUrl: string | undefined): number | undefined {
+  return nodeUrl === undefined ? undefined : Number(new URL(nodeUrl).port || 80);
 }
 
 /** The shared domain as the edge target, when it can be one (two or more labels). */
