@@ -67,6 +67,26 @@ test("a TCP tunnel's remoteAddr may be the port alone, as YAML reads it: a numbe
   );
 });
 
+test('a setting of another kind of tunnel is reported, not ignored', () => {
+  assert.deepEqual(
+    problems('tunnels:\n  web:\n    addr: 3000\n    remoteAddr: "20001"\n    proxyProtocol: v1\n').map((p) => [p.line, p.key, p.message]),
+    [
+      [4, 'tunnels.web.remoteAddr', 'applies to proto: tcp only, not an HTTP tunnel'],
+      [5, 'tunnels.web.proxyProtocol', 'applies to proto: tcp and proto: tls only, not an HTTP tunnel'],
+    ],
+  );
+  assert.deepEqual(
+    problems('tunnels:\n  ssh:\n    addr: 22\n    proto: tcp\n    subdomain: db\n').map((p) => [p.line, p.key, p.message]),
+    [
+      [
+        5,
+        'tunnels.ssh.subdomain',
+        'applies to HTTP and TLS tunnels, not proto: tcp (it binds a port; remoteAddr for one the account reserved)',
+      ],
+    ],
+  );
+});
+
 test('a proto other than http1 or h2 is reported at its value', () => {
   const [problem] = problems('tunnels:\n  grpc:\n    addr: 50051\n    proto: h3\n');
   assert.equal(problem!.line, 4);

@@ -155,19 +155,23 @@ export function checkTunnel(tunnel: z.infer<typeof TunnelFieldsSchema>, context:
   for (const key of ['tlsCert', 'tlsKey'] as const) {
     if (tunnel[key] !== undefined) context.addIssue({ code: 'custom', message: 'applies to proto: tls only', path: [key] });
   }
-  if (tunnel.proto !== 'tcp') return;
-  for (const key of [
-    'basicAuth',
-    'cidrAllow',
-    'cidrDeny',
-    'oidc',
-    'allowEmail',
-    'allowDomain',
-    'subdomain',
-    'domain',
-    'hostHeader',
-    'routes',
-  ] as const) {
+  if (tunnel.proto !== 'tcp') {
+    // An HTTP tunnel: the settings of connections passed through would silently do nothing.
+    for (const key of ['remoteAddr', 'idleTimeoutMs', 'proxyProtocol'] as const) {
+      const where = key === 'remoteAddr' ? 'proto: tcp only' : 'proto: tcp and proto: tls only';
+      if (tunnel[key] !== undefined) context.addIssue({ code: 'custom', message: `applies to ${where}, not an HTTP tunnel`, path: [key] });
+    }
+    return;
+  }
+  for (const key of ['subdomain', 'domain'] as const) {
+    if (tunnel[key] !== undefined)
+      context.addIssue({
+        code: 'custom',
+        message: 'applies to HTTP and TLS tunnels, not proto: tcp (it binds a port; remoteAddr for one the account reserved)',
+        path: [key],
+      });
+  }
+  for (const key of ['basicAuth', 'cidrAllow', 'cidrDeny', 'oidc', 'allowEmail', 'allowDomain', 'hostHeader', 'routes'] as const) {
     if (tunnel[key] !== undefined)
       context.addIssue({ code: 'custom', message: 'applies to HTTP tunnels only, not proto: tcp', path: [key] });
   }

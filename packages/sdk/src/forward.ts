@@ -27,6 +27,7 @@ import {
 } from './tcp-proxy.js';
 import { isProxyProtocolVersion, type ProxyProtocolVersion } from './proxy-protocol.js';
 import { checkedTlsOptions, tlsBind, type TlsForwardOptions } from './forward-tls.js';
+import { misplacedOption, remoteAddrText } from './proto-options.js';
 
 export { DEFAULT_SERVER_URL };
 
@@ -41,13 +42,13 @@ export interface ForwardOptions extends AccessOptions, TlsForwardOptions {
    */
   proto?: OriginProto | 'tcp' | 'tls';
   /**
-   * `proto: 'tcp'`: a reserved TCP address of the account (`host:port`, POST /v1/tcp-addresses) to
-   * bind; default a free port at random, the same one again after a reconnect.
+   * `proto: 'tcp'`: a reserved TCP address of the account (`host:port` or the port alone, POST
+   * /v1/tcp-addresses) to bind; default a free port at random, the same one again after a reconnect.
    */
-  remoteAddr?: string;
-  /** `proto: 'tcp'`: closes a connection idle this long, ms (default 1 h; 0: never). */
+  remoteAddr?: string | number;
+  /** `proto: 'tcp'` and `'tls'`: closes a connection idle this long, ms (default 1 h; 0: never). */
   idleTimeoutMs?: number;
-  /** `proto: 'tcp'`: sends the visitor's address first as a PROXY protocol `v1` or `v2` header (default none). */
+  /** `proto: 'tcp'` and `'tls'`: sends the visitor's address first as a PROXY protocol `v1` or `v2` header (default none). */
   proxyProtocol?: ProxyProtocolVersion;
   /**
    * Join a pool instead of taking the name over: several agents of the same account bind the same
@@ -116,6 +117,8 @@ export async function forward(options: ForwardOptions): Promise<Tunnel> {
   if (options.proto === 'tcp') return forwardTcp(options);
   if (options.proto === 'tls') return forwardTls(options);
   const target = localTarget(options);
+  const misplaced = misplacedOption(options);
+  if (misplaced !== undefined) throw new SvcError(ErrorCode.NAME_INVALID, misplaced);
   const hostHeader = checkedHostHeader(options.hostHeader ?? envDefault('SVC_HOST_HEADER'));
   const routes = checkedRoutes(options.routes);
   const policy = await buildPolicy(options);
@@ -200,6 +203,8 @@ export const POOL_NEEDS_NAME =
 
 /** Checks one tunnel's address, host header and access rules (SvcError NAME_INVALID or POLICY_INVALID), hashing its passwords. */
 export async function checkedTunnelSpec(spec: GroupTunnelSpec): Promise<CheckedTunnel> {
+  const misplaced = misplacedOption(spec);
+  if (misplaced !== undefined) throw new SvcError(ErrorCode.NAME_INVALID, misplaced);
   // Members find each other by the name they ask for; each random name is a tunnel of its own.
   if (spec.pool === true && !spec.subdomain && !spec.domain && !(spec.proto === 'tcp' && spec.remoteAddr)) {
     throw new SvcError(ErrorCode.NAME_INVALID, POOL_NEEDS_NAME);
@@ -258,9 +263,12 @@ async function forwardTls(options: ForwardOptions): Promise<Tunnel> {
 }
 
 /** A TCP tunnel's local target and options, checked before dialling; bad ones are NAME_INVALID. */
-function checkedTcpTarget(options: Pick<ForwardOptions, 'addr' | 'proxyProtocol' | 'idleTimeoutMs'>): TcpTarget {
+function checkedTcpTarget(options: Pick<ForwardOptions, 'addr' | 'proxyProtocol' | 'idleTimeoutMs' | 'remoteAddr'>): TcpTarget {
   const target = parseTcpTarget(options.addr);
   if (typeof target === 'string') throw new SvcError(ErrorCode.NAME_INVALID, target);
+  if (options.remoteAddr !== undefined && remoteAddrText(options.remoteAddr) === undefined) {
+    throw new SvcError(ErrorCode.NAME_INVALID, `invalid remoteAddr ${JSON.stringify(options.remoteAddr)}: expected host:port or a port`);
+  }
   if (options.proxyProtocol !== undefined && !isProxyProtocolVersion(options.proxyProtocol)) {
     throw new SvcError(ErrorCode.NAME_INVALID, `invalid proxy protocol "${String(options.proxyProtocol)}": expected v1 or v2`);
   }
@@ -286,7 +294,8 @@ async function bindTcpOn(
     tls === undefined ? { local: target.hostPort, proto: 'tcp' } : { local: target.hostPort, proto: 'tls', ...tls };
   if (options.pool === true) request.pool = true;
   if (edge.group !== undefined) request.group = edge.group;
-  if (options.remoteAddr !== undefined) request.remoteAddr = options.remoteAddr;
+  const remoteAddr = remoteAddrText(options.remoteAddr);
+  if (remoteAddr !== undefined) request.remoteAddr = remoteAddr;
   let tunnel: Tunnel | undefined;
   const onLog = (log: TcpConnectionLog): void => {
     if (tunnel === undefined) return;
@@ -350,7 +359,7 @@ export function holdOnSecondNode(edge: OpenEdge, tunnels: Tunnel[]): AgentSessio
 export function localTarget(options: Pick<ForwardOptions, 'addr' | 'proto'>): LocalTarget {
   if (options.proto !== undefined && !isOriginProto(options.proto)) {
     if (options.proto === 'tcp') throw new SvcError(ErrorCode.NAME_INVALID, 'proto "tcp" binds a TCP tunnel: use forward()');
-    throw new SvcError(ErrorCode.NAME_INVALID, `invalid proto "${String(options.proto)}": expected http1 or h2`);
+    throw new SvcError(ErrorCode.NAME_INVALID, `invalid proto "${String(options.proto)}": expected http1, h2, tcp or tls`);
   }
   const target = parseLocalTarget(options.addr, options.proto);
   if (typeof target === 'string') throw new SvcError(ErrorCode.NAME_INVALID, target);

@@ -69,6 +69,15 @@ describe('TCP tunnels: ports of binds that fail', () => {
     assert.equal((await store.tcpAddresses.takenPorts(1, 65_535, Date.now())).size, 0);
   });
 
+  it('refuses a remoteAddr that is not text instead of binding a random port, and writes nothing', async () => {
+    const asked = { ...bind({}), remoteAddr: port } as unknown as BindRequest;
+    await assert.rejects(tunnels.choose(account.id, asked), {
+      code: 'NAME_INVALID',
+      message: `invalid TCP address "${port}": expected host:port or a port`,
+    });
+    assert.equal((await store.tcpAddresses.takenPorts(1, 65_535, Date.now())).size, 0);
+  });
+
   it('gives up the lease of a bind refused after its port was claimed, so another account gets the port', async () => {
     const { hostname } = await tunnels.choose(account.id, bind({}));
     assert.equal(hostname, `localhost:${port}`);

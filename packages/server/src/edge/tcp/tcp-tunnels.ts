@@ -82,6 +82,10 @@ export class TcpTunnels {
   async choose(accountId: string, request: BindRequest): Promise<{ hostname: string; pinned: boolean }> {
     await this.ready;
     const { sharedDomain } = this.deps;
+    // Not ignored: a bind that asked for an address must not get a random port instead.
+    if (request.remoteAddr !== undefined && request.remoteAddr !== null && typeof request.remoteAddr !== 'string') {
+      throw new SvcError(ErrorCode.NAME_INVALID, BindMessages.tcpAddressInvalid(JSON.stringify(request.remoteAddr)));
+    }
     // A reconnect of a --remote-addr tunnel sends both: the address decides, as at its first bind.
     if (typeof request.remoteAddr === 'string' && request.remoteAddr !== '') {
       const shown = request.remoteAddr;

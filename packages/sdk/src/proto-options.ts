@@ -1,0 +1,54 @@
+/** The kinds of tunnel forward() binds, as its options tell them apart. */
+type TunnelKind = 'http' | 'tcp' | 'tls';
+
+/** The options that apply to some kinds of tunnel only, and which. */
+const KINDS_OF_OPTION = {
+  subdomain: ['http', 'tls'],
+  domain: ['http', 'tls'],
+  hostHeader: ['http'],
+  routes: ['http'],
+  remoteAddr: ['tcp'],
+  idleTimeoutMs: ['tcp', 'tls'],
+  proxyProtocol: ['tcp', 'tls'],
+  tlsCert: ['tls'],
+  tlsKey: ['tls'],
+} as const satisfies Record<string, readonly TunnelKind[]>;
+
+type KindedOption = keyof typeof KINDS_OF_OPTION;
+
+const SHOWN: Record<TunnelKind, string> = { http: 'HTTP tunnels', tcp: 'proto "tcp"', tls: 'proto "tls"' };
+
+/**
+ * The sentence for the first option given that the tunnel's kind does not take, or undefined.
+ * Refused rather than ignored, as the CLI refuses a flag its command does not take: a subdomain
+ * a TCP tunnel silently dropped, or a PROXY header an HTTP tunnel never sends, would leave the
+ * caller believing in a tunnel they do not have. An empty `routes` list counts as none.
+ */
+export function misplacedOption(spec: Partial<Record<KindedOption, unknown>> & { proto?: unknown }): string | undefined {
+  const kind: TunnelKind = spec.proto === 'tcp' || spec.proto === 'tls' ? spec.proto : 'http';
+  for (const [option, kinds] of Object.entries(KINDS_OF_OPTION) as Array<[KindedOption, readonly TunnelKind[]]>) {
+    const value = spec[option];
+    if (value === undefined || (Array.isArray(value) && value.length === 0) || kinds.includes(kind)) continue;
+    if ((option === 'subdomain' || option === 'domain') && kind === 'tcp') {
+      return `${option} does not apply to proto "tcp": a TCP tunnel binds a port (remoteAddr for one the account reserved)`;
+    }
+    if (option === 'remoteAddr' && kind === 'tls')
+      return 'remoteAddr does not apply to proto "tls": a TLS tunnel binds a hostname (subdomain, domain)';
+    const protos = kinds.filter((k) => k !== 'http').map((k) => `"${k}"`);
+    const where = [...(kinds.includes('http') ? [SHOWN.http] : []), ...(protos.length > 0 ? [`proto ${protos.join(' and ')}`] : [])].join(
+      ' and ',
+    );
+    return `${option} applies to ${where} only, not ${kind === 'http' ? 'an HTTP tunnel' : SHOWN[kind]}`;
+  }
+  return undefined;
+}
+
+/**
+ * A TCP tunnel's `remoteAddr` as the bind sends it: `host:port`, or the port alone, given as text
+ * or as a number. Undefined when it is neither (the caller refuses it).
+ */
+export function remoteAddrText(value: unknown): string | undefined {
+  if (typeof value === 'string') return value.trim() === '' ? undefined : value;
+  if (typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= 65535) return String(value);
+  return undefined;
+}
