@@ -27,7 +27,7 @@ import {
 } from './tcp-proxy.js';
 import { isProxyProtocolVersion, type ProxyProtocolVersion } from './proxy-protocol.js';
 import { checkedTlsOptions, tlsBind, type TlsForwardOptions } from './forward-tls.js';
-import { misplacedOption, remoteAddrText } from './proto-options.js';
+import { checkOptionKinds, remoteAddrText } from './proto-options.js';
 
 export { DEFAULT_SERVER_URL };
 
@@ -117,8 +117,7 @@ export async function forward(options: ForwardOptions): Promise<Tunnel> {
   if (options.proto === 'tcp') return forwardTcp(options);
   if (options.proto === 'tls') return forwardTls(options);
   const target = localTarget(options);
-  const misplaced = misplacedOption(options);
-  if (misplaced !== undefined) throw new SvcError(ErrorCode.NAME_INVALID, misplaced);
+  checkOptionKinds(options);
   const hostHeader = checkedHostHeader(options.hostHeader ?? envDefault('SVC_HOST_HEADER'));
   const routes = checkedRoutes(options.routes);
   const policy = await buildPolicy(options);
@@ -203,8 +202,7 @@ export const POOL_NEEDS_NAME =
 
 /** Checks one tunnel's address, host header and access rules (SvcError NAME_INVALID or POLICY_INVALID), hashing its passwords. */
 export async function checkedTunnelSpec(spec: GroupTunnelSpec): Promise<CheckedTunnel> {
-  const misplaced = misplacedOption(spec);
-  if (misplaced !== undefined) throw new SvcError(ErrorCode.NAME_INVALID, misplaced);
+  checkOptionKinds(spec);
   // Members find each other by the name they ask for; each random name is a tunnel of its own.
   if (spec.pool === true && !spec.subdomain && !spec.domain && !(spec.proto === 'tcp' && spec.remoteAddr)) {
     throw new SvcError(ErrorCode.NAME_INVALID, POOL_NEEDS_NAME);

@@ -1,3 +1,5 @@
+import { ErrorCode, SvcError } from '@svcrouter/protocol';
+
 /** The kinds of tunnel forward() binds, as its options tell them apart. */
 type TunnelKind = 'http' | 'tcp' | 'tls';
 
@@ -41,6 +43,12 @@ export function misplacedOption(spec: Partial<Record<KindedOption, unknown>> & {
     return `${option} applies to ${where} only, not ${kind === 'http' ? 'an HTTP tunnel' : SHOWN[kind]}`;
   }
   return undefined;
+}
+
+/** Throws NAME_INVALID with misplacedOption's sentence when an option does not fit the tunnel's kind. */
+export function checkOptionKinds(spec: Parameters<typeof misplacedOption>[0]): void {
+  const misplaced = misplacedOption(spec);
+  if (misplaced !== undefined) throw new SvcError(ErrorCode.NAME_INVALID, misplaced);
 }
 
 /**
