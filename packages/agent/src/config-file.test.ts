@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { idleTimeoutTooLong } from '@svcrouter/sdk';
 import { formatProblems, parseConfig, type ConfigProblem } from './config-file.js';
 
 const TOKEN = `svc_${'a'.repeat(43)}`;
@@ -85,6 +86,14 @@ test('a setting of another kind of tunnel is reported, not ignored', () => {
       ],
     ],
   );
+});
+
+test('an idle timeout out of range gets one message, the one for its fault', () => {
+  const of = (value: string): string[] =>
+    problems(`tunnels:\n  ssh:\n    addr: 22\n    proto: tcp\n    idleTimeoutMs: ${value}\n`).map((p) => `${p.line} ${p.message}`);
+  assert.deepEqual(of('1e20'), [`5 ${idleTimeoutTooLong()}`]);
+  assert.deepEqual(of('1.5'), ['5 expected a whole number of ms']);
+  assert.deepEqual(of('-1'), ['5 expected 0 (never) or more ms']);
 });
 
 test('a proto other than http1 or h2 is reported at its value', () => {

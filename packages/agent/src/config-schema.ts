@@ -92,7 +92,12 @@ const TunnelBaseSchema = z.strictObject({
   /** `proto: tcp`: a reserved TCP address of the account (`host:port` or the port); default a random port. */
   remoteAddr: remoteAddress.optional(),
   /** `proto: tcp`: ms without a byte either way before a connection closes (default 3600000; 0 never). */
-  idleTimeoutMs: z.number().int().min(0).max(MAX_TCP_IDLE_TIMEOUT_MS, idleTimeoutTooLong()).optional(),
+  // The length first, alone: a huge value is not also told it is not a safe integer.
+  idleTimeoutMs: z
+    .number()
+    .max(MAX_TCP_IDLE_TIMEOUT_MS, idleTimeoutTooLong())
+    .pipe(z.number().int('expected a whole number of ms').min(0, 'expected 0 (never) or more ms'))
+    .optional(),
   /** `proto: tcp`: send the visitor's address first as a PROXY protocol `v1` or `v2` header (default none). */
   proxyProtocol: z.enum(['v1', 'v2']).optional(),
   /** `proto: tls`: the agent terminates TLS with this certificate (PEM file, relative to the config file), with tlsKey. */
