@@ -51,9 +51,9 @@ function TunnelRow({ tunnel, onStopped }: { tunnel: Tunnel; onStopped: () => Pro
       <td role="cell" data-label="URL">
         {tunnel.proto === 'tcp' || tunnel.proto === 'tls' ? (
           // A browser cannot open a tcp:// or tls:// address: it is shown to copy into ssh, psql, openssl and the like.
-          <>
+          <span class="address">
             <code>{tunnel.url}</code> <CopyButton text={tunnel.url} what={tunnel.proto === 'tls' ? 'TLS address' : 'TCP address'} />
-          </>
+          </span>
         ) : (
           <a href={tunnel.url} target="_blank" rel="noopener noreferrer">
             {tunnel.url}
@@ -102,8 +102,7 @@ function TunnelRow({ tunnel, onStopped }: { tunnel: Tunnel; onStopped: () => Pro
                   </>
                 ) : (
                   <>
-                    Stop the tunnel <strong>{tunnel.url}</strong>? Its agent is disconnected and the hostname answers “This tunnel is
-                    offline”.
+                    Stop the tunnel <strong>{tunnel.url}</strong>? {afterStop(tunnel)}
                   </>
                 )}
               </>
@@ -131,4 +130,11 @@ function AccessRules({ access }: { access: Tunnel['access'] }): JSX.Element {
   }
   if (parts.length === 0) return <span class="muted">public</span>;
   return <span>{parts.join(' · ')}</span>;
+}
+
+/** What visitors meet once a tunnel is stopped: a TCP or TLS tunnel has no page to show them. */
+function afterStop(tunnel: Tunnel): string {
+  if (tunnel.proto === 'tcp') return 'Its agent is disconnected, its open connections close, and the port stops accepting connections.';
+  if (tunnel.proto === 'tls') return 'Its agent is disconnected, its open connections close, and new ones are no longer passed through.';
+  return 'Its agent is disconnected and the hostname answers “This tunnel is offline”.';
 }
