@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
-import { forward, Messages, type TcpConnectionLog, type Tunnel } from '@svcrouter/sdk';
+import { forward, Messages, type CapturedRequest, type TcpConnectionLog, type Tunnel } from '@svcrouter/sdk';
 import { startServer, type TestServer } from './harness/index.js';
 import { connectTcp, portOf, readAll, startTcpService, tcpPortRange } from './harness/tcp-support.js';
 
@@ -150,6 +150,41 @@ describe('tcp tunnels', () => {
       assert.equal(record.host, new URL(tunnel.url).host);
       assert.equal(record.ip, '127.0.0.1');
     } finally {
+      await tunnel.close();
+      await echo.close();
+    }
+  });
+
+  it('follows a TCP connection on the live stream as it closes (GET /v1/requests/stream)', async () => {
+    const echo = await startTcpService();
+    const tunnel = await tunnelTo(echo.port);
+    const host = new URL(tunnel.url).host;
+    const abort = new AbortController();
+    try {
+      // Without `since` the stream carries live records only, and the edge subscribes before it
+      // sends the headers: once they are here, the connection's record can only come live.
+      const res = await fetch(`${server.url}/v1/requests/stream?host=${encodeURIComponent(host)}`, {
+        headers: { authorization: `Bearer ${server.token!}` },
+        signal: abort.signal,
+      });
+      assert.equal(res.status, 200);
+      const socket = await connectTcp(portOf(tunnel.url));
+      const got = readAll(socket);
+      socket.end('live');
+      assert.equal((await got).toString(), 'live');
+      let text = '';
+      const decoder = new TextDecoder();
+      for await (const chunk of res.body!) {
+        text += decoder.decode(chunk as Uint8Array, { stream: true });
+        if (/^event: request\nid: .*\ndata: .*\n\n/m.test(text)) break;
+      }
+      const record = JSON.parse(/^event: request\nid: .*\ndata: (.*)$/m.exec(text)![1]!) as CapturedRequest;
+      assert.deepEqual(
+        [record.method, record.path, record.proto, record.status, record.bytes, record.host],
+        ['TCP', '', 'tcp', 200, 8, host],
+      );
+    } finally {
+      abort.abort();
       await tunnel.close();
       await echo.close();
     }
