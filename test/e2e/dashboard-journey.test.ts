@@ -14,6 +14,7 @@ import {
   heading,
   markDocument,
   openPage,
+  readClipboard,
   rowWith,
   sessionCookie,
   signUp,
@@ -84,10 +85,7 @@ if (requireChromium('dashboard journey', ['pebble-challtestsrv'], 'pebble')) {
       await page.getByText("you won't see this again").waitFor();
       await page.getByRole('button', { name: 'Copy token' }).click();
       await page.getByRole('status').filter({ hasText: 'Copied' }).waitFor();
-      const clipboard = await page.evaluate(() =>
-        (globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }).navigator.clipboard.readText(),
-      );
-      assert.equal(clipboard, token, 'Copy puts the secret on the clipboard');
+      assert.equal(await readClipboard(page), token, 'Copy puts the secret on the clipboard');
       const row = rowWith(page, 'journey laptop');
       await row.waitFor();
       assert.ok((await row.textContent())?.includes(token.slice(0, 8)), 'the list shows the prefix');

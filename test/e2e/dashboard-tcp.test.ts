@@ -5,17 +5,12 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { forward, type Tunnel } from '@svcrouter/sdk';
 import { captureViewports, launchChromium, requireChromium, VIEWPORTS } from './harness/browser.js';
 import { startServer, type TestServer } from './harness/index.js';
-import { createTokenInUi, openPage, rowWith, signUp, watchPageErrors } from './harness/dashboard-support.js';
+import { createTokenInUi, openPage, readClipboard, rowWith, signUp, watchPageErrors } from './harness/dashboard-support.js';
 import { connectTcp, readAll, startTcpService, tcpPortRange, type TcpService } from './harness/tcp-support.js';
 
 // The dashboard's view of TCP and TLS tunnels in Chromium: each listed with its tcp:// or
 // tls:// address and a button that copies it, a Stop that says what visitors then meet (there
 // is no page to show them), and a TCP connection's record on the Traffic page.
-
-const readClipboard = (page: Page): Promise<string> =>
-  page.evaluate(() =>
-    (globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }).navigator.clipboard.readText(),
-  );
 
 if (requireChromium('dashboard tcp and tls')) {
   describe('dashboard: TCP and TLS tunnels in Chromium', () => {

@@ -69,6 +69,13 @@ export async function apiGet(
   return { status: res.status(), body: await res.json().catch(() => undefined) };
 }
 
+/** What the page's clipboard holds (the context needs the clipboard-read permission). */
+export function readClipboard(page: Page): Promise<string> {
+  return page.evaluate(() =>
+    (globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }).navigator.clipboard.readText(),
+  );
+}
+
 /** The table row that contains `text`. */
 export function rowWith(page: Page, text: string): Locator {
   return page.getByRole('row').filter({ hasText: text });
