@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import { forward, Messages, type CapturedRequest, type TcpConnectionLog, type Tunnel } from '@svcrouter/sdk';
+import { recordArrives } from './harness/api-helpers.js';
 import { startServer, type TestServer } from './harness/index.js';
 import { connectTcp, portOf, readAll, startTcpService, tcpPortRange } from './harness/tcp-support.js';
 
@@ -91,7 +92,7 @@ describe('tcp tunnels', () => {
       socket.destroy();
       const [log] = await logged;
       assert.equal(log.outcome, 'refused');
-      const record = await waitForRecord(tunnel, 502);
+      const record = await recordOf(tunnel, 502);
       assert.equal(record.method, 'TCP');
       assert.equal(record.proto, 'tcp');
       assert.equal(record.path, '');
@@ -116,7 +117,7 @@ describe('tcp tunnels', () => {
       // More than the stream window, so bytes cross to the agent before its refusal comes back.
       socket.write(Buffer.alloc(8 * 1024 * 1024));
       await closed;
-      const record = await waitForRecord(refused, 502, token);
+      const record = await recordOf(refused, 502, token);
       assert.equal(record.bytes, 0);
       // Usage is flushed in batches: once an answered connection's bytes are in, the refused one's would be too.
       const other = await connectTcp(portOf(answered.url));
@@ -145,7 +146,7 @@ describe('tcp tunnels', () => {
       const got = readAll(socket);
       socket.end('12345');
       await got;
-      const record = await waitForRecord(tunnel, 200);
+      const record = await recordOf(tunnel, 200);
       assert.equal(record.bytes, 10);
       assert.equal(record.host, new URL(tunnel.url).host);
       assert.equal(record.ip, '127.0.0.1');
@@ -210,30 +211,8 @@ describe('tcp tunnels', () => {
   });
 
   /** The tunnel's inspector record with `status`, once the edge has written it (`token`: of the tunnel's account). */
-  async function waitForRecord(
-    tunnel: Tunnel,
-    status: number,
-    token = server.token!,
-  ): Promise<{ method: string; path: string; proto: string; bytes: number; host: string; ip: string }> {
-    for (let attempt = 0; attempt < 200; attempt++) {
-      const response = await fetch(`${server.url}/v1/requests`, { headers: { authorization: `Bearer ${token}` } });
-      const body = (await response.json()) as {
-        requests: Array<{
-          method: string;
-          path: string;
-          proto: string;
-          bytes: number;
-          host: string;
-          ip: string;
-          status: number;
-          tunnelId?: string;
-        }>;
-      };
-      const found = body.requests.find((r) => r.status === status && r.host === new URL(tunnel.url).host);
-      if (found) return found;
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-    throw new Error(`no ${status} record for ${tunnel.url}`);
+  function recordOf(tunnel: Tunnel, status: number, token = server.token!): Promise<CapturedRequest> {
+    return recordArrives(server, token, { host: new URL(tunnel.url).host, status });
   }
 });
 

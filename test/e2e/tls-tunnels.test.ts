@@ -4,6 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { forward, type TcpConnectionLog, type Tunnel } from '@svcrouter/sdk';
+import { recordArrives } from './harness/api-helpers.js';
 import { startServer, type TestServer } from './harness/index.js';
 import { connectTcp, readAll } from './harness/tcp-support.js';
 import {
@@ -97,7 +98,7 @@ describe('tls tunnels', () => {
     await once(socket, 'close');
     const [log] = await logged;
     assert.ok(log.bytesIn > 0 && log.bytesOut > 0);
-    const record = await waitForRecord(server, host);
+    const record = await recordArrives(server, server.token!, { host, method: 'TLS' });
     assert.equal(record.method, 'TLS');
     assert.equal(record.proto, 'tls');
     assert.equal(record.path, '');
@@ -170,20 +171,3 @@ describe('tls tunnels', () => {
     assert.equal(listed?.url, `tls://${host}:${server.httpsPort}`);
   });
 });
-
-/** The inspector record of a connection to `host`, once the edge has written it. */
-async function waitForRecord(
-  server: TestServer,
-  host: string,
-): Promise<{ method: string; path: string; proto: string; bytes: number; host: string; ip: string; status: number }> {
-  for (let attempt = 0; attempt < 200; attempt++) {
-    const response = await fetch(`${server.url}/v1/requests`, { headers: { authorization: `Bearer ${server.token!}` } });
-    const body = (await response.json()) as {
-      requests: Array<{ method: string; path: string; proto: string; bytes: number; host: string; ip: string; status: number }>;
-    };
-    const found = body.requests.find((r) => r.host === host && r.method === 'TLS');
-    if (found) return found;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`no TLS record for ${host}`);
-}

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
+import { ApiClient, type CapturedRequest, type StreamFilters } from '@svcrouter/sdk';
 import { schemas } from '@svcrouter/server/api';
 import { api, type TestServer } from './index.js';
 
@@ -90,6 +91,25 @@ export async function eventually<T>(read: () => Promise<T>, check: (value: T) =>
     await delay(25);
   }
   assert.fail(`${what}: not reached after ${attempts} reads; last: ${JSON.stringify(last)}`);
+}
+
+/**
+ * The account's first inspector record that matches `filters`, as the edge writes it: follows
+ * GET /v1/requests/stream from the start of time, so a record already stored is replayed and a
+ * later one arrives live. An event to wait on, where `eventually` re-reads a list.
+ */
+export async function recordArrives(
+  server: Pick<TestServer, 'url'>,
+  token: string,
+  filters: StreamFilters,
+  timeoutMs = 30_000,
+): Promise<CapturedRequest> {
+  const client = new ApiClient({ baseUrl: server.url, token });
+  const signal = AbortSignal.timeout(timeoutMs);
+  for await (const event of client.requests.stream({ since: new Date(0).toISOString(), ...filters }, { signal })) {
+    if (event.type === 'request') return event.request;
+  }
+  assert.fail(`no record matching ${JSON.stringify(filters)} within ${timeoutMs} ms`);
 }
 
 /** Asserts none of `secrets` occurs in `text` (a response of another account, a log). */
