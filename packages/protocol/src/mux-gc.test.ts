@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { inLanes } from '@svcrouter/testkit';
 import type { CallbackStream } from './callback-stream.js';
 import { muxPair } from './test-support.js';
 
@@ -47,16 +48,7 @@ describe('a session after a full GC', () => {
           const handler = { record, onData: () => undefined, onEnd: resolve, onReset: reject };
           pair.dialer.open({ m: 'GET', p: '/small', h: ['host', 'example.test'] }, handler, true);
         });
-      const run = async (count: number): Promise<void> => {
-        let started = 0;
-        const worker = async (): Promise<void> => {
-          while (started < count) {
-            started++;
-            await exchange();
-          }
-        };
-        await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
-      };
+      const run = (count: number): Promise<void> => inLanes(count, IN_FLIGHT, exchange);
       // Warm up first, so that what JIT compilation and the sockets' buffers keep is not counted.
       await run(2_000);
       gc();

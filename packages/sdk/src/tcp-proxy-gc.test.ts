@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { tcpHead, type Mux } from '@svcrouter/protocol';
+import { inLanes } from '@svcrouter/testkit';
 import { TcpProxy } from './tcp-proxy.js';
 import { proxySession, startEchoService, type EchoService, type ProxySession } from './tcp-proxy-test-support.js';
 
@@ -57,16 +58,7 @@ describe('a TCP tunnel after a full GC', () => {
       stream.end();
     });
 
-  const run = async (count: number): Promise<void> => {
-    let started = 0;
-    const lane = async (): Promise<void> => {
-      while (started < count) {
-        started++;
-        await connection();
-      }
-    };
-    await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
-  };
+  const run = (count: number): Promise<void> => inLanes(count, IN_FLIGHT, connection);
 
   test('lets the sockets of closed connections die young', async () => {
     v8.setFlagsFromString('--expose-gc');

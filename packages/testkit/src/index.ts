@@ -13,5 +13,6 @@ export {
   type RunningProcess,
   type SpawnNodeOptions,
 } from './processes.js';
+export { inLanes } from './lanes.js';
 export { sendBody } from './upload.js';
 export { maxInWindow } from './window.js';
