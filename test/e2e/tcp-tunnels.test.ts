@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import { forward, Messages, type CapturedRequest, type TcpConnectionLog, type Tunnel } from '@svcrouter/sdk';
+import { SseClient } from '@svcrouter/testkit/sse-client';
 import { recordArrives } from './harness/api-helpers.js';
 import { startServer, type TestServer } from './harness/index.js';
 import { connectTcp, portOf, readAll, startTcpService, tcpPortRange } from './harness/tcp-support.js';
@@ -160,32 +161,26 @@ describe('tcp tunnels', () => {
     const echo = await startTcpService();
     const tunnel = await tunnelTo(echo.port);
     const host = new URL(tunnel.url).host;
-    const abort = new AbortController();
+    let stream: SseClient | undefined;
     try {
       // Without `since` the stream carries live records only, and the edge subscribes before it
       // sends the headers: once they are here, the connection's record can only come live.
-      const res = await fetch(`${server.url}/v1/requests/stream?host=${encodeURIComponent(host)}`, {
+      stream = await SseClient.open(`${server.url}/v1/requests/stream?host=${encodeURIComponent(host)}`, {
         headers: { authorization: `Bearer ${server.token!}` },
-        signal: abort.signal,
       });
-      assert.equal(res.status, 200);
+      assert.equal(stream.status, 200);
       const socket = await connectTcp(portOf(tunnel.url));
       const got = readAll(socket);
       socket.end('live');
       assert.equal((await got).toString(), 'live');
-      let text = '';
-      const decoder = new TextDecoder();
-      for await (const chunk of res.body!) {
-        text += decoder.decode(chunk as Uint8Array, { stream: true });
-        if (/^event: request\nid: .*\ndata: .*\n\n/m.test(text)) break;
-      }
-      const record = JSON.parse(/^event: request\nid: .*\ndata: (.*)$/m.exec(text)![1]!) as CapturedRequest;
+      await stream.until(() => stream!.count() > 0, "the connection's record");
+      const record = JSON.parse(stream.named()[0]!.data!) as CapturedRequest;
       assert.deepEqual(
         [record.method, record.path, record.proto, record.status, record.bytes, record.host],
         ['TCP', '', 'tcp', 200, 8, host],
       );
     } finally {
-      abort.abort();
+      stream?.close();
       await tunnel.close();
       await echo.close();
     }
