@@ -18,8 +18,6 @@ const KINDS_OF_OPTION = {
 
 type KindedOption = keyof typeof KINDS_OF_OPTION;
 
-const SHOWN: Record<TunnelKind, string> = { http: 'HTTP tunnels', tcp: 'proto "tcp"', tls: 'proto "tls"' };
-
 /**
  * The sentence for the first option given that the tunnel's kind does not take, or undefined.
  * Refused rather than ignored, as the CLI refuses a flag its command does not take: a subdomain
@@ -36,11 +34,9 @@ export function misplacedOption(spec: Partial<Record<KindedOption, unknown>> & {
     }
     if (option === 'remoteAddr' && kind === 'tls')
       return 'remoteAddr does not apply to proto "tls": a TLS tunnel binds a hostname (subdomain, domain)';
-    const protos = kinds.filter((k) => k !== 'http').map((k) => `"${k}"`);
-    const where = [...(kinds.includes('http') ? [SHOWN.http] : []), ...(protos.length > 0 ? [`proto ${protos.join(' and ')}`] : [])].join(
-      ' and ',
-    );
-    return `${option} applies to ${where} only, not ${kind === 'http' ? 'an HTTP tunnel' : SHOWN[kind]}`;
+    // Past the two names above, an option's kinds are HTTP alone or protos alone.
+    const where = kinds[0] === 'http' ? 'HTTP tunnels' : `proto ${kinds.map((k) => `"${k}"`).join(' and ')}`;
+    return `${option} applies to ${where} only, not ${kind === 'http' ? 'an HTTP tunnel' : `proto "${kind}"`}`;
   }
   return undefined;
 }
